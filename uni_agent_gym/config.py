@@ -1,0 +1,217 @@
+"""Every config of uni-agent-gym as pydantic models, loaded from YAML, JSON or TOML.
+
+String values may say `${VAR}` or `${VAR:-default}`; they are filled from the environment when the
+file is loaded. An unset variable is an error that names it. Values that came from the environment
+are treated as secrets: they never appear in an error message, and no error shows an input value.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import sys
+from pathlib import Path
+from typing import Annotated, Any, Literal, Union
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from uni_agent_gym.errors import ConfigError
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - Python 3.10
+    import tomli as tomllib
+
+_VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
+
+
+class _Strict(BaseModel):
+    """Base for config sections: unknown keys are errors, so a typo fails at load time."""
+
+    model_config = ConfigDict(extra="forbid")
+
+
+class _SandboxOptions(_Strict):
+    """Options every deployment has: how its shell session runs commands."""
+
+    command_timeout: float = Field(
+        120.0, gt=0, description="Seconds a command may run before it is interrupted inside the sandbox."
+    )
+    output_limit: int = Field(
+        100_000,
+        ge=1_000,
+        description="Bytes of command output kept (head and tail halves); the rest is elided with a count.",
+    )
+    startup_timeout: float = Field(60.0, gt=0, description="Seconds to wait for the sandbox and its shell.")
+    env: dict[str, str] = Field(default_factory=dict, description="Environment variables set in the sandbox.")
+
+
+class LocalDeploymentConfig(_SandboxOptions):
+    """A shell on this host in a working directory. NOT a security boundary: the agent can touch anything
+    the host user can."""
+
+    type: Literal["local"] = "local"
+    workdir: str | None = Field(
+        None, description="Host directory the shell starts in; a fresh temporary directory, removed on stop, when unset."
+    )
+
+
+class DockerDeploymentConfig(_SandboxOptions):
+    """A container started with the docker SDK, one per deployment, removed on stop."""
+
+    type: Literal["docker"] = "docker"
+    image: str = Field("uni-agent-gym/base:py3.11", description="Image to run; must exist locally or be pullable.")
+    pull: Literal["missing", "never", "always"] = Field(
+        "missing", description="Pull the image when it is missing (default), never, or before every start."
+    )
+    workdir: str | None = Field(None, description="Directory the shell starts in; the image's WORKDIR when unset.")
+    cpus: float | None = Field(2.0, gt=0, description="CPU limit in cores; none when null.")
+    memory: str | None = Field("4g", description="Memory limit (docker syntax: 512m, 4g); none when null.")
+    pids_limit: int | None = Field(1024, gt=0, description="Maximum number of processes in the container.")
+    network: Literal["bridge", "none"] = Field("bridge", description="`none` cuts the container off any network.")
+    run_id: str | None = Field(
+        None, description="Label value that groups containers of one run for `uni-agent-gym cleanup --run-id`."
+    )
+
+
+class ModalDeploymentConfig(_SandboxOptions):
+    """A `modal.Sandbox` in Modal's cloud, from an image in a registry."""
+
+    type: Literal["modal"] = "modal"
+    image: str = Field("python:3.11-slim", description="Registry image name (it must contain bash).")
+    app_name: str = Field("uni-agent-gym", description="Modal app the sandboxes are created under.")
+    workdir: str | None = Field(None, description="Directory the shell starts in; the image's WORKDIR when unset.")
+    sandbox_timeout: int = Field(3600, gt=0, description="Lifetime of the sandbox in seconds (Modal's default is 300).")
+    cpu: float | None = Field(None, gt=0, description="CPU cores requested; Modal's default when null.")
+    memory_mb: int | None = Field(None, gt=0, description="Memory requested in MiB; Modal's default when null.")
+    block_network: bool = Field(False, description="Cut the sandbox off any network.")
+
+
+DeploymentConfig = Annotated[
+    Union[LocalDeploymentConfig, DockerDeploymentConfig, ModalDeploymentConfig], Field(discriminator="type")
+]
+
+
+class GymConfig(_Strict):
+    """The whole configuration of a run; sections are added by the parts that need them."""
+
+    deployment: DeploymentConfig = Field(default_factory=DockerDeploymentConfig)
+
+
+# ----- loading -----
+
+
+def read_config_file(path: str | Path) -> dict[str, Any]:
+    """Parse a YAML, JSON or TOML file (by extension) into a dict, without interpolation."""
+    path = Path(path)
+    try:
+        text = path.read_text()
+    except OSError as exc:
+        raise ConfigError(f"Cannot read config file {path}: {exc.strerror}") from None
+    try:
+        if path.suffix == ".json":
+            data = json.loads(text)
+        elif path.suffix == ".toml":
+            data = tomllib.loads(text)
+        elif path.suffix in (".yaml", ".yml"):
+            data = yaml.safe_load(text)
+        else:
+            raise ConfigError(f"Config file {path}: expects .yaml, .yml, .json or .toml, got {path.suffix!r}")
+    except (json.JSONDecodeError, tomllib.TOMLDecodeError, yaml.YAMLError) as exc:
+        raise ConfigError(f"Config file {path} is not valid {path.suffix[1:].upper()}: {exc}") from None
+    if data is None:
+        return {}
+    if not isinstance(data, dict):
+        raise ConfigError(f"Config file {path}: expects a mapping at the top level, got {type(data).__name__}")
+    return data
+
+
+def interpolate(data: Any, environ: dict[str, str] | None = None, secrets: set[str] | None = None) -> Any:
+    """Replace `${VAR}` / `${VAR:-default}` in every string of `data`; collect the values used into `secrets`."""
+    environ = os.environ if environ is None else environ
+    secrets = set() if secrets is None else secrets
+
+    def walk(value: Any, where: str) -> Any:
+        if isinstance(value, dict):
+            return {k: walk(v, f"{where}.{k}" if where else str(k)) for k, v in value.items()}
+        if isinstance(value, list):
+            return [walk(v, f"{where}[{i}]") for i, v in enumerate(value)]
+        if not isinstance(value, str):
+            return value
+
+        def substitute(match: re.Match[str]) -> str:
+            name, default = match.group(1), match.group(2)
+            if name in environ:
+                if environ[name]:
+                    secrets.add(environ[name])
+                return environ[name]
+            if default is not None:
+                return default
+            raise ConfigError(f"Environment variable {name} is not set (used at {where or 'top level'})")
+
+        return _VAR.sub(substitute, value)
+
+    return walk(data, "")
+
+
+def merge(base: dict[str, Any], layer: dict[str, Any]) -> dict[str, Any]:
+    """Deep-merge `layer` over `base`: mappings merge key by key, anything else replaces."""
+    out = dict(base)
+    for key, value in layer.items():
+        if isinstance(value, dict) and isinstance(out.get(key), dict):
+            out[key] = merge(out[key], value)
+        else:
+            out[key] = value
+    return out
+
+
+def parse_override(text: str) -> dict[str, Any]:
+    """`deployment.type=local` -> {"deployment": {"type": "local"}}; the value is parsed as YAML."""
+    key, sep, raw = text.partition("=")
+    if not sep or not key:
+        raise ConfigError(f"Override expects KEY=VALUE (e.g. deployment.type=local), got {text!r}")
+    value: Any = yaml.safe_load(raw) if raw else ""
+    for part in reversed(key.split(".")):
+        value = {part: value}
+    return value
+
+
+def validate(model: type[BaseModel], data: dict[str, Any], source: str, secrets: set[str] = frozenset()) -> Any:
+    """Build `model` from `data`; a failure is a `ConfigError` listing each field and problem, never an input."""
+    try:
+        return model.model_validate(data)
+    except ValidationError as exc:
+        lines = []
+        for error in exc.errors(include_input=False, include_url=False, include_context=False):
+            location = ".".join(str(part) for part in error["loc"]) or "(top level)"
+            lines.append(f"  {location}: {error['msg']}")
+        message = f"Invalid config ({source}):\n" + "\n".join(lines)
+        for secret in secrets:
+            message = message.replace(secret, "***")
+        raise ConfigError(message) from None
+
+
+def load_config(*paths: str | Path, overrides: list[str] | tuple[str, ...] = (), environ: dict[str, str] | None = None) -> GymConfig:
+    """Load and merge config files (later ones win), apply `key=value` overrides, interpolate, validate."""
+    data: dict[str, Any] = {}
+    for path in paths:
+        data = merge(data, read_config_file(path))
+    for override in overrides:
+        data = merge(data, parse_override(override))
+    secrets: set[str] = set()
+    data = interpolate(data, environ, secrets)
+    source = ", ".join(str(p) for p in paths) or "defaults"
+    return validate(GymConfig, data, source, secrets)
+
+
+def deployment_config(config: dict[str, Any] | BaseModel) -> LocalDeploymentConfig | DockerDeploymentConfig | ModalDeploymentConfig:
+    """A deployment config from a dict such as `{"type": "docker", "image": ...}` (interpolated) or a model."""
+    if isinstance(config, (LocalDeploymentConfig, DockerDeploymentConfig, ModalDeploymentConfig)):
+        return config
+    if isinstance(config, BaseModel):
+        raise ConfigError(f"Expects a deployment config, got {type(config).__name__}")
+    secrets: set[str] = set()
+    data = interpolate(dict(config), None, secrets)
+    return validate(GymConfig, {"deployment": data}, "deployment", secrets).deployment

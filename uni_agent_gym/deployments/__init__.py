@@ -1,0 +1,35 @@
+"""Sandboxes behind one interface, chosen by `deployment.type` (local | docker | modal).
+
+Implementations are imported when first asked for, so a missing optional SDK (modal) never breaks
+the others.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+from pydantic import BaseModel
+
+from uni_agent_gym.config import deployment_config
+from uni_agent_gym.deployments.base import CommandResult, Deployment
+
+__all__ = ["CommandResult", "Deployment", "make_deployment"]
+
+_IMPLEMENTATIONS = {
+    "local": ("uni_agent_gym.deployments.local", "LocalDeployment", None),
+    "docker": ("uni_agent_gym.deployments.docker", "DockerDeployment", "docker"),
+    "modal": ("uni_agent_gym.deployments.modal", "ModalDeployment", "modal"),
+}
+
+
+def make_deployment(config: dict[str, Any] | BaseModel) -> Deployment:
+    """A deployment, not yet started, from a config model or a dict like `{"type": "docker", "image": ...}`."""
+    config = deployment_config(config)
+    module_name, class_name, extra = _IMPLEMENTATIONS[config.type]
+    try:
+        module = importlib.import_module(module_name)
+    except ModuleNotFoundError as exc:
+        hint = f" Install it with `pip install 'uni-agent-gym[{extra}]'`." if extra else ""
+        raise ImportError(f"The {config.type} deployment needs the package {exc.name!r}.{hint}") from None
+    return getattr(module, class_name)(config)

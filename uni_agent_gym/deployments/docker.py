@@ -1,0 +1,277 @@
+"""A container per deployment, through the docker SDK, with one persistent bash in it.
+
+The shell is a single `docker exec` whose stdin/stdout socket stays open for the whole episode
+(~0.1 ms a command instead of ~70 ms for an exec per command). Every blocking SDK call runs in a
+worker thread. Containers carry the label `uni-agent-gym=1` and a run id, so `uni-agent-gym cleanup`
+can reap what a crashed process left behind.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import io
+import logging
+import secrets
+import shlex
+import socket
+import tarfile
+import time
+from pathlib import Path, PurePosixPath
+
+import docker
+import docker.errors
+
+from uni_agent_gym.config import DockerDeploymentConfig
+from uni_agent_gym.deployments.base import Deployment
+from uni_agent_gym.deployments.session import READ_SIZE, ShellProcess, ShellSession
+from uni_agent_gym.errors import DeploymentError, ImageNotFoundError, SandboxDiedError
+
+logger = logging.getLogger(__name__)
+
+LABEL = "uni-agent-gym"
+RUN_ID_LABEL = "uni-agent-gym.run-id"
+
+
+@functools.cache
+def docker_client() -> docker.DockerClient:
+    """One SDK client per process (it pools connections); a clear error when no engine answers."""
+    try:
+        client = docker.from_env(timeout=120)
+        client.ping()
+    except docker.errors.DockerException as exc:
+        raise DeploymentError(
+            f"Cannot reach a Docker engine ({exc}). Start dockerd (or Docker Desktop), or set DOCKER_HOST."
+        ) from None
+    return client
+
+
+@functools.cache
+def default_run_id() -> str:
+    """The run id of this process, used when the config names none."""
+    return f"{time.strftime('%Y%m%d-%H%M%S')}-{secrets.token_hex(3)}"
+
+
+class _DockerShell(ShellProcess):
+    """bash behind the hijacked socket of `docker exec`, with docker's stream frames removed."""
+
+    def __init__(self, exec_id: str, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        self.exec_id = exec_id
+        self._reader, self._writer = reader, writer
+        self._buffer = bytearray()
+
+    async def write(self, data: bytes) -> None:
+        self._writer.write(data)
+        await self._writer.drain()
+
+    async def read(self) -> bytes:
+        # Frames are an 8-byte header (stream, 0, 0, 0, size as big-endian uint32) then the payload.
+        # State lives in self._buffer between awaits, so a cancelled read loses nothing.
+        while True:
+            payload = bytearray()
+            while len(self._buffer) >= 8:
+                size = int.from_bytes(self._buffer[4:8], "big")
+                if len(self._buffer) < 8 + size:
+                    break
+                payload += self._buffer[8 : 8 + size]
+                del self._buffer[: 8 + size]
+            if payload:
+                return bytes(payload)
+            data = await self._reader.read(READ_SIZE)
+            if not data:
+                return b""
+            self._buffer += data
+
+    async def exit_code(self) -> int | None:
+        deadline = time.monotonic() + 5
+        while time.monotonic() < deadline:
+            try:
+                info = await asyncio.to_thread(docker_client().api.exec_inspect, self.exec_id)
+            except docker.errors.APIError:
+                return None
+            if not info.get("Running"):
+                return info.get("ExitCode")
+            await asyncio.sleep(0.05)
+        return None
+
+    async def kill(self) -> None:
+        if not self._writer.is_closing():
+            self._writer.close()
+        try:
+            await self._writer.wait_closed()
+        except OSError:
+            pass
+
+
+class DockerDeployment(Deployment):
+    """A fresh container from `config.image`; `stop()` removes it whatever state it is in."""
+
+    def __init__(self, config: DockerDeploymentConfig) -> None:
+        super().__init__(config)
+        self.container_id: str | None = None
+        self.run_id = config.run_id or default_run_id()
+
+    async def start(self) -> None:
+        if self._session is not None:
+            return
+        await asyncio.to_thread(self._ensure_image)
+        self.container_id = await asyncio.to_thread(self._create_container)
+        session = ShellSession(
+            self._spawn,
+            self._run_beside,
+            output_limit=self.config.output_limit,
+            startup_timeout=self.config.startup_timeout,
+            workdir=self.config.workdir,
+        )
+        try:
+            await session.start()
+        except BaseException:
+            await self._remove_container()
+            raise
+        self._session = session
+
+    def _ensure_image(self) -> None:
+        client, image = docker_client(), self.config.image
+        if self.config.pull != "always":
+            try:
+                client.images.get(image)
+                return
+            except docker.errors.ImageNotFound:
+                pass
+        if self.config.pull != "never":
+            try:
+                client.images.pull(image)
+                return
+            except docker.errors.APIError as exc:
+                reason = f"pulling it failed: {exc.explanation or exc}"
+        else:
+            reason = "pull is 'never'"
+        raise ImageNotFoundError(
+            f"Docker image {image!r} is not on this machine and {reason}. Get it with `docker pull {image}` "
+            "where a registry is reachable, or build it offline: `uni-agent-gym images bootstrap-base "
+            "--python 3.11` makes the base images (uni-agent-gym/base:py3.X), `uni-agent-gym images build` "
+            "the SWE-bench instance images."
+        )
+
+    def _create_container(self) -> str:
+        config = self.config
+        options: dict = dict(
+            command=["sleep", "infinity"],
+            detach=True,
+            init=True,  # docker-init as PID 1 reaps the orphans of killed commands
+            labels={LABEL: "1", RUN_ID_LABEL: self.run_id},
+            name=f"uni-agent-gym-{self.run_id}-{secrets.token_hex(4)}",
+            environment=config.env,
+            privileged=False,
+            security_opt=["no-new-privileges:true"],
+            pids_limit=config.pids_limit,
+            mem_limit=config.memory,
+        )
+        if config.memory:
+            options["memswap_limit"] = config.memory  # no swap beyond the limit
+        if config.cpus:
+            options["nano_cpus"] = int(config.cpus * 1e9)
+        if config.network == "none":
+            options["network_mode"] = "none"
+        if config.workdir:
+            options["working_dir"] = config.workdir
+        try:
+            container = docker_client().containers.run(config.image, **options)
+        except docker.errors.APIError as exc:
+            raise DeploymentError(f"Cannot start a container from {config.image!r}: {exc.explanation or exc}") from None
+        return container.id
+
+    async def _spawn(self) -> ShellProcess:
+        def open_exec() -> tuple[str, socket.socket]:
+            api = docker_client().api
+            try:
+                exec_id = api.exec_create(
+                    self.container_id, ["bash", "--noprofile", "--norc"], stdin=True, stdout=True, stderr=True
+                )["Id"]
+                raw = api.exec_start(exec_id, socket=True)
+            except docker.errors.NotFound:
+                raise SandboxDiedError(f"Container {self.container_id} is gone") from None
+            except docker.errors.APIError as exc:
+                raise SandboxDiedError(f"Cannot open a shell in container {self.container_id}: {exc}") from None
+            sock = getattr(raw, "_sock", raw)  # SocketIO wraps the socket on unix connections
+            if not isinstance(sock, socket.socket):
+                raise DeploymentError("The Docker connection is not a plain socket (TLS is not supported)")
+            sock.setblocking(False)
+            return exec_id, sock
+
+        exec_id, sock = await asyncio.to_thread(open_exec)
+        reader, writer = await asyncio.open_connection(sock=sock, limit=READ_SIZE * 2)
+        return _DockerShell(exec_id, reader, writer)
+
+    async def _run_beside(self, argv: list[str]) -> None:
+        def run() -> None:
+            try:
+                docker_client().api.exec_start(docker_client().api.exec_create(self.container_id, argv)["Id"])
+            except docker.errors.APIError as exc:
+                raise SandboxDiedError(f"Container {self.container_id} does not run commands: {exc}") from None
+
+        await asyncio.to_thread(run)
+
+    async def stop(self) -> None:
+        await self._close_session()
+        await self._remove_container()
+
+    async def _remove_container(self) -> None:
+        container_id, self.container_id = self.container_id, None
+        if container_id is None:
+            return
+
+        def remove() -> None:
+            try:
+                docker_client().api.remove_container(container_id, force=True, v=True)
+            except docker.errors.NotFound:
+                pass
+
+        try:
+            await asyncio.to_thread(remove)
+        except docker.errors.APIError as exc:
+            if "is already in progress" not in str(exc):
+                logger.warning("could not remove container %s: %s (`uni-agent-gym cleanup` reaps it)", container_id, exc)
+
+    async def is_alive(self) -> bool:
+        if self._session is None or self.container_id is None:
+            return False
+        try:
+            state = await asyncio.to_thread(lambda: docker_client().api.inspect_container(self.container_id)["State"])
+        except docker.errors.APIError:
+            return False
+        if not state.get("Running"):
+            return False
+        result = await self._session.run("true", self.config.startup_timeout)
+        return result.exit_code == 0
+
+    async def upload(self, local_path: str | Path, remote_path: str) -> None:
+        """Copy a host file or directory in with one tar archive (faster than file by file)."""
+        self._require_session()
+        source, target = Path(local_path), self.resolve(remote_path)
+        if not source.exists():
+            raise FileNotFoundError(f"Nothing to upload at {source}")
+        await self.run(f"mkdir -p -- {shlex.quote(str(PurePosixPath(target).parent))}")
+
+        def put() -> None:
+            buffer = io.BytesIO()
+            with tarfile.open(fileobj=buffer, mode="w") as tar:
+                tar.add(source, arcname=target.lstrip("/"))
+            if not docker_client().api.put_archive(self.container_id, "/", buffer.getvalue()):
+                raise DeploymentError(f"Docker refused to copy {source} to {target}")
+
+        await asyncio.to_thread(put)
+
+
+def cleanup(run_id: str | None = None) -> list[str]:
+    """Remove every container labelled by uni-agent-gym (of one run when `run_id` is given)."""
+    label = [f"{LABEL}=1"] + ([f"{RUN_ID_LABEL}={run_id}"] if run_id else [])
+    client = docker_client()
+    removed = []
+    for container in client.containers.list(all=True, filters={"label": label}):
+        try:
+            container.remove(force=True, v=True)
+            removed.append(container.name)
+        except docker.errors.NotFound:
+            pass
+    return removed

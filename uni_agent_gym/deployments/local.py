@@ -1,0 +1,131 @@
+"""A shell on this host, in a working directory.
+
+This is NOT a security boundary: the agent's commands run as the host user with the host's files and
+network. Use it for development, trusted models and the fastest possible loop; use `docker` otherwise.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import shutil
+import tempfile
+from pathlib import Path
+
+from uni_agent_gym.config import LocalDeploymentConfig
+from uni_agent_gym.deployments.base import Deployment
+from uni_agent_gym.deployments.session import READ_SIZE, ShellProcess, ShellSession
+
+logger = logging.getLogger(__name__)
+
+
+class _LocalShell(ShellProcess):
+    """bash as a child process, leader of its own session so its process tree can be killed."""
+
+    def __init__(self, process: asyncio.subprocess.Process) -> None:
+        self._process = process
+
+    async def write(self, data: bytes) -> None:
+        assert self._process.stdin is not None
+        self._process.stdin.write(data)
+        await self._process.stdin.drain()
+
+    async def read(self) -> bytes:
+        assert self._process.stdout is not None
+        return await self._process.stdout.read(READ_SIZE)
+
+    async def exit_code(self) -> int | None:
+        return await self._process.wait()
+
+    async def kill(self) -> None:
+        if self._process.returncode is None:
+            self._process.kill()
+        await self._process.wait()
+
+
+class LocalDeployment(Deployment):
+    """Runs commands in a bash on this host; see the module docstring for why it is not a sandbox."""
+
+    def __init__(self, config: LocalDeploymentConfig) -> None:
+        super().__init__(config)
+        self._workdir: str | None = None
+        self._owns_workdir = False
+
+    @property
+    def workdir(self) -> str | None:
+        return self._workdir or self.config.workdir
+
+    async def start(self) -> None:
+        if self._session is not None:
+            return
+        logger.warning("LocalDeployment runs commands directly on this host: it is not a security boundary")
+        if self.config.workdir:
+            self._workdir = str(Path(self.config.workdir).resolve())
+            os.makedirs(self._workdir, exist_ok=True)
+        else:
+            self._workdir = await asyncio.to_thread(tempfile.mkdtemp, prefix="uni-agent-gym-")
+            self._owns_workdir = True
+        session = ShellSession(
+            self._spawn,
+            self._run_beside,
+            output_limit=self.config.output_limit,
+            startup_timeout=self.config.startup_timeout,
+            workdir=self._workdir,
+        )
+        try:
+            await session.start()
+        except BaseException:
+            await self._remove_workdir()
+            raise
+        self._session = session
+
+    async def _spawn(self) -> ShellProcess:
+        process = await asyncio.create_subprocess_exec(
+            "bash",
+            "--noprofile",
+            "--norc",
+            stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.STDOUT,
+            cwd=self._workdir,
+            env={**os.environ, **self.config.env},
+            start_new_session=True,
+        )
+        return _LocalShell(process)
+
+    async def _run_beside(self, argv: list[str]) -> None:
+        process = await asyncio.create_subprocess_exec(
+            *argv, stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.DEVNULL
+        )
+        await process.wait()
+
+    async def stop(self) -> None:
+        await self._close_session()
+        await self._remove_workdir()
+
+    async def _remove_workdir(self) -> None:
+        if self._owns_workdir and self._workdir:
+            await asyncio.to_thread(shutil.rmtree, self._workdir, True)
+        self._workdir, self._owns_workdir = None, False
+
+    async def is_alive(self) -> bool:
+        if self._session is None:
+            return False
+        result = await self._session.run("true", self.config.startup_timeout)
+        return result.exit_code == 0
+
+    async def upload(self, local_path: str | Path, remote_path: str) -> None:
+        self._require_session()
+        source, target = Path(local_path), Path(self.resolve(remote_path))
+        if not source.exists():
+            raise FileNotFoundError(f"Nothing to upload at {source}")
+
+        def copy() -> None:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            if source.is_dir():
+                shutil.copytree(source, target, dirs_exist_ok=True, symlinks=True)
+            else:
+                shutil.copy2(source, target)
+
+        await asyncio.to_thread(copy)
