@@ -1,0 +1,96 @@
+"""The `uni-agent-gym` command: parses arguments, builds configs and calls one driver function."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import logging
+import sys
+
+from rich.console import Console
+
+from uni_agent_gym.config import load_config
+from uni_agent_gym.errors import UniAgentGymError
+
+
+def _config_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--config", "-c", action="append", default=[], help="YAML/JSON/TOML config; repeat to layer")
+    parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="override, e.g. deployment.type=local")
+    parser.add_argument("--deployment", choices=["local", "docker", "modal"], help="override deployment.type")
+
+
+def _load(args: argparse.Namespace):
+    overrides = list(args.set) + ([f"deployment.type={args.deployment}"] if args.deployment else [])
+    return load_config(*args.config, overrides=overrides)
+
+
+def cmd_demo(args: argparse.Namespace, console: Console) -> None:
+    from uni_agent_gym.demo import run_demo
+
+    asyncio.run(run_demo(_load(args), console))
+
+
+def cmd_check_config(args: argparse.Namespace, console: Console) -> None:
+    config = _load(args)
+    console.print_json(json.dumps(config.model_dump(mode="json")))
+    console.print("[green]config is valid[/green]")
+
+
+def cmd_cleanup(args: argparse.Namespace, console: Console) -> None:
+    from uni_agent_gym.deployments.docker import cleanup
+
+    removed = cleanup(args.run_id)
+    console.print(f"removed {len(removed)} container(s)" + (f": {', '.join(removed)}" if removed else ""))
+
+
+def cmd_bootstrap_base(args: argparse.Namespace, console: Console) -> None:
+    from uni_agent_gym.deployments.images import bootstrap_base
+
+    for python in args.python:
+        bootstrap_base(python, mirror=args.mirror, force=args.force, log=console.print)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="uni-agent-gym", description="SWE-bench environment and reward gym for agentic RL")
+    parser.add_argument("--verbose", "-v", action="store_true", help="log debug messages")
+    commands = parser.add_subparsers(dest="command", required=True)
+
+    demo = commands.add_parser("demo", help="run the main job on a built-in default task")
+    _config_arguments(demo)
+    demo.set_defaults(func=cmd_demo)
+
+    check = commands.add_parser("check-config", help="validate configs together and print the result (secrets hidden)")
+    _config_arguments(check)
+    check.set_defaults(func=cmd_check_config)
+
+    cleanup = commands.add_parser("cleanup", help="remove containers left by uni-agent-gym (label uni-agent-gym=1)")
+    cleanup.add_argument("--run-id", help="only the containers of this run")
+    cleanup.set_defaults(func=cmd_cleanup)
+
+    images = commands.add_parser("images", help="build images without a registry").add_subparsers(dest="images_command", required=True)
+    base = images.add_parser("bootstrap-base", help="minimal Debian image with a given Python, via debootstrap")
+    base.add_argument("--python", action="append", required=True, help="3.9, 3.11 or 3.13; repeat for several")
+    base.add_argument("--mirror", help="Debian mirror URL (default: the one apt on this host uses)")
+    base.add_argument("--force", action="store_true", help="rebuild even if the image exists")
+    base.set_defaults(func=cmd_bootstrap_base)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    logging.basicConfig(level=logging.DEBUG if args.verbose else logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    console = Console()
+    try:
+        args.func(args, console)
+    except UniAgentGymError as exc:
+        console.print(f"[red]error:[/red] {exc}", markup=True, highlight=False)
+        return 1
+    except KeyboardInterrupt:
+        console.print("[yellow]interrupted[/yellow]")
+        return 130
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

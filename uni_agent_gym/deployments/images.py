@@ -1,0 +1,104 @@
+"""Base images without a registry: a minimal Debian with a given Python, built by debootstrap and
+imported into Docker.
+
+Where Docker Hub is out of reach (air-gapped clusters, these machines) this is how the first image
+gets onto a machine: `debootstrap` needs only a Debian mirror. Each supported Python is the system
+Python of one Debian release. These are command-line tools (blocking), not used on an event loop.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+
+import docker.errors
+
+from uni_agent_gym.deployments.docker import docker_client
+from uni_agent_gym.errors import DeploymentError
+
+DEBIAN_SUITE_BY_PYTHON = {"3.9": "bullseye", "3.11": "bookworm", "3.13": "trixie"}
+BASE_PACKAGES = ["python3", "python3-venv", "git", "ca-certificates", "patch"]
+DEFAULT_MIRROR = "http://deb.debian.org/debian"
+
+
+def base_image_name(python: str) -> str:
+    """The local name of the base image for a Python version, e.g. `uni-agent-gym/base:py3.11`."""
+    return f"uni-agent-gym/base:py{python}"
+
+
+def host_debian_mirror() -> str:
+    """The Debian mirror this host's apt uses (it is reachable when apt works), else deb.debian.org."""
+    for source in sorted(Path("/etc/apt").glob("sources.list.d/*")) + [Path("/etc/apt/sources.list")]:
+        try:
+            text = source.read_text()
+        except OSError:
+            continue
+        for match in re.finditer(r"^(?:URIs:\s*|deb\s+(?:\[[^]]*\]\s+)?)(\S+/debian)/?\s", text, re.MULTILINE):
+            return match.group(1)
+    return DEFAULT_MIRROR
+
+
+def bootstrap_base(
+    python: str,
+    *,
+    mirror: str | None = None,
+    name: str | None = None,
+    force: bool = False,
+    log: Callable[[str], None] = print,
+) -> str:
+    """Build the base image for `python` unless it exists (or `force`); return its name."""
+    if python not in DEBIAN_SUITE_BY_PYTHON:
+        supported = ", ".join(DEBIAN_SUITE_BY_PYTHON)
+        raise DeploymentError(f"Expects --python one of {supported} (the Pythons of Debian releases), got {python!r}")
+    name = name or base_image_name(python)
+    client = docker_client()
+    if not force:
+        try:
+            client.images.get(name)
+            log(f"{name} exists; nothing to do (--force rebuilds it)")
+            return name
+        except docker.errors.ImageNotFound:
+            pass
+    if shutil.which("debootstrap") is None:
+        raise DeploymentError("debootstrap is not installed: `apt-get install -y debootstrap` (Debian/Ubuntu)")
+    if os.geteuid() != 0:
+        raise DeploymentError("debootstrap needs root: run `uni-agent-gym images bootstrap-base` as root")
+    suite, mirror = DEBIAN_SUITE_BY_PYTHON[python], mirror or host_debian_mirror()
+    with tempfile.TemporaryDirectory(prefix="uni-agent-gym-rootfs-") as workdir:
+        rootfs, archive = Path(workdir) / "rootfs", Path(workdir) / "rootfs.tar"
+        log(f"debootstrap {suite} (Python {python}) from {mirror} ...")
+        command = [
+            "debootstrap", "--variant=minbase", f"--include={','.join(BASE_PACKAGES)}", suite, str(rootfs), mirror,
+        ]  # fmt: skip
+        done = subprocess.run(command, capture_output=True, text=True)
+        if done.returncode != 0:
+            raise DeploymentError(f"debootstrap failed ({done.returncode}):\n{(done.stdout + done.stderr)[-2000:]}")
+        for cache in ("var/cache/apt/archives", "var/lib/apt/lists"):
+            for entry in (rootfs / cache).glob("*"):
+                if entry.is_file():
+                    entry.unlink()
+        subprocess.run(["tar", "-C", str(rootfs), "-cf", str(archive), "."], check=True)
+        log(f"docker import as {name} ...")
+        repository, _, tag = name.partition(":")
+        client.api.import_image(
+            src=str(archive),
+            repository=repository,
+            tag=tag or "latest",
+            changes=[
+                "ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
+                "ENV LANG=C.UTF-8",
+                "WORKDIR /",
+                'CMD ["bash"]',
+            ],
+        )
+    try:
+        client.images.get(name)
+    except docker.errors.ImageNotFound:
+        raise DeploymentError(f"docker import did not produce {name}") from None
+    log(f"built {name}")
+    return name
