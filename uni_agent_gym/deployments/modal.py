@@ -31,7 +31,7 @@ class _ModalShell(ShellProcess):
 
     def __init__(self, process) -> None:
         self._process = process
-        self._chunks: asyncio.Queue[bytes] = asyncio.Queue()
+        self._chunks: asyncio.Queue[bytes] = asyncio.Queue(maxsize=16)  # bounded: backpressure, not memory
         self._ended = False
         self._pump = asyncio.create_task(self._pump_stdout())
 
@@ -43,7 +43,10 @@ class _ModalShell(ShellProcess):
         except modal.exception.Error as exc:
             logger.debug("Modal stdout stream ended with %s", exc)
         finally:
-            await self._chunks.put(b"")
+            try:
+                self._chunks.put_nowait(b"")  # end of stream; when full, read() sees the pump is done
+            except asyncio.QueueFull:
+                pass
 
     async def write(self, data: bytes) -> None:
         try:
@@ -53,7 +56,7 @@ class _ModalShell(ShellProcess):
             raise BrokenPipeError(f"Modal stdin is closed: {exc}") from None
 
     async def read(self) -> bytes:
-        if self._ended:
+        if self._ended or (self._chunks.empty() and self._pump.done()):
             return b""
         chunk = await self._chunks.get()
         self._ended = not chunk

@@ -1,0 +1,169 @@
+"""A stand-in for the `modal` SDK at the `modal.Sandbox` boundary.
+
+Modal's cloud cannot run here (no credentials, no network) and the SDK has no local mode, so these
+fakes replace `modal.App.lookup`, `modal.Image.from_registry` and `modal.Sandbox.create`. They record
+what the deployment sends and reproduce the SDK's behaviours that matter to it (DESIGN.md): only the
+`.aio` forms are awaitable, `create` needs `app=`, a `ContainerProcess` has no kill, an exec timeout
+makes `wait()` return -1, a terminated sandbox refuses execs. Execs run as host processes, so the
+shared contract suite exercises the real session protocol through this boundary.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import tempfile
+from dataclasses import dataclass, field
+
+import modal.exception
+
+
+class _Aio:
+    """A method with modal's calling convention: `obj.method.aio(...)` from asyncio."""
+
+    def __init__(self, coroutine_function) -> None:
+        self.aio = coroutine_function
+
+    def __call__(self, *args, **kwargs):
+        raise AssertionError("blocking form of a modal method called from asyncio; use .aio")
+
+
+class FakeStdin:
+    def __init__(self, process: asyncio.subprocess.Process) -> None:
+        self._process, self._buffer, self._eof = process, bytearray(), False
+        self.drain = _Aio(self._drain)
+
+    def write(self, data: bytes) -> None:
+        if self._eof:
+            raise modal.exception.InvalidError("stdin is closed")
+        self._buffer += data
+
+    def write_eof(self) -> None:
+        self._eof = True
+
+    async def _drain(self) -> None:
+        stdin = self._process.stdin
+        data, self._buffer = bytes(self._buffer), bytearray()
+        try:
+            if data:
+                stdin.write(data)
+                await stdin.drain()
+            if self._eof:
+                stdin.close()
+        except (BrokenPipeError, ConnectionResetError) as exc:
+            raise modal.exception.ExecutionError(f"stdin: {exc}") from None
+
+
+class FakeStdout:
+    def __init__(self, stream: asyncio.StreamReader | None) -> None:
+        self._stream = stream
+
+    def __aiter__(self):
+        return self._chunks()
+
+    async def _chunks(self):
+        if self._stream is None:
+            return
+        while chunk := await self._stream.read(1 << 16):
+            yield chunk
+
+
+class FakeContainerProcess:
+    """Like modal's ContainerProcess: stdin, stdout, wait; deliberately no kill()."""
+
+    def __init__(self, process: asyncio.subprocess.Process, timeout: int | None) -> None:
+        self._process, self._timeout = process, timeout
+        self.stdin = FakeStdin(process)
+        self.stdout = FakeStdout(process.stdout)
+        self.wait = _Aio(self._wait)
+
+    async def _wait(self) -> int:
+        try:
+            return await asyncio.wait_for(self._process.wait(), self._timeout)
+        except TimeoutError:
+            self._process.kill()
+            await self._process.wait()
+            return -1  # Modal: an exec timeout does not raise, wait() returns -1
+
+
+@dataclass
+class StandIn:
+    """What the deployment sent, for assertions."""
+
+    lookups: list[dict] = field(default_factory=list)
+    images: list[str] = field(default_factory=list)
+    creates: list[dict] = field(default_factory=list)
+    execs: list[tuple] = field(default_factory=list)
+    sandboxes: list["FakeSandbox"] = field(default_factory=list)
+    refuse_creates: int = 0  # how many creates fail with ResourceExhaustedError first
+
+
+class FakeSandbox:
+    def __init__(self, standin: StandIn, workdir: str | None) -> None:
+        self._standin = standin
+        self._tempdir = tempfile.TemporaryDirectory(prefix="modal-standin-")
+        self._workdir = workdir or self._tempdir.name
+        self._processes: list[asyncio.subprocess.Process] = []
+        self.terminated = False
+        self.exec = _Aio(self._exec)
+        self.terminate = _Aio(self._terminate)
+        self.poll = _Aio(self._poll)
+
+    async def _exec(self, *args: str, text: bool = True, stdout=None, stderr=None, timeout=None, workdir=None, **kw):
+        from modal.stream_type import StreamType
+
+        if self.terminated:
+            raise modal.exception.SandboxTerminatedError("Sandbox has been terminated")
+        self._standin.execs.append((args, dict(text=text, stdout=stdout, stderr=stderr, timeout=timeout, **kw)))
+        process = await asyncio.create_subprocess_exec(
+            *args,
+            stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.DEVNULL if stdout == StreamType.DEVNULL else asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.DEVNULL if stderr == StreamType.DEVNULL else asyncio.subprocess.PIPE,
+            cwd=workdir or self._workdir,
+        )
+        self._processes.append(process)
+        return FakeContainerProcess(process, timeout)
+
+    async def _terminate(self) -> None:
+        self.terminated = True
+        for process in self._processes:
+            if process.returncode is None:
+                process.kill()
+                await process.wait()
+        self._tempdir.cleanup()
+
+    async def _poll(self) -> int | None:
+        return 0 if self.terminated else None
+
+
+def install(monkeypatch) -> StandIn:
+    """Replace the SDK entry points the deployment uses; return the record of what it sent."""
+    import modal
+
+    standin = StandIn()
+    monkeypatch.setenv("MODAL_TOKEN_ID", "ak-standin")
+    monkeypatch.setenv("MODAL_TOKEN_SECRET", "as-standin")
+
+    async def lookup(name: str, *, create_if_missing: bool = False, **kw):
+        standin.lookups.append(dict(name=name, create_if_missing=create_if_missing, **kw))
+        return f"app:{name}"
+
+    def from_registry(tag: str, **kw):
+        standin.images.append(tag)
+        return f"image:{tag}"
+
+    async def create(*args: str, app=None, **kwargs):
+        if app is None:
+            raise modal.exception.InvalidError("Sandbox.create needs app= outside a running app")
+        if standin.refuse_creates > 0:
+            standin.refuse_creates -= 1
+            raise modal.exception.ResourceExhaustedError("rate limited")
+        standin.creates.append(dict(args=args, app=app, **kwargs))
+        sandbox = FakeSandbox(standin, kwargs.get("workdir"))
+        standin.sandboxes.append(sandbox)
+        return sandbox
+
+    monkeypatch.setattr(modal.App, "lookup", _Aio(lookup))
+    monkeypatch.setattr(modal.Image, "from_registry", from_registry)
+    monkeypatch.setattr(modal.Sandbox, "create", _Aio(create))
+    return standin

@@ -1,0 +1,187 @@
+"""The contract every deployment keeps, run against local, docker and the Modal stand-in alike."""
+
+from __future__ import annotations
+
+import asyncio
+import re
+import resource
+import secrets
+
+import pytest
+
+from uni_agent_gym.errors import DeploymentNotStartedError, SandboxFileNotFoundError
+
+RESTART_NOTE = "a new shell session was started"
+
+
+def count_processes(pattern: str) -> str:
+    """A command printing how many processes have `pattern` in their command line (no ps needed)."""
+    return (
+        "n=0; for f in /proc/[0-9]*/cmdline; do "
+        f"tr '\\0' ' ' < $f 2>/dev/null | grep -q -- '{pattern}' && n=$((n+1)); done; echo $n"
+    )
+
+
+async def test_cwd_and_exported_variables_persist(deployment):
+    assert (await deployment.run("cd /tmp && export UAG_VALUE='a b'")).exit_code == 0
+    result = await deployment.run('pwd; echo "$UAG_VALUE"')
+    assert result.output == "/tmp\na b\n"
+    assert result.exit_code == 0 and not result.timed_out and not result.truncated
+
+
+@pytest.mark.parametrize(
+    "command, output, exit_code",
+    [
+        ("false", "", 1),
+        ("echo to-stderr >&2; exit_code() { return 42; }; exit_code", "to-stderr\n", 42),
+        ("ls /no/such/dir", "ls: cannot access '/no/such/dir': No such file or directory\n", 2),
+        ("printf 'no newline'", "no newline", 0),
+        ("printf 'two\\n\\n'", "two\n\n", 0),
+        ("cat <<'EOF'\nline one\n$HOME stays literal\nEOF", "line one\n$HOME stays literal\n", 0),
+        ("for i in 1 2 3; do\n  echo $i\ndone", "1\n2\n3\n", 0),
+        ("{ echo grouped; }", "grouped\n", 0),
+    ],
+    ids=["false", "stderr-and-status", "missing-path", "no-newline", "blank-lines", "heredoc", "multiline", "group"],
+)
+async def test_output_and_exit_code(deployment, command, output, exit_code):
+    result = await deployment.run(command)
+    assert (result.output, result.exit_code) == (output, exit_code)
+
+
+async def test_a_syntax_error_is_a_failed_command_not_a_hang(deployment):
+    """bash 5.2 mis-parses `{` on the line after an eval syntax error; the framing must not trip on it."""
+    broken = await deployment.run("echo 'unbalanced")
+    assert broken.exit_code == 2 and "unexpected EOF while looking for matching" in broken.output
+    result = await deployment.run("{ echo ok; }")
+    assert (result.output, result.exit_code) == ("ok\n", 0)
+
+
+async def test_timeout_interrupts_the_command_inside_the_sandbox(deployment):
+    await deployment.run("cd /tmp")
+    seconds = 600 + secrets.randbelow(10_000)
+    result = await deployment.run(f"sleep {seconds}", timeout=2)
+    assert result.timed_out and result.exit_code is None
+    assert result.duration < 15, "the timeout must return promptly"
+    assert result.note == "", "the shell itself was not busy, so it must have survived"
+    after = await deployment.run(count_processes(f"sleep {seconds}") + "; pwd")
+    assert after.output == "0\n/tmp\n", "the sleep must be gone and the session (with its cwd) intact"
+
+
+async def test_a_busy_shell_is_replaced_and_says_so(deployment):
+    await deployment.run("cd /tmp")
+    result = await deployment.run("while :; do :; done", timeout=1)
+    assert result.timed_out and RESTART_NOTE in result.note
+    after = await deployment.run("echo alive")
+    assert (after.output, after.exit_code) == ("alive\n", 0)
+
+
+async def test_exit_ends_the_shell_and_a_new_one_takes_over(deployment):
+    result = await deployment.run("exit 3")
+    assert result.exit_code == 3 and RESTART_NOTE in result.note
+    assert (await deployment.run("echo back")).output == "back\n"
+
+
+async def test_a_gigabyte_of_output_is_capped_without_memory_growth(deployment):
+    peak_before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    result = await deployment.run("yes | head -c 1G", timeout=120)
+    peak_growth_mb = (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - peak_before) / 1024
+    assert result.exit_code == 0 and result.truncated
+    limit = deployment.config.output_limit
+    assert len(result.output.encode()) < limit + 100
+    elided = int(re.search(r"\[\.\.\. (\d+) bytes of output elided \.\.\.\]", result.output).group(1))
+    kept = len(result.output.encode()) - len(f"\n[... {elided} bytes of output elided ...]\n")
+    assert kept + elided == 1 << 30
+    assert result.output.startswith("y\ny\n") and result.output.endswith("y\ny\n")
+    assert peak_growth_mb < 200
+
+
+async def test_binary_output_is_replaced_not_raised(deployment):
+    result = await deployment.run("printf 'ok\\377\\376\\000end'; head -c 4096 /dev/urandom")
+    assert result.exit_code == 0
+    assert result.output.startswith("ok\ufffd\ufffd\x00end")
+
+
+async def test_a_fake_sentinel_cannot_end_a_command(deployment):
+    fakes = "".join(f"printf '\\n%s:0\\n' {secrets.token_hex(16)}; " for _ in range(3))
+    result = await deployment.run(fakes + "echo after; (exit 7)")
+    assert result.exit_code == 7
+    assert result.output.endswith("after\n")
+    assert result.output.count(":0\n") == 3
+
+
+async def test_commands_reading_stdin_get_eof(deployment):
+    result = await deployment.run('cat; read -r line; echo "read=$? line=[$line]"', timeout=10)
+    assert (result.output, result.exit_code, result.timed_out) == ("read=1 line=[]\n", 0, False)
+
+
+async def test_missing_file(deployment):
+    with pytest.raises(SandboxFileNotFoundError, match="/no/such/file"):
+        await deployment.read_file("/no/such/file")
+    with pytest.raises(FileNotFoundError):  # ours is also the builtin
+        await deployment.read_file("/no/such/file")
+    with pytest.raises(IsADirectoryError):
+        await deployment.read_file("/tmp")
+    result = await deployment.run("cat /no/such/file")
+    assert result.exit_code == 1 and "No such file" in result.output
+
+
+@pytest.mark.parametrize(
+    "name",
+    ["plain.txt", "with space.txt", "ünïcødé – 文件.txt", "quote's \"double\".txt", "-starts-with-dash", "$(not run).txt"],
+)
+async def test_files_with_awkward_names(deployment, name):
+    directory = f"/tmp/uag {secrets.token_hex(4)}/sub dir"
+    path = f"{directory}/{name}"
+    await deployment.write_file(path, "content ✓\n")
+    assert await deployment.read_file(path) == "content ✓\n".encode()
+    listing = await deployment.run(f"ls -- '{directory}'")
+    assert listing.output == f"{name}\n"
+
+
+async def test_binary_file_roundtrip(deployment):
+    data = bytes(range(256)) * 4096 + b"\n\x00tail"  # 1 MiB, every byte value, larger than the output cap
+    await deployment.write_file("/tmp/binary.bin", data)
+    assert await deployment.read_file("/tmp/binary.bin") == data
+    size = await deployment.run("wc -c < /tmp/binary.bin")
+    assert int(size.output) == len(data)
+
+
+async def test_upload_a_directory_tree(deployment, tmp_path):
+    source = tmp_path / "src tree"
+    (source / "nested dir").mkdir(parents=True)
+    (source / "top.txt").write_text("top\n")
+    (source / "nested dir" / "ünï.py").write_text("print('hi')\n")
+    target = f"/tmp/upload-{secrets.token_hex(4)}"
+    await deployment.upload(source, target)
+    result = await deployment.run(f"cd {target} && cat top.txt 'nested dir/ünï.py'")
+    assert result.output == "top\nprint('hi')\n"
+    await deployment.upload(source / "top.txt", f"{target}/single/copy.txt")
+    assert await deployment.read_file(f"{target}/single/copy.txt") == b"top\n"
+
+
+async def test_separate_deployments_are_isolated_and_concurrent(deployment, deployment_factory):
+    others = [deployment_factory(deployment.config.type, command_timeout=60) for _ in range(2)]
+    await asyncio.gather(*(other.start() for other in others))
+    marker = secrets.token_hex(4)
+    await asyncio.gather(
+        *(d.run(f"mkdir -p /tmp/{marker}-{i} && cd /tmp/{marker}-{i} && export WHO={i}") for i, d in enumerate(others))
+    )
+    results = await asyncio.gather(*(d.run("sleep 0.5; echo $WHO; pwd") for d in others))
+    assert [r.output for r in results] == [f"{i}\n/tmp/{marker}-{i}\n" for i in range(2)]
+    assert (await deployment.run("echo ${WHO:-unset}")).output == "unset\n"
+
+
+async def test_concurrent_commands_on_one_deployment_are_serialised(deployment):
+    results = await asyncio.gather(*(deployment.run(f"echo start {i}; sleep 0.05; echo end {i}") for i in range(5)))
+    assert [r.output for r in results] == [f"start {i}\nend {i}\n" for i in range(5)]
+
+
+async def test_lifecycle(deployment):
+    assert await deployment.is_alive()
+    await deployment.stop()
+    await deployment.stop()  # idempotent
+    assert not await deployment.is_alive()
+    with pytest.raises(DeploymentNotStartedError, match="start"):
+        await deployment.run("true")
+    with pytest.raises(DeploymentNotStartedError):
+        await deployment.read_file("/etc/hostname")
