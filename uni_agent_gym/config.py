@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Annotated, Any, Literal, Union
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from uni_agent_gym.errors import ConfigError
 
@@ -30,11 +30,26 @@ _VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
 class _Strict(BaseModel):
     """Base for config sections: unknown keys are errors, so a typo fails at load time."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", coerce_numbers_to_str=True)
 
 
 class _SandboxOptions(_Strict):
-    """Options every deployment has: how its shell session runs commands."""
+    """Options every deployment has: how its shell session runs commands.
+
+    Options that belong to another deployment type are ignored rather than rejected, so switching
+    `type:` is a one-line change in a file that also sets, say, a docker `image`; unknown keys
+    (typos) are still errors.
+    """
+
+    @model_validator(mode="before")
+    @classmethod
+    def _ignore_options_of_other_types(cls, data: Any) -> Any:
+        if not isinstance(data, dict):
+            return data
+        other_types = {
+            name for model in _DEPLOYMENT_MODELS if model is not cls for name in model.model_fields
+        } - set(cls.model_fields)
+        return {key: value for key, value in data.items() if key not in other_types}
 
     command_timeout: float = Field(
         120.0, gt=0, description="Seconds a command may run before it is interrupted inside the sandbox."
@@ -88,6 +103,8 @@ class ModalDeploymentConfig(_SandboxOptions):
     memory_mb: int | None = Field(None, gt=0, description="Memory requested in MiB; Modal's default when null.")
     block_network: bool = Field(False, description="Cut the sandbox off any network.")
 
+
+_DEPLOYMENT_MODELS = (LocalDeploymentConfig, DockerDeploymentConfig, ModalDeploymentConfig)
 
 DeploymentConfig = Annotated[
     Union[LocalDeploymentConfig, DockerDeploymentConfig, ModalDeploymentConfig], Field(discriminator="type")
@@ -208,7 +225,7 @@ def load_config(*paths: str | Path, overrides: list[str] | tuple[str, ...] = (),
 
 def deployment_config(config: dict[str, Any] | BaseModel) -> LocalDeploymentConfig | DockerDeploymentConfig | ModalDeploymentConfig:
     """A deployment config from a dict such as `{"type": "docker", "image": ...}` (interpolated) or a model."""
-    if isinstance(config, (LocalDeploymentConfig, DockerDeploymentConfig, ModalDeploymentConfig)):
+    if isinstance(config, _DEPLOYMENT_MODELS):
         return config
     if isinstance(config, BaseModel):
         raise ConfigError(f"Expects a deployment config, got {type(config).__name__}")

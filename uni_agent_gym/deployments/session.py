@@ -128,9 +128,9 @@ class _Collector:
             self.pending = b""
             self.done = True
             return
-        keep = len(self.marker) - 1  # a marker may straddle two chunks
-        self._keep(data[: len(data) - keep])
-        self.pending = data[len(data) - keep :]
+        cut = max(0, len(data) - (len(self.marker) - 1))  # a marker may straddle two chunks
+        self._keep(data[:cut])
+        self.pending = data[cut:]
 
     def _keep(self, data: bytes) -> None:
         room = self.head_limit - len(self.head)
