@@ -11,6 +11,7 @@ shared contract suite exercises the real session protocol through this boundary.
 from __future__ import annotations
 
 import asyncio
+import os
 import tempfile
 from dataclasses import dataclass, field
 
@@ -98,8 +99,9 @@ class StandIn:
 
 
 class FakeSandbox:
-    def __init__(self, standin: StandIn, workdir: str | None) -> None:
+    def __init__(self, standin: StandIn, workdir: str | None, env: dict | None) -> None:
         self._standin = standin
+        self._env = {**os.environ, **(env or {})}  # a sandbox's env reaches its execs
         self._tempdir = tempfile.TemporaryDirectory(prefix="modal-standin-")
         self._workdir = workdir or self._tempdir.name
         self._processes: list[asyncio.subprocess.Process] = []
@@ -120,6 +122,7 @@ class FakeSandbox:
             stdout=asyncio.subprocess.DEVNULL if stdout == StreamType.DEVNULL else asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.DEVNULL if stderr == StreamType.DEVNULL else asyncio.subprocess.PIPE,
             cwd=workdir or self._workdir,
+            env=self._env,
         )
         self._processes.append(process)
         return FakeContainerProcess(process, timeout)
@@ -159,7 +162,7 @@ def install(monkeypatch) -> StandIn:
             standin.refuse_creates -= 1
             raise modal.exception.ResourceExhaustedError("rate limited")
         standin.creates.append(dict(args=args, app=app, **kwargs))
-        sandbox = FakeSandbox(standin, kwargs.get("workdir"))
+        sandbox = FakeSandbox(standin, kwargs.get("workdir"), kwargs.get("env"))
         standin.sandboxes.append(sandbox)
         return sandbox
 

@@ -130,3 +130,11 @@ def test_deployment_config_from_a_dict():
     assert deployment_config({"type": "local", "workdir": "/w"}) == LocalDeploymentConfig(workdir="/w")
     with pytest.raises(ConfigError, match="deployment.docker.pull: Input should be 'missing', 'never' or 'always'"):
         deployment_config({"type": "docker", "pull": "sometimes"})
+
+
+@pytest.mark.parametrize("name", ["local", "docker", "modal"])
+def test_shipped_deployment_configs_are_valid(name):
+    from pathlib import Path
+
+    config = load_config(Path(__file__).parent.parent / "configs" / "deployment" / f"{name}.yaml").deployment
+    assert config.type == name

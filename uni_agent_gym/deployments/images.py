@@ -31,9 +31,9 @@ def base_image_name(python: str) -> str:
     return f"uni-agent-gym/base:py{python}"
 
 
-def host_debian_mirror() -> str:
+def host_debian_mirror(apt_dir: Path = Path("/etc/apt")) -> str:
     """The Debian mirror this host's apt uses (it is reachable when apt works), else deb.debian.org."""
-    for source in sorted(Path("/etc/apt").glob("sources.list.d/*")) + [Path("/etc/apt/sources.list")]:
+    for source in sorted(apt_dir.glob("sources.list.d/*")) + [apt_dir / "sources.list"]:
         try:
             text = source.read_text()
         except OSError:

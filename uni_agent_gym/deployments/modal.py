@@ -24,6 +24,7 @@ from uni_agent_gym.errors import DeploymentError, SandboxDiedError
 logger = logging.getLogger(__name__)
 
 CREATE_ATTEMPTS = 4  # sandbox creation is rate-limited (about 5 a second per workspace)
+CREATE_BACKOFF = 0.5  # seconds before the first retry; doubles each time
 
 
 class _ModalShell(ShellProcess):
@@ -130,7 +131,7 @@ class ModalDeployment(Deployment):
             except modal.exception.ResourceExhaustedError:
                 if attempt == CREATE_ATTEMPTS:
                     raise DeploymentError(f"Modal kept refusing new sandboxes ({attempt} attempts)") from None
-                await asyncio.sleep(0.5 * 2**attempt)  # a cancel interrupts this sleep: no swallowed cancel
+                await asyncio.sleep(CREATE_BACKOFF * 2 ** (attempt - 1))  # a cancel interrupts this sleep: no swallowed cancel
             except modal.exception.Error as exc:
                 raise DeploymentError(f"Cannot create a Modal sandbox from {config.image!r}: {exc}") from None
         raise AssertionError("unreachable")

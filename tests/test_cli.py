@@ -1,0 +1,58 @@
+"""The `uni-agent-gym` command as a user runs it."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+from uni_agent_gym.cli import main
+
+
+def uni_agent_gym(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "uni_agent_gym.cli", *args], capture_output=True, text=True, env=env, timeout=300)
+
+
+@pytest.mark.parametrize(
+    "args", [[], ["demo"], ["check-config"], ["cleanup"], ["images"], ["images", "bootstrap-base"]], ids=" ".join
+)
+def test_every_command_has_help(args):
+    done = uni_agent_gym(*args, "--help")
+    assert done.returncode == 0 and "usage: uni-agent-gym" in done.stdout
+
+
+def test_check_config_prints_the_validated_config(tmp_path):
+    path = tmp_path / "c.yaml"
+    path.write_text("deployment:\n  type: docker\n  image: img:1\n")
+    done = uni_agent_gym("check-config", "--config", str(path), "--set", "deployment.memory=1g")
+    assert done.returncode == 0, done.stderr
+    assert '"image": "img:1"' in done.stdout and '"memory": "1g"' in done.stdout and "config is valid" in done.stdout
+
+
+def test_a_bad_config_is_a_clear_error_without_the_secret(tmp_path):
+    import os
+
+    path = tmp_path / "c.yaml"
+    path.write_text("deployment:\n  type: docker\n  cpus: ${UAG_TEST_KEY}\n")
+    done = uni_agent_gym("check-config", "--config", str(path), env={**os.environ, "UAG_TEST_KEY": "sk-very-secret"})
+    assert done.returncode == 1
+    assert "deployment.docker.cpus" in done.stdout and "sk-very-secret" not in done.stdout + done.stderr
+    assert "Traceback" not in done.stdout + done.stderr
+
+
+@pytest.fixture
+def wide_terminal(monkeypatch):
+    monkeypatch.setenv("COLUMNS", "250")  # rich wraps table cells to the terminal width
+
+
+def test_demo_on_local(capsys, wide_terminal):
+    assert main(["demo", "--deployment", "local"]) == 0
+    output = capsys.readouterr().out
+    assert "still here in /tmp/demo" in output and "hello from the sandbox" in output and "timed out" in output
+
+
+def test_demo_on_docker(capsys, wide_terminal, docker_image):
+    assert main(["demo"]) == 0
+    output = capsys.readouterr().out
+    assert "Python 3.11" in output and "still here in /tmp/demo" in output and "sandbox is removed" in output

@@ -1,0 +1,118 @@
+"""What only the docker deployment does: labels, limits, isolation, dying containers, cleanup."""
+
+from __future__ import annotations
+
+import secrets
+import subprocess
+import sys
+
+import pytest
+
+from uni_agent_gym.deployments.docker import LABEL, RUN_ID_LABEL, cleanup, docker_client
+from uni_agent_gym.errors import ImageNotFoundError, SandboxDiedError
+
+
+def labelled_containers(run_id: str) -> list[str]:
+    filters = {"label": [f"{LABEL}=1", f"{RUN_ID_LABEL}={run_id}"]}
+    return [c.id for c in docker_client().containers.list(all=True, filters=filters)]
+
+
+async def test_container_is_labelled_and_removed_on_stop(deployment_factory):
+    run_id = f"test-{secrets.token_hex(4)}"
+    deployment = deployment_factory("docker", run_id=run_id)
+    await deployment.start()
+    assert labelled_containers(run_id) == [deployment.container_id]
+    await deployment.stop()
+    assert labelled_containers(run_id) == []
+
+
+async def test_limits_and_privileges_apply_inside(deployment_factory):
+    deployment = deployment_factory("docker", pids_limit=77, memory="300m", cpus=0.5)
+    await deployment.start()
+    pids = await deployment.run("cat /sys/fs/cgroup/pids.max 2>/dev/null || cat /sys/fs/cgroup/pids/pids.max")
+    assert pids.output.strip() == "77"
+    memory = await deployment.run(
+        "cat /sys/fs/cgroup/memory.max 2>/dev/null || cat /sys/fs/cgroup/memory/memory.limit_in_bytes"
+    )
+    assert int(memory.output) == 300 * 1024 * 1024
+    status = await deployment.run("grep -E '^(NoNewPrivs|CapEff)' /proc/self/status")
+    assert "NoNewPrivs:\t1" in status.output
+    assert "CapEff:\t000001ffffffffff" not in status.output, "the container must not be privileged"
+    assert (await deployment.run("test -S /var/run/docker.sock")).exit_code == 1, "no Docker socket inside"
+
+
+async def test_network_none_leaves_only_loopback(deployment_factory):
+    deployment = deployment_factory("docker", network="none")
+    await deployment.start()
+    interfaces = await deployment.run("tail -n +3 /proc/net/dev | cut -d: -f1 | tr -d ' '")
+    assert interfaces.output.split() == ["lo"]
+
+
+async def test_env_and_workdir(deployment_factory):
+    deployment = deployment_factory("docker", workdir="/srv/work", env={"UAG_MODE": "test me"})
+    await deployment.start()
+    assert (await deployment.run('pwd; echo "$UAG_MODE"')).output == "/srv/work\ntest me\n"
+    await deployment.write_file("relative.txt", "x")  # relative paths are taken from the workdir
+    assert await deployment.read_file("/srv/work/relative.txt") == b"x"
+
+
+async def test_container_killed_from_outside(deployment_factory):
+    run_id = f"test-{secrets.token_hex(4)}"
+    deployment = deployment_factory("docker", run_id=run_id)
+    await deployment.start()
+    docker_client().api.kill(deployment.container_id)
+    with pytest.raises(SandboxDiedError, match="gone"):
+        await deployment.run("echo hello")
+    assert not await deployment.is_alive()
+    await deployment.stop()
+    assert labelled_containers(run_id) == []
+
+
+async def test_container_removed_from_outside_mid_command(deployment_factory):
+    run_id = f"test-{secrets.token_hex(4)}"
+    deployment = deployment_factory("docker", run_id=run_id)
+    await deployment.start()
+    import asyncio
+
+    command = asyncio.create_task(deployment.run("sleep 30", timeout=60))
+    await asyncio.sleep(0.5)
+    await asyncio.to_thread(docker_client().api.remove_container, deployment.container_id, force=True)
+    with pytest.raises(SandboxDiedError):
+        await command
+    await deployment.stop()  # nothing left to remove: must not raise
+    assert labelled_containers(run_id) == []
+
+
+async def test_missing_image_says_which_and_how_to_get_it(deployment_factory):
+    deployment = deployment_factory("docker", image="uni-agent-gym/does-not-exist:0", pull="never")
+    with pytest.raises(ImageNotFoundError) as caught:
+        await deployment.start()
+    message = str(caught.value)
+    assert "'uni-agent-gym/does-not-exist:0'" in message
+    assert "docker pull" in message and "images bootstrap-base" in message and "images build" in message
+    pulling = deployment_factory("docker", image="uni-agent-gym/does-not-exist:0", pull="missing")
+    with pytest.raises(ImageNotFoundError, match="pulling it failed"):
+        await pulling.start()
+
+
+async def test_cleanup_reaps_what_a_crashed_process_left(docker_image):
+    """A process that dies without stop() leaves its container; `uni-agent-gym cleanup` removes it."""
+    run_id = f"test-{secrets.token_hex(4)}"
+    script = (
+        "import asyncio, os\n"
+        "from uni_agent_gym.deployments import make_deployment\n"
+        "async def main():\n"
+        f"    d = make_deployment({{'type': 'docker', 'image': {docker_image!r}, 'run_id': {run_id!r}}})\n"
+        "    await d.start()\n"
+        "    os._exit(9)\n"
+        "asyncio.run(main())\n"
+    )
+    crashed = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert crashed.returncode == 9, crashed.stderr
+    assert len(labelled_containers(run_id)) == 1
+    done = subprocess.run(
+        [sys.executable, "-m", "uni_agent_gym.cli", "cleanup", "--run-id", run_id], capture_output=True, text=True
+    )
+    assert done.returncode == 0 and "removed 1 container" in done.stdout
+    assert labelled_containers(run_id) == []
+    assert cleanup(run_id) == []
