@@ -9,7 +9,7 @@ import secrets
 
 import pytest
 
-from uni_agent_gym.errors import DeploymentNotStartedError, SandboxFileNotFoundError
+from uni_agent_gym.errors import DeploymentNotStartedError, SandboxDiedError, SandboxFileNotFoundError
 
 RESTART_NOTE = "a new shell session was started"
 
@@ -174,6 +174,15 @@ async def test_separate_deployments_are_isolated_and_concurrent(deployment, depl
 async def test_concurrent_commands_on_one_deployment_are_serialised(deployment):
     results = await asyncio.gather(*(deployment.run(f"echo start {i}; sleep 0.05; echo end {i}") for i in range(5)))
     assert [r.output for r in results] == [f"start {i}\nend {i}\n" for i in range(5)]
+
+
+async def test_stop_while_a_command_runs(deployment):
+    command = asyncio.create_task(deployment.run("sleep 45; echo finished", timeout=60))
+    await asyncio.sleep(0.5)
+    await deployment.stop()
+    with pytest.raises(SandboxDiedError):
+        await asyncio.wait_for(command, 20)
+    assert not await deployment.is_alive()
 
 
 async def test_lifecycle(deployment):

@@ -128,6 +128,16 @@ class Deployment(abc.ABC):
         session = self._require_session()
         return await session.run(command, self.config.command_timeout if timeout is None else timeout)
 
+    async def _shell_answers(self) -> bool:
+        """Whether the session runs a trivial command (the last step of every `is_alive`)."""
+        if self._session is None:
+            return False
+        try:
+            result = await self._session.run("true", self.config.startup_timeout)
+        except DeploymentError:
+            return False
+        return result.exit_code == 0
+
     def _require_session(self) -> ShellSession:
         if self._session is None:
             raise DeploymentNotStartedError(f"{type(self).__name__} needs start() first (or was stopped)")

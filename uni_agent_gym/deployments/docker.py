@@ -242,8 +242,7 @@ class DockerDeployment(Deployment):
             return False
         if not state.get("Running"):
             return False
-        result = await self._session.run("true", self.config.startup_timeout)
-        return result.exit_code == 0
+        return await self._shell_answers()
 
     async def upload(self, local_path: str | Path, remote_path: str) -> None:
         """Copy a host file or directory in with one tar archive (faster than file by file)."""

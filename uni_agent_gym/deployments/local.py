@@ -7,6 +7,7 @@ network. Use it for development, trusted models and the fastest possible loop; u
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import os
 import shutil
@@ -18,6 +19,12 @@ from uni_agent_gym.deployments.base import Deployment
 from uni_agent_gym.deployments.session import READ_SIZE, ShellProcess, ShellSession
 
 logger = logging.getLogger(__name__)
+
+
+@functools.cache
+def _warn_no_security_boundary() -> None:
+    """Once per process: RL runs start thousands of deployments."""
+    logger.warning("LocalDeployment runs commands directly on this host: it is not a security boundary")
 
 
 class _LocalShell(ShellProcess):
@@ -59,7 +66,7 @@ class LocalDeployment(Deployment):
     async def start(self) -> None:
         if self._session is not None:
             return
-        logger.warning("LocalDeployment runs commands directly on this host: it is not a security boundary")
+        _warn_no_security_boundary()
         if self.config.workdir:
             self._workdir = str(Path(self.config.workdir).resolve())
             os.makedirs(self._workdir, exist_ok=True)
@@ -110,10 +117,7 @@ class LocalDeployment(Deployment):
         self._workdir, self._owns_workdir = None, False
 
     async def is_alive(self) -> bool:
-        if self._session is None:
-            return False
-        result = await self._session.run("true", self.config.startup_timeout)
-        return result.exit_code == 0
+        return await self._shell_answers()
 
     async def upload(self, local_path: str | Path, remote_path: str) -> None:
         self._require_session()

@@ -171,5 +171,4 @@ class ModalDeployment(Deployment):
                 return False
         except modal.exception.Error:
             return False
-        result = await self._session.run("true", self.config.startup_timeout)
-        return result.exit_code == 0
+        return await self._shell_answers()

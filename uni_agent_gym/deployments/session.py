@@ -174,6 +174,7 @@ class ShellSession:
         self._process: ShellProcess | None = None
         self._shell_pid: str | None = None
         self._lock = asyncio.Lock()
+        self._closed = False
 
     async def start(self) -> None:
         """Open the shell and wait for it to answer (a sentinel, not a sleep)."""
@@ -186,19 +187,22 @@ class ShellSession:
         try:
             await self._read_until_sentinel(collector, deadline)
         except (TimeoutError, EOFError) as exc:
-            await self._process.kill()
-            self._process = None
+            await self._shutdown()
             reason = "did not answer in time" if isinstance(exc, TimeoutError) else "exited at once"
             raise DeploymentError(f"The sandbox's bash {reason}: {collector.output()[0][-500:]!r}") from None
         self._shell_pid = str(collector.exit_code)
         if self._workdir:
             result = await self.run(f"cd -- {shlex.quote(self._workdir)}", self._startup_timeout, locked=False)
             if result.exit_code != 0:
-                await self.close()
+                await self._shutdown()
                 raise DeploymentError(f"Cannot enter the working directory {self._workdir}: {result.output.strip()}")
 
     async def close(self) -> None:
-        """Kill every process of the session, then the shell."""
+        """Kill every process of the session, then the shell; no new shell is started after this."""
+        self._closed = True
+        await self._shutdown()
+
+    async def _shutdown(self) -> None:
         process, self._process = self._process, None
         if process is None:
             return
@@ -241,15 +245,18 @@ class ShellSession:
             return await self._after_timeout(collector, started, timeout)
         except EOFError:
             return await self._after_shell_exit(collector, started)
+        if self._closed:  # stop() killed the command: its end is not the command's own
+            raise SandboxDiedError("The deployment was stopped while the command ran")
         output, truncated = collector.output()
         return CommandResult(output, collector.exit_code, False, truncated, time.monotonic() - started)
 
     async def _read_until_sentinel(self, collector: _Collector, deadline: float) -> None:
-        assert self._process is not None
         while not collector.done:
             remaining = deadline - time.monotonic()
             if remaining <= 0:
                 raise TimeoutError
+            if self._process is None:  # closed meanwhile by stop()
+                raise EOFError
             try:
                 chunk = await asyncio.wait_for(self._process.read(), remaining)
             except TimeoutError:  # a subclass of OSError: let it through
@@ -277,8 +284,7 @@ class ShellSession:
 
     async def _after_shell_exit(self, collector: _Collector, started: float) -> CommandResult:
         """The shell ended (`exit`, `set -e`, killed): report its status and start a new one."""
-        assert self._process is not None
-        status = await self._process.exit_code()
+        status = await self._process.exit_code() if self._process is not None else None
         await self._restart()
         output, truncated = collector.output()
         note = (
@@ -289,7 +295,9 @@ class ShellSession:
 
     async def _restart(self) -> None:
         """Replace the shell; `SandboxDiedError` when the sandbox itself cannot give a new one."""
-        await self.close()
+        await self._shutdown()
+        if self._closed:
+            raise SandboxDiedError("The shell session was closed while the command ran")
         try:
             await self.start()
         except Exception as exc:  # noqa: BLE001 - boundary: any failure here means the sandbox is gone
