@@ -11,33 +11,15 @@ import asyncio
 import base64
 import logging
 import shlex
-from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from uni_agent_gym.deployments.session import CommandResult, ShellProcess, ShellSession
 from uni_agent_gym.errors import DeploymentError, DeploymentNotStartedError, SandboxFileNotFoundError
 
-if TYPE_CHECKING:
-    from uni_agent_gym.deployments.session import ShellSession
+__all__ = ["CommandResult", "Deployment"]
 
 logger = logging.getLogger(__name__)
-
-
-@dataclass(frozen=True)
-class CommandResult:
-    """What one command did.
-
-    `exit_code` is None when the command did not finish on its own (it timed out, or the shell died
-    without an exit status). `truncated` says the output was capped (the elision is marked in it).
-    `note` is the harness speaking, not the command (e.g. the shell was restarted), empty if nothing.
-    """
-
-    output: str
-    exit_code: int | None
-    timed_out: bool = False
-    truncated: bool = False
-    duration: float = 0.0
-    note: str = ""
 
 
 class Deployment(abc.ABC):
@@ -48,21 +30,66 @@ class Deployment(abc.ABC):
 
     def __init__(self, config: Any) -> None:
         self.config = config
-        self._session: ShellSession | None = None  # set by start() in subclasses
+        self._session: ShellSession | None = None
 
-    # ----- lifecycle (per implementation) -----
+    # ----- lifecycle: the shared policy -----
 
-    @abc.abstractmethod
     async def start(self) -> None:
-        """Create the sandbox and open its shell session."""
+        """Create the sandbox and open its shell session (a no-op when started)."""
+        if self._session is not None:
+            return
+        await self._provision()
+        session = ShellSession(
+            self._spawn_shell,
+            self._run_beside,
+            output_limit=self.config.output_limit,
+            startup_timeout=self.config.startup_timeout,
+            workdir=self.workdir,
+        )
+        try:
+            await session.start()
+        except BaseException:
+            await self._release()
+            raise
+        self._session = session
 
-    @abc.abstractmethod
     async def stop(self) -> None:
-        """Release the sandbox; never raises for a sandbox that is already gone."""
+        """Release the sandbox; idempotent, and never raises for a sandbox that is already gone."""
+        session, self._session = self._session, None
+        if session is not None:
+            try:
+                await asyncio.wait_for(session.close(), 30)
+            except Exception as exc:  # noqa: BLE001 - cleanup boundary: record and go on
+                logger.warning("closing the shell session failed: %s", exc)
+        await self._release()
+
+    async def is_alive(self) -> bool:
+        """Whether the sandbox exists and its shell runs a trivial command."""
+        if self._session is None:
+            return False
+        try:
+            result = await self._session.run("true", self.config.startup_timeout)
+        except DeploymentError:
+            return False
+        return result.exit_code == 0
+
+    # ----- per implementation: where the sandbox lives -----
 
     @abc.abstractmethod
-    async def is_alive(self) -> bool:
-        """Whether the sandbox exists and its shell can take commands."""
+    async def _provision(self) -> None:
+        """Create the sandbox (container, directory, Modal sandbox)."""
+
+    @abc.abstractmethod
+    async def _release(self) -> None:
+        """Remove the sandbox; must not raise when it is gone already."""
+
+    @abc.abstractmethod
+    async def _spawn_shell(self) -> ShellProcess:
+        """Start `bash --noprofile --norc` in the sandbox with stdin and merged stdout/stderr piped."""
+
+    @abc.abstractmethod
+    async def _run_beside(self, argv: list[str]) -> None:
+        """Run a short command in the sandbox beside the shell (used to kill a command's processes)."""
 
     # ----- files (through the shell by default, so every sandbox behaves the same) -----
 
@@ -128,16 +155,6 @@ class Deployment(abc.ABC):
         session = self._require_session()
         return await session.run(command, self.config.command_timeout if timeout is None else timeout)
 
-    async def _shell_answers(self) -> bool:
-        """Whether the session runs a trivial command (the last step of every `is_alive`)."""
-        if self._session is None:
-            return False
-        try:
-            result = await self._session.run("true", self.config.startup_timeout)
-        except DeploymentError:
-            return False
-        return result.exit_code == 0
-
     def _require_session(self) -> ShellSession:
         if self._session is None:
             raise DeploymentNotStartedError(f"{type(self).__name__} needs start() first (or was stopped)")
@@ -154,6 +171,7 @@ class Deployment(abc.ABC):
 
     @property
     def workdir(self) -> str | None:
+        """The directory the shell starts in and relative paths are taken from (None: the image's)."""
         return self.config.workdir
 
     async def __aenter__(self) -> "Deployment":
@@ -162,12 +180,3 @@ class Deployment(abc.ABC):
 
     async def __aexit__(self, *exc: object) -> None:
         await self.stop()
-
-    async def _close_session(self) -> None:
-        """Close the shell session, logging (not raising) a failure: stop() must always finish."""
-        session, self._session = self._session, None
-        if session is not None:
-            try:
-                await asyncio.wait_for(session.close(), 10)
-            except Exception as exc:  # noqa: BLE001 - cleanup boundary: record and go on
-                logger.warning("closing the shell session failed: %s", exc)

@@ -24,7 +24,7 @@ import docker.errors
 
 from uni_agent_gym.config import DockerDeploymentConfig
 from uni_agent_gym.deployments.base import Deployment
-from uni_agent_gym.deployments.session import READ_SIZE, ShellProcess, ShellSession
+from uni_agent_gym.deployments.session import READ_SIZE, ShellProcess
 from uni_agent_gym.errors import DeploymentError, ImageNotFoundError, SandboxDiedError
 
 logger = logging.getLogger(__name__)
@@ -111,24 +111,9 @@ class DockerDeployment(Deployment):
         self.container_id: str | None = None
         self.run_id = config.run_id or default_run_id()
 
-    async def start(self) -> None:
-        if self._session is not None:
-            return
+    async def _provision(self) -> None:
         await asyncio.to_thread(self._ensure_image)
         self.container_id = await asyncio.to_thread(self._create_container)
-        session = ShellSession(
-            self._spawn,
-            self._run_beside,
-            output_limit=self.config.output_limit,
-            startup_timeout=self.config.startup_timeout,
-            workdir=self.config.workdir,
-        )
-        try:
-            await session.start()
-        except BaseException:
-            await self._remove_container()
-            raise
-        self._session = session
 
     def _ensure_image(self) -> None:
         client, image = docker_client(), self.config.image
@@ -181,7 +166,7 @@ class DockerDeployment(Deployment):
             raise DeploymentError(f"Cannot start a container from {config.image!r}: {exc.explanation or exc}") from None
         return container.id
 
-    async def _spawn(self) -> ShellProcess:
+    async def _spawn_shell(self) -> ShellProcess:
         def open_exec() -> tuple[str, socket.socket]:
             api = docker_client().api
             try:
@@ -212,11 +197,7 @@ class DockerDeployment(Deployment):
 
         await asyncio.to_thread(run)
 
-    async def stop(self) -> None:
-        await self._close_session()
-        await self._remove_container()
-
-    async def _remove_container(self) -> None:
+    async def _release(self) -> None:
         container_id, self.container_id = self.container_id, None
         if container_id is None:
             return
@@ -234,15 +215,13 @@ class DockerDeployment(Deployment):
                 logger.warning("could not remove container %s: %s (`uni-agent-gym cleanup` reaps it)", container_id, exc)
 
     async def is_alive(self) -> bool:
-        if self._session is None or self.container_id is None:
+        if self.container_id is None:
             return False
         try:
             state = await asyncio.to_thread(lambda: docker_client().api.inspect_container(self.container_id)["State"])
         except docker.errors.APIError:
             return False
-        if not state.get("Running"):
-            return False
-        return await self._shell_answers()
+        return bool(state.get("Running")) and await super().is_alive()
 
     async def upload(self, local_path: str | Path, remote_path: str) -> None:
         """Copy a host file or directory in with one tar archive (faster than file by file)."""

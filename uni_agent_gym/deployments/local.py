@@ -16,7 +16,7 @@ from pathlib import Path
 
 from uni_agent_gym.config import LocalDeploymentConfig
 from uni_agent_gym.deployments.base import Deployment
-from uni_agent_gym.deployments.session import READ_SIZE, ShellProcess, ShellSession
+from uni_agent_gym.deployments.session import READ_SIZE, ShellProcess
 
 logger = logging.getLogger(__name__)
 
@@ -63,31 +63,16 @@ class LocalDeployment(Deployment):
     def workdir(self) -> str | None:
         return self._workdir or self.config.workdir
 
-    async def start(self) -> None:
-        if self._session is not None:
-            return
+    async def _provision(self) -> None:
         _warn_no_security_boundary()
         if self.config.workdir:
             self._workdir = str(Path(self.config.workdir).resolve())
-            os.makedirs(self._workdir, exist_ok=True)
+            await asyncio.to_thread(os.makedirs, self._workdir, exist_ok=True)
         else:
             self._workdir = await asyncio.to_thread(tempfile.mkdtemp, prefix="uni-agent-gym-")
             self._owns_workdir = True
-        session = ShellSession(
-            self._spawn,
-            self._run_beside,
-            output_limit=self.config.output_limit,
-            startup_timeout=self.config.startup_timeout,
-            workdir=self._workdir,
-        )
-        try:
-            await session.start()
-        except BaseException:
-            await self._remove_workdir()
-            raise
-        self._session = session
 
-    async def _spawn(self) -> ShellProcess:
+    async def _spawn_shell(self) -> ShellProcess:
         process = await asyncio.create_subprocess_exec(
             "bash",
             "--noprofile",
@@ -107,17 +92,10 @@ class LocalDeployment(Deployment):
         )
         await process.wait()
 
-    async def stop(self) -> None:
-        await self._close_session()
-        await self._remove_workdir()
-
-    async def _remove_workdir(self) -> None:
+    async def _release(self) -> None:
         if self._owns_workdir and self._workdir:
             await asyncio.to_thread(shutil.rmtree, self._workdir, True)
         self._workdir, self._owns_workdir = None, False
-
-    async def is_alive(self) -> bool:
-        return await self._shell_answers()
 
     async def upload(self, local_path: str | Path, remote_path: str) -> None:
         self._require_session()

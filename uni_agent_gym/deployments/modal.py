@@ -18,7 +18,7 @@ from modal.stream_type import StreamType
 
 from uni_agent_gym.config import ModalDeploymentConfig
 from uni_agent_gym.deployments.base import Deployment
-from uni_agent_gym.deployments.session import ShellProcess, ShellSession
+from uni_agent_gym.deployments.session import ShellProcess
 from uni_agent_gym.errors import DeploymentError, SandboxDiedError
 
 logger = logging.getLogger(__name__)
@@ -85,27 +85,12 @@ class ModalDeployment(Deployment):
         super().__init__(config)
         self.sandbox = None
 
-    async def start(self) -> None:
-        if self._session is not None:
-            return
+    async def _provision(self) -> None:
         if not (modal.config.config.get("token_id") and modal.config.config.get("token_secret")):
             raise DeploymentError(
                 "No Modal credentials: run `modal token new`, or set MODAL_TOKEN_ID and MODAL_TOKEN_SECRET."
             )
         self.sandbox = await self._create_sandbox()
-        session = ShellSession(
-            self._spawn,
-            self._run_beside,
-            output_limit=self.config.output_limit,
-            startup_timeout=self.config.startup_timeout,
-            workdir=self.config.workdir,
-        )
-        try:
-            await session.start()
-        except BaseException:
-            await self._terminate()
-            raise
-        self._session = session
 
     async def _create_sandbox(self):
         config = self.config
@@ -136,7 +121,7 @@ class ModalDeployment(Deployment):
                 raise DeploymentError(f"Cannot create a Modal sandbox from {config.image!r}: {exc}") from None
         raise AssertionError("unreachable")
 
-    async def _spawn(self) -> ShellProcess:
+    async def _spawn_shell(self) -> ShellProcess:
         try:
             process = await self.sandbox.exec.aio("bash", "--noprofile", "--norc", text=False, stderr=StreamType.DEVNULL)
         except modal.exception.Error as exc:
@@ -150,11 +135,7 @@ class ModalDeployment(Deployment):
         except modal.exception.Error as exc:
             raise SandboxDiedError(f"The Modal sandbox does not run commands: {exc}") from None
 
-    async def stop(self) -> None:
-        await self._close_session()
-        await self._terminate()
-
-    async def _terminate(self) -> None:
+    async def _release(self) -> None:
         sandbox, self.sandbox = self.sandbox, None
         if sandbox is None:
             return
@@ -164,11 +145,10 @@ class ModalDeployment(Deployment):
             logger.warning("terminating the Modal sandbox failed: %s", exc)
 
     async def is_alive(self) -> bool:
-        if self._session is None or self.sandbox is None:
+        if self.sandbox is None:
             return False
         try:
-            if await self.sandbox.poll.aio() is not None:
-                return False
+            running = await self.sandbox.poll.aio() is None
         except modal.exception.Error:
             return False
-        return await self._shell_answers()
+        return running and await super().is_alive()

@@ -27,8 +27,8 @@ import shlex
 import sys
 import time
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 
-from uni_agent_gym.deployments.base import CommandResult
 from uni_agent_gym.errors import DeploymentError, SandboxDiedError
 
 # Kills every process of the shell's session but the shell (or, where the shell is not a session
@@ -72,6 +72,23 @@ logger = logging.getLogger(__name__)
 
 INTERRUPT_GRACE = 3.0  # seconds to wait for the sentinel after the command's processes were killed
 READ_SIZE = 1 << 18
+
+
+@dataclass(frozen=True)
+class CommandResult:
+    """What one command did.
+
+    `exit_code` is None when the command did not finish on its own (it timed out, or the shell died
+    without an exit status). `truncated` says the output was capped (the elision is marked in it).
+    `note` is the harness speaking, not the command (e.g. the shell was restarted), empty if nothing.
+    """
+
+    output: str
+    exit_code: int | None
+    timed_out: bool = False
+    truncated: bool = False
+    duration: float = 0.0
+    note: str = ""
 
 
 class ShellProcess(abc.ABC):
