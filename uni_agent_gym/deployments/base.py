@@ -135,7 +135,7 @@ class Deployment(abc.ABC):
     async def _run_exact(self, command: str) -> CommandResult:
         """Run a harness command with no output cap (file contents must arrive whole)."""
         session = self._require_session()
-        return await session.run(command, self.config.command_timeout, output_limit=None)
+        return await session.run(command, self.config.command_timeout, uncapped=True)
 
     # ----- commands (shared) -----
 

@@ -235,11 +235,9 @@ class ShellSession:
             argv = ["sh", "-c", KILL_TREE_SCRIPT, "sh", self._shell_pid] + (["with-shell"] if with_shell else [])
             await asyncio.wait_for(self._run_beside(argv), 30)
 
-    async def run(
-        self, command: str, timeout: float, *, output_limit: int | None = -1, locked: bool = True
-    ) -> CommandResult:
-        """Run one command; see `Deployment.run` for the contract. `output_limit=None` keeps everything."""
-        limit = self._output_limit if output_limit == -1 else output_limit
+    async def run(self, command: str, timeout: float, *, uncapped: bool = False, locked: bool = True) -> CommandResult:
+        """Run one command; see `Deployment.run` for the contract. `uncapped` keeps all the output."""
+        limit = None if uncapped else self._output_limit
         if not locked:
             return await self._run(command, timeout, limit)
         async with self._lock:
