@@ -13,6 +13,9 @@ import pytest
 from uni_agent_gym.deployments import make_deployment
 
 IN_CI = os.environ.get("CI") == "true"
+# The Hugging Face hub is unreachable on these machines; offline mode fails at once instead of
+# retrying for ~25 s. Set before anything imports datasets / huggingface_hub.
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
 DEPLOYMENT_TYPES = ["local", "docker", "modal"]
 
 

@@ -1,0 +1,153 @@
+"""SWE-bench rows: load them, normalise them, select some, name their images.
+
+Rows come from a Hugging Face dataset name (through `datasets`) or a local `.json`, `.jsonl` or
+`.parquet` file. Every row is checked when loaded: a missing field or a patch that is not a diff is
+an `InstanceError` naming the instance and the field, never a silent default (an empty FAIL_TO_PASS
+would grade as resolved).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from uni_agent_gym.errors import UniAgentGymError
+
+REQUIRED_FIELDS = (
+    "instance_id", "repo", "base_commit", "problem_statement", "version", "test_patch", "FAIL_TO_PASS", "PASS_TO_PASS",
+)  # fmt: skip
+TEST_LIST_FIELDS = ("FAIL_TO_PASS", "PASS_TO_PASS")
+PATCH_FIELDS = ("patch", "test_patch")
+_DIFF_FILE = re.compile(r"^diff --git a/(\S+) b/(\S+)$", re.MULTILINE)
+
+
+class InstanceError(UniAgentGymError, ValueError):
+    """A dataset row is unusable; the message names the instance and the field."""
+
+
+def image_name(instance_id: str) -> str:
+    """The official SWE-bench evaluation image of an instance (`__` becomes `_1776_`, lower case)."""
+    return f"swebench/sweb.eval.x86_64.{instance_id.replace('__', '_1776_').lower()}:latest"
+
+
+def patch_files(diff: str) -> list[str]:
+    """The paths a unified git diff touches (the `b/` side), in order."""
+    return [match.group(2) for match in _DIFF_FILE.finditer(diff)]
+
+
+def normalise(row: dict[str, Any]) -> dict[str, Any]:
+    """A checked copy of a row: test lists as lists of str, version as str, patches verified to be diffs."""
+    instance_id = row.get("instance_id") or "<no instance_id>"
+    missing = [name for name in REQUIRED_FIELDS if row.get(name) in (None, "") and name not in TEST_LIST_FIELDS]
+    missing += [name for name in TEST_LIST_FIELDS if row.get(name) is None]
+    if missing:
+        raise InstanceError(f"Instance {instance_id!r}: missing field(s) {', '.join(missing)}")
+    out = dict(row)
+    for name in TEST_LIST_FIELDS:
+        out[name] = _test_list(instance_id, name, row[name])
+    if not out["FAIL_TO_PASS"]:
+        raise InstanceError(f"Instance {instance_id!r}: field FAIL_TO_PASS is empty (nothing could show a fix)")
+    out["version"] = str(row["version"])
+    for name in PATCH_FIELDS:
+        if row.get(name) and not patch_files(row[name]):
+            raise InstanceError(f"Instance {instance_id!r}: field {name} is not a git diff (no 'diff --git' header)")
+    return out
+
+
+def _test_list(instance_id: str, field: str, value: Any) -> list[str]:
+    if isinstance(value, str):
+        try:
+            value = json.loads(value)
+        except json.JSONDecodeError as exc:
+            raise InstanceError(f"Instance {instance_id!r}: field {field} is not a JSON list ({exc})") from None
+    if not isinstance(value, list) or not all(isinstance(test, str) for test in value):
+        raise InstanceError(f"Instance {instance_id!r}: field {field} expects a list of test names, got {type(value).__name__}")
+    return list(value)
+
+
+def read_rows(source: str | Path, split: str = "test") -> list[dict[str, Any]]:
+    """Raw rows from a local .json/.jsonl/.parquet file, or else a `datasets` name (or dataset directory)."""
+    path = Path(source)
+    if path.is_file():
+        if path.suffix == ".jsonl":
+            lines = path.read_text().splitlines()
+            return [_json_line(path, number, line) for number, line in enumerate(lines, 1) if line.strip()]
+        if path.suffix == ".json":
+            data = json.loads(path.read_text())
+            rows = data if isinstance(data, list) else data.get("instances", data.get("rows"))
+            if not isinstance(rows, list):
+                raise InstanceError(f"{path}: expects a JSON list of rows (or {{'instances': [...]}})")
+            return rows
+        if path.suffix == ".parquet":
+            import datasets
+
+            return list(datasets.Dataset.from_parquet(str(path)))
+        raise InstanceError(f"{path}: expects a .json, .jsonl or .parquet file, or a dataset name")
+    import datasets
+
+    try:
+        return list(datasets.load_dataset(str(source), split=split))
+    except Exception as exc:  # noqa: BLE001 - datasets raises many unrelated types; say what failed
+        raise InstanceError(f"Cannot load dataset {source!r} (split {split!r}): {type(exc).__name__}: {exc}") from None
+
+
+def _json_line(path: Path, number: int, line: str) -> dict[str, Any]:
+    try:
+        return json.loads(line)
+    except json.JSONDecodeError as exc:
+        raise InstanceError(f"{path}:{number}: not a JSON object ({exc})") from None
+
+
+def select(
+    rows: Iterable[dict[str, Any]],
+    *,
+    ids: Iterable[str] | None = None,
+    pattern: str | None = None,
+    repos: Iterable[str] | None = None,
+    slice_spec: str | slice | None = None,
+) -> list[dict[str, Any]]:
+    """Filter rows by exact ids, an id regex (`re.search`), repos, then a slice such as "0:10"."""
+    rows = list(rows)
+    if ids is not None:
+        wanted = list(ids)
+        by_id = {row.get("instance_id"): row for row in rows}
+        unknown = [instance_id for instance_id in wanted if instance_id not in by_id]
+        if unknown:
+            raise InstanceError(f"Unknown instance id(s): {', '.join(unknown)}")
+        rows = [by_id[instance_id] for instance_id in wanted]
+    if pattern is not None:
+        rows = [row for row in rows if re.search(pattern, row.get("instance_id") or "")]
+    if repos is not None:
+        repo_set = set(repos)
+        rows = [row for row in rows if row.get("repo") in repo_set]
+    if slice_spec is not None:
+        rows = rows[_parse_slice(slice_spec)]
+    return rows
+
+
+def _parse_slice(spec: str | slice) -> slice:
+    if isinstance(spec, slice):
+        return spec
+    parts = spec.split(":")
+    if len(parts) > 3 or not all(re.fullmatch(r"-?\d*", part) for part in parts):
+        raise InstanceError(f"Expects a slice like '0:10' or '::2', got {spec!r}")
+    if len(parts) == 1:
+        return slice(None, int(parts[0]) if parts[0] else None)
+    return slice(*(int(part) if part else None for part in parts))
+
+
+def load_instances(
+    source: str | Path,
+    *,
+    split: str = "test",
+    ids: Iterable[str] | None = None,
+    pattern: str | None = None,
+    repos: Iterable[str] | None = None,
+    slice_spec: str | slice | None = None,
+) -> list[dict[str, Any]]:
+    """Load, select and normalise SWE-bench rows: `load_instances("lite.jsonl", ids=[...])`."""
+    rows = select(read_rows(source, split), ids=ids, pattern=pattern, repos=repos, slice_spec=slice_spec)
+    return [normalise(row) for row in rows]
