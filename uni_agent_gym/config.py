@@ -111,10 +111,39 @@ DeploymentConfig = Annotated[
 ]
 
 
+class EnvConfig(_Strict):
+    """The episode: which rows, which tools, how long, where the repository comes from."""
+
+    dataset: str | None = Field(
+        None,
+        description="Rows for reset(options={'instance_id': ...}): a .json/.jsonl/.parquet file or a datasets name; "
+        "the built-in toy task when null.",
+    )
+    split: str = Field("test", description="Dataset split, for datasets names.")
+    max_turns: int = Field(50, gt=0, description="Steps before the episode is truncated (and graded).")
+    tools: list[Literal["execute_bash", "str_replace_editor", "search", "finish"]] = Field(
+        default_factory=lambda: ["execute_bash", "str_replace_editor", "search", "finish"],
+        description="Tools offered to the agent, in this order.",
+    )
+    repo_dir: str = Field("/testbed", description="Where the repository lives in docker and modal sandboxes.")
+    workspace: Literal["auto", "image", "mirror"] = Field(
+        "auto",
+        description="image: the instance's image holds the repo (SWE-bench images); mirror: the deployment's image "
+        "plus the repo checked out from a mirror; auto: the instance image when it is present (docker) or no mirror "
+        "is known, else the mirror. The local deployment always uses the mirror.",
+    )
+    mirrors: dict[str, str] = Field(
+        default_factory=dict,
+        description="repo -> mirror: a local git repository, a plain directory, a git bundle, or a clone URL.",
+    )
+    cache_dir: str = Field("~/.cache/uni-agent-gym", description="Host cache for repository mirrors.")
+
+
 class GymConfig(_Strict):
     """The whole configuration of a run; sections are added by the parts that need them."""
 
     deployment: DeploymentConfig = Field(default_factory=DockerDeploymentConfig)
+    env: EnvConfig = Field(default_factory=EnvConfig)
 
 
 # ----- loading -----

@@ -1,0 +1,195 @@
+"""The env end to end: the built-in toy task, real fixture instances, format errors, budgets, faults."""
+
+from __future__ import annotations
+
+import secrets
+import shutil
+import warnings
+
+import gymnasium
+import pytest
+from gymnasium.utils.env_checker import check_env
+
+import uni_agent_gym
+from uni_agent_gym.config import GymConfig
+from uni_agent_gym.envs import AsyncSWEEnv, ResetNeeded
+from uni_agent_gym.errors import SandboxDiedError
+from tests import fixture_sources
+from tests.conftest import require_docker
+
+
+def config_for(deployment_type: str, repo_dir: str, **env) -> GymConfig:
+    """Local keeps the repository at `repo_dir` itself; docker puts it at the same path in the container."""
+    deployment = {"type": deployment_type}
+    if deployment_type == "local":
+        deployment["workdir"] = repo_dir
+    else:
+        require_docker()
+    return GymConfig.model_validate({"deployment": deployment, "env": {"repo_dir": repo_dir, **env}})
+
+
+TOY_SOLUTION = [
+    {"name": "str_replace_editor", "arguments": {"command": "view", "path": "{R}"}},
+    {"name": "search", "arguments": {"search_term": "def mean"}},
+    {"name": "execute_bash", "arguments": {"command": "python3 -m unittest test_stats 2>&1 | tail -n 1"}},
+    '<tool_call>{"name": "str_replace_editor", "arguments": {"command": "str_replace", "path": "{R}/stats.py", '
+    '"old_str": "sum(values) / (len(values) - 1)", "new_str": "sum(values) / len(values)"}}</tool_call>',
+    "I think I am done.",  # no tool call: a format error, the episode goes on
+    "<function=execute_bash>\n<parameter=command>python3 -m unittest test_stats 2>&1 | tail -n 1</parameter>\n</function>",
+    {"name": "finish", "arguments": {}},
+]
+
+
+def fill(action, repo_dir: str):
+    if isinstance(action, str):
+        return action.replace("{R}", repo_dir)
+    return {"name": action["name"], "arguments": {k: v.replace("{R}", repo_dir) for k, v in action["arguments"].items()}}
+
+
+async def play(env: AsyncSWEEnv, actions: list, options: dict | None = None) -> list[tuple]:
+    observation, info = await env.reset(options=options)
+    steps = [(observation, 0.0, False, False, None)]
+    for action in actions:
+        observation, reward, terminated, truncated, info = await env.step(fill(action, env.repo_dir))
+        steps.append((observation, reward, terminated, truncated, info["error"]))
+    steps[-1] = steps[-1] + (info,)
+    return steps
+
+
+async def test_toy_episode_is_solved_and_identical_on_local_and_docker():
+    repo_dir = f"/tmp/uag-env-{secrets.token_hex(4)}/testbed"
+    runs = []
+    for deployment_type in ("local", "docker"):
+        env = AsyncSWEEnv(config_for(deployment_type, repo_dir))
+        try:
+            runs.append(await play(env, TOY_SOLUTION))
+        finally:
+            await env.close()
+    local, docker = runs
+    assert [step[:5] for step in local] == [step[:5] for step in docker]
+    assert local[3][0] == "FAILED (failures=1, errors=1)\n"
+    assert local[5][0].startswith("Invalid tool call: No tool call found.") and local[5][4] == "format_error"
+    assert local[6][0] == "OK\n"
+    observation, reward, terminated, truncated, error, info = local[-1]
+    assert (reward, terminated, truncated, info["exit_reason"]) == (1.0, True, False, "finished")
+    assert info["reward_report"]["exit_code"] == 0 and info["timings"]["reward"] > 0
+
+
+async def test_unsolved_episode_truncates_at_max_turns_with_reward_zero():
+    env = AsyncSWEEnv(GymConfig.model_validate({"deployment": {"type": "local"}, "env": {"max_turns": 2}}))
+    try:
+        await env.reset()
+        first = await env.step({"name": "execute_bash", "arguments": {"command": "true"}})
+        assert first[1:4] == (0.0, False, False)
+        observation, reward, terminated, truncated, info = await env.step({"name": "execute_bash", "arguments": {"command": "ls"}})
+        assert (reward, terminated, truncated, info["exit_reason"]) == (0.0, False, True, "max_turns")
+        assert info["reward_report"]["exit_code"] != 0
+        with pytest.raises(ResetNeeded):
+            await env.step({"name": "finish", "arguments": {}})
+    finally:
+        await env.close()
+
+
+@pytest.mark.parametrize(
+    "action, message",
+    [
+        ({"name": "rm_rf", "arguments": {}}, "Invalid tool call: Unknown tool 'rm_rf'. Available tools: execute_bash, str_replace_editor, search, finish"),
+        ('<tool_call>{"name": "execute_bash", "arguments": {"command": }</tool_call>', "Invalid tool call: Invalid JSON in <tool_call>: Expecting value"),
+        ({"name": "execute_bash", "arguments": {}}, "Invalid tool call: Missing required argument 'command' for execute_bash"),
+    ],
+    ids=["unknown-tool", "broken-json", "missing-argument"],
+)
+async def test_format_errors_are_observations(action, message):
+    env = AsyncSWEEnv(GymConfig.model_validate({"deployment": {"type": "local"}}))
+    try:
+        await env.reset()
+        observation, reward, terminated, truncated, info = await env.step(action)
+        assert observation.startswith(message)
+        assert (reward, terminated, truncated, info["error"], info["tool"]) == (0.0, False, False, "format_error", None)
+    finally:
+        await env.close()
+
+
+async def test_local_reset_reuses_the_checkout_and_cleans_it(tmp_path):
+    repo_dir = str(tmp_path / "testbed")
+    env = AsyncSWEEnv(config_for("local", repo_dir))
+    try:
+        await env.reset()
+        await env.step({"name": "execute_bash", "arguments": {"command": "echo junk >> stats.py; touch new_file.py"}})
+        await env.reset()
+        status = await env.step({"name": "execute_bash", "arguments": {"command": "git status --porcelain; pwd"}})
+        assert status[0] == f"{repo_dir}\n"
+    finally:
+        await env.close()
+
+
+async def test_step_before_reset_and_close_twice():
+    env = AsyncSWEEnv(GymConfig.model_validate({"deployment": {"type": "local"}}))
+    with pytest.raises(ResetNeeded, match="reset"):
+        await env.step({"name": "finish", "arguments": {}})
+    await env.close()
+    await env.close()
+
+
+async def test_a_dead_sandbox_raises_and_close_still_releases():
+    require_docker()
+    from uni_agent_gym.deployments.docker import docker_client
+
+    env = AsyncSWEEnv(GymConfig())
+    await env.reset()
+    docker_client().api.kill(env.deployment.container_id)
+    with pytest.raises(SandboxDiedError):
+        await env.step({"name": "execute_bash", "arguments": {"command": "ls"}})
+    await env.close()
+    assert env.deployment is None
+
+
+def test_gymnasium_make_and_check_env():
+    """`check_env` passes with one adaptation: wall-clock `timings` are dropped from info, since the
+    step-determinism check compares info dicts and timings cannot repeat. Every other check applies
+    (reset/step signatures and return types, seeding, `options`, space membership of the text
+    observations and of sampled text actions, which become format-error observations)."""
+
+    class DropTimings(gymnasium.Wrapper):
+        def reset(self, *, seed=None, options=None):
+            observation, info = self.env.reset(seed=seed, options=options)
+            info.pop("timings")
+            return observation, info
+
+        def step(self, action):
+            observation, reward, terminated, truncated, info = self.env.step(action)
+            info.pop("timings")
+            return observation, reward, terminated, truncated, info
+
+    workdir = f"/tmp/uag-check-env-{secrets.token_hex(4)}"  # a fixed path: the prompt names it
+    config = {"deployment": {"type": "local", "workdir": workdir}}
+    made = gymnasium.make("uni_agent_gym/SWEBench-v0", config=config)
+    assert isinstance(made.unwrapped, uni_agent_gym.SWEEnv)
+    made.close()
+    env = uni_agent_gym.make_env(config)
+    wrapped = DropTimings(env)
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message=".*is different from the unwrapped version.*")
+        check_env(wrapped, skip_render_check=True)
+    env.close()
+    shutil.rmtree(workdir)
+
+
+@pytest.mark.parametrize("deployment_type", ["local", "docker"])
+async def test_fixture_instance_episode(deployment_type, tmp_path):
+    """A real SWE-bench Lite instance (re-based onto its PyPI sdist): the repository is at base_commit and
+    the tools work on it. Grading belongs to the reward module."""
+    row = fixture_sources.derived_rows()["pallets__flask-4992"]
+    source = fixture_sources.sdist_directory(row["derived_from"]["sdist"])
+    repo_dir = f"/tmp/uag-fixture-{secrets.token_hex(4)}/testbed"
+    config = config_for(deployment_type, repo_dir, mirrors={"pallets/flask": str(source)}, cache_dir=str(tmp_path / "cache"))
+    env = AsyncSWEEnv(config)
+    try:
+        prompt, info = await env.reset(options={"instance": row})
+        assert "config.from_file" in prompt and info["instance_id"] == "pallets__flask-4992"
+        head = await env.step({"name": "execute_bash", "arguments": {"command": "git rev-parse HEAD && git status --porcelain"}})
+        assert head[0] == row["base_commit"] + "\n"
+        found = await env.step({"name": "search", "arguments": {"search_term": "def from_file", "path": f"{repo_dir}/src/flask/config.py"}})
+        assert found[0].startswith(f'Matches for "def from_file" in {repo_dir}/src/flask/config.py:\n')
+    finally:
+        await env.close()

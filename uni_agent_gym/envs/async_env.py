@@ -1,0 +1,162 @@
+"""`AsyncSWEEnv`: one SWE-bench episode at a time, async-native (the core under `SWEEnv` and verl).
+
+    obs, info = await env.reset(options={"instance": row})        # or {"instance_id": ...}
+    obs, reward, terminated, truncated, info = await env.step({"name": "execute_bash", "arguments": {...}})
+    obs, ... = await env.step("<tool_call>{...}</tool_call>")       # model text is parsed
+    await env.close()
+
+`terminated` means the agent called `finish`; `truncated` means `max_turns` ran out. Either way the
+episode is graded then, and the reward is 0.0 on every other step. A malformed call is an
+observation saying what was wrong (`info["error"] == "format_error"`), never an exception; a sandbox
+that dies raises `DeploymentError`, so it is never trained on as the agent's mistake.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from uni_agent_gym.config import GymConfig
+from uni_agent_gym.deployments import Deployment
+from uni_agent_gym.envs.parsing import parse_action
+from uni_agent_gym.envs.prompt import task_prompt
+from uni_agent_gym.envs.reward import Reward, split_outcome
+from uni_agent_gym.envs.spaces import ACTION_SPACE, OBSERVATION_SPACE
+from uni_agent_gym.envs.workspace import open_workspace
+from uni_agent_gym.errors import UniAgentGymError
+from uni_agent_gym.instances import load_instances, normalise
+from uni_agent_gym.tools import Tool, ToolCallFormatError, make_tools
+
+
+class ResetNeeded(UniAgentGymError, RuntimeError):
+    """`step()` was called before `reset()` or after the episode ended."""
+
+
+class AsyncSWEEnv:
+    """A Gymnasium-shaped env over SWE-bench instances, with async `reset`/`step`/`close`."""
+
+    observation_space = OBSERVATION_SPACE
+    action_space = ACTION_SPACE
+
+    def __init__(
+        self,
+        config: GymConfig | None = None,
+        *,
+        instances: list[dict[str, Any]] | None = None,
+        reward: Reward | None = None,
+    ) -> None:
+        """`instances` (or `config.env.dataset`) are what `instance_id` resets pick from; `reward` grades
+        the end of an episode (None: reward 0.0, for the built-in toy task its own tests)."""
+        self.config = config or GymConfig()
+        self._instances = {row["instance_id"]: row for row in instances} if instances is not None else None
+        self._reward = reward
+        self.deployment: Deployment | None = None
+        self.instance: dict[str, Any] | None = None
+        self.repo_dir: str | None = None
+        self.tools: dict[str, Tool] = make_tools(self.config.env.tools)
+        self.turn = 0
+        self._done = True
+        self._episode_reward: Reward | None = None
+
+    @property
+    def tool_schemas(self) -> list[dict[str, Any]]:
+        """The OpenAI function-calling schemas of the tools, for the model's request."""
+        return [tool.schema() for tool in self.tools.values()]
+
+    async def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[str, dict[str, Any]]:
+        """Start an episode in a fresh sandbox; the previous one, if any, is released first.
+
+        Args:
+            seed: picks the instance when `options` names none (the same seed, the same instance).
+            options: `{"instance": row}` or `{"instance_id": id}`.
+        Returns:
+            The task prompt and info (`instance_id`, `turn`, `repo_dir`, `timings`).
+        """
+        started = time.monotonic()
+        await self.close()
+        instance, reward = await self._pick_instance(seed, options or {})
+        self.deployment, self.repo_dir = await open_workspace(instance, self.config)
+        self.instance, self._episode_reward = instance, reward
+        self.tools = make_tools(self.config.env.tools, bash_timeout=self.config.deployment.command_timeout)
+        self.turn, self._done = 0, False
+        prompt = task_prompt(instance, self.repo_dir, list(self.tools))
+        info = {"instance_id": instance["instance_id"], "turn": 0, "repo_dir": self.repo_dir,
+                "timings": {"reset": time.monotonic() - started}}  # fmt: skip
+        return prompt, info
+
+    async def _pick_instance(self, seed: int | None, options: dict[str, Any]) -> tuple[dict[str, Any], Reward | None]:
+        if "instance" in options:
+            return normalise(options["instance"]), self._reward
+        instances = await self._dataset()
+        if instances is None:  # no dataset at all: the built-in toy task, graded by its own tests
+            from uni_agent_gym import toy
+
+            if options.get("instance_id", toy.INSTANCE_ID) != toy.INSTANCE_ID:
+                raise KeyError(f"Unknown instance_id {options['instance_id']!r}: no dataset is configured (env.dataset)")
+            return normalise(await toy.toy_instance(self.config.env.cache_dir)), self._reward or toy.REWARD
+        if "instance_id" in options:
+            if options["instance_id"] not in instances:
+                raise KeyError(f"Unknown instance_id {options['instance_id']!r} (the dataset has {len(instances)} rows)")
+            return instances[options["instance_id"]], self._reward
+        ids = sorted(instances)
+        return instances[ids[(seed or 0) % len(ids)]], self._reward
+
+    async def _dataset(self) -> dict[str, dict[str, Any]] | None:
+        if self._instances is None and self.config.env.dataset:
+            rows = load_instances(self.config.env.dataset, split=self.config.env.split)
+            self._instances = {row["instance_id"]: row for row in rows}
+        return self._instances
+
+    async def step(self, action: Any) -> tuple[str, float, bool, bool, dict[str, Any]]:
+        """Run one tool call.
+
+        Args:
+            action: `{"name": ..., "arguments": {...}}` or model text with one tool call in it.
+        Returns:
+            (observation, reward, terminated, truncated, info); info has `instance_id`, `turn`, `tool`,
+            `exit_code`, `error` (None, "format_error" or "tool_error"), `exit_reason` at the end
+            ("finished" or "max_turns"), `timings`, and at the end `reward_report`.
+        Raises:
+            ResetNeeded: before `reset()` or after the episode ended.
+            DeploymentError: the sandbox failed (not the agent's fault).
+        """
+        if self._done or self.deployment is None:
+            raise ResetNeeded("step() needs reset() first (the episode has not started or has ended)")
+        started = time.monotonic()
+        self.turn += 1
+        info: dict[str, Any] = {"instance_id": self.instance["instance_id"], "turn": self.turn, "tool": None,
+                                "exit_code": None, "error": None, "exit_reason": None}  # fmt: skip
+        terminal = False
+        try:
+            call = parse_action(action, self.tools)
+        except ToolCallFormatError as exc:
+            observation = f"Invalid tool call: {exc}"
+            info["error"] = "format_error"
+        else:
+            info["tool"] = call.name
+            result = await self.tools[call.name].call(self.deployment, call.arguments)
+            observation, terminal = result.output, result.terminal
+            info["exit_code"], info["error"] = result.exit_code, "tool_error" if result.error else None
+        tool_seconds = time.monotonic() - started
+        truncated = not terminal and self.turn >= self.config.env.max_turns
+        reward, reward_seconds = 0.0, 0.0
+        if terminal or truncated:
+            self._done = True
+            info["exit_reason"] = "finished" if terminal else "max_turns"
+            graded = time.monotonic()
+            reward, info["reward_report"] = await self._grade()
+            reward_seconds = time.monotonic() - graded
+        info["timings"] = {"step": time.monotonic() - started, "tool": tool_seconds, "reward": reward_seconds}
+        return observation, reward, terminal, truncated, info
+
+    async def _grade(self) -> tuple[float, dict[str, Any] | None]:
+        if self._episode_reward is None:
+            return 0.0, None
+        return split_outcome(await self._episode_reward(self.deployment, self.instance, self.repo_dir))
+
+    async def close(self) -> None:
+        """Release the sandbox; idempotent, safe at any time."""
+        deployment, self.deployment = self.deployment, None
+        self._done = True
+        if deployment is not None:
+            await deployment.stop()

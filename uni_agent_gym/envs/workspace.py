@@ -1,0 +1,194 @@
+"""A sandbox holding an instance's repository at its `base_commit`.
+
+Two ways to get there:
+- *image*: the instance's own image already holds the repository at `repo_dir` (the official
+  `swebench/sweb.eval.x86_64.<id>` images, or those `uni-agent-gym images build` makes offline);
+- *mirror*: the deployment's image (or the host, for `local`) plus a checkout from a mirror of the
+  repository: a local git repository, a plain directory (committed with a fixed identity and date, so
+  the same files always give the same commit), a git bundle, or a clone URL.
+Mirrors are cloned once into a bare repository under the cache directory, so every later episode of
+the same repository costs a local clone and a checkout. A local deployment with a configured workdir
+reuses the checkout there: a reset is `git checkout --force` + `git clean`, a few milliseconds.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import secrets
+import shutil
+import tempfile
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+from uni_agent_gym.config import GymConfig
+from uni_agent_gym.deployments import Deployment, make_deployment
+from uni_agent_gym.errors import UniAgentGymError
+from uni_agent_gym.instances import image_name
+
+FIXED_IDENTITY = {
+    "GIT_AUTHOR_NAME": "uni-agent-gym fixtures",
+    "GIT_AUTHOR_EMAIL": "fixtures@uni-agent-gym.invalid",
+    "GIT_COMMITTER_NAME": "uni-agent-gym fixtures",
+    "GIT_COMMITTER_EMAIL": "fixtures@uni-agent-gym.invalid",
+    "GIT_AUTHOR_DATE": "2000-01-01T00:00:00+0000",
+    "GIT_COMMITTER_DATE": "2000-01-01T00:00:00+0000",
+}
+_mirror_locks: dict[str, asyncio.Lock] = {}
+
+
+class WorkspaceError(UniAgentGymError, RuntimeError):
+    """The repository of an instance cannot be put into the sandbox."""
+
+
+async def git(*args: str, cwd: str | Path | None = None, env: dict[str, str] | None = None) -> str:
+    """Run host git (any owner accepted) and return stdout; `WorkspaceError` with stderr on failure."""
+    process = await asyncio.create_subprocess_exec(
+        "git", "-c", "safe.directory=*", *args,
+        cwd=cwd, env={**os.environ, **(env or {})},
+        stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+    )  # fmt: skip
+    out, err = await process.communicate()
+    if process.returncode != 0:
+        raise WorkspaceError(f"git {' '.join(args[:3])} failed: {err.decode(errors='replace').strip()[-1000:]}")
+    return out.decode(errors="replace")
+
+
+def _is_git_source(source: str) -> bool:
+    path = Path(source)
+    return not path.exists() or path.is_file() or (path / ".git").exists() or (path / "HEAD").is_file()
+
+
+async def mirror_repository(repo: str, source: str, cache_dir: str) -> Path:
+    """A bare repository under the cache holding `source`'s history, made once per repo."""
+    cache = Path(cache_dir).expanduser() / "mirrors" / f"{repo.replace('/', '__')}.git"
+    plain_directory = not _is_git_source(source)
+    async with _mirror_locks.setdefault(str(cache), asyncio.Lock()):
+        if cache.exists() and plain_directory and await _directory_changed(cache, source):
+            await asyncio.to_thread(shutil.rmtree, cache)
+        if cache.exists():
+            return cache
+        cache.parent.mkdir(parents=True, exist_ok=True)
+        building = cache.with_name(f"{cache.name}.tmp-{secrets.token_hex(4)}")
+        try:
+            if not plain_directory:
+                await git("clone", "--bare", "--quiet", source, str(building))
+            else:  # a plain directory: one commit of all its files, with a fixed identity and date
+                await git("init", "--bare", "--quiet", str(building))
+                tree = ["--git-dir", str(building), "--work-tree", str(Path(source).resolve())]
+                await git(*tree, "add", "-A", "-f")
+                await git(*tree, "commit", "--quiet", "-m", "base", env=FIXED_IDENTITY)
+            os.replace(building, cache)
+        finally:
+            if building.exists():
+                await asyncio.to_thread(shutil.rmtree, building, True)
+    return cache
+
+
+async def _directory_changed(cache: Path, source: str) -> bool:
+    """Whether a plain-directory mirror's files differ from the commit made of them."""
+    status = await git("--git-dir", str(cache), "--work-tree", str(Path(source).resolve()), "status", "--porcelain")
+    return bool(status.strip())
+
+
+async def head_commit(cache: Path) -> str:
+    """The commit HEAD of a mirror points to."""
+    return (await git("--git-dir", str(cache), "rev-parse", "HEAD")).strip()
+
+
+async def checkout(cache: Path, base_commit: str, target: str | Path, instance_id: str) -> None:
+    """A self-contained clone of the mirror at `base_commit` (detached) in `target` (empty or absent)."""
+    try:
+        await git("--git-dir", str(cache), "cat-file", "-e", f"{base_commit}^{{commit}}")
+    except WorkspaceError:
+        raise WorkspaceError(f"Instance {instance_id!r}: the mirror {cache} has no commit {base_commit}") from None
+    await git("clone", "--quiet", "--no-checkout", str(cache), str(target))
+    await git("-C", str(target), "checkout", "--quiet", "--detach", base_commit)
+
+
+async def reset_checkout(cache: Path, base_commit: str, repo_dir: str | Path) -> None:
+    """Return an existing checkout to a clean `base_commit` (ignored files, such as build output, stay)."""
+    try:
+        await git("-C", str(repo_dir), "cat-file", "-e", f"{base_commit}^{{commit}}")
+    except WorkspaceError:
+        await git("-C", str(repo_dir), "fetch", "--quiet", str(cache), base_commit)
+    await git("-C", str(repo_dir), "checkout", "--quiet", "--force", "--detach", base_commit)
+    await git("-C", str(repo_dir), "clean", "-fdq")
+
+
+async def _image_present(name: str) -> bool:
+    import docker.errors
+
+    from uni_agent_gym.deployments.docker import docker_client
+
+    def present() -> bool:
+        try:
+            docker_client().images.get(name)
+            return True
+        except docker.errors.ImageNotFound:
+            return False
+
+    return await asyncio.to_thread(present)
+
+
+async def workspace_mode(instance: dict[str, Any], config: GymConfig) -> str:
+    """'image' or 'mirror' for this instance under this config (see the module docstring)."""
+    mirror = config.env.mirrors.get(instance["repo"]) or instance.get("mirror")
+    if config.deployment.type == "local":
+        return "mirror"
+    if config.env.workspace != "auto":
+        return config.env.workspace
+    if not mirror:
+        return "image"
+    if config.deployment.type == "docker":
+        return "image" if await _image_present(instance.get("image_name") or image_name(instance["instance_id"])) else "mirror"
+    return "mirror"
+
+
+async def open_workspace(instance: dict[str, Any], config: GymConfig) -> tuple[Deployment, str]:
+    """A started deployment with the repository at `base_commit`, and the repository's directory in it."""
+    deployment_config = config.deployment
+    mode = await workspace_mode(instance, config)
+    repo_dir = config.env.repo_dir
+    if mode == "image":
+        image = instance.get("image_name") or image_name(instance["instance_id"])
+        deployment = make_deployment(deployment_config.model_copy(update={"image": image, "workdir": repo_dir}))
+        await deployment.start()
+        return deployment, repo_dir
+
+    source = config.env.mirrors.get(instance["repo"]) or instance.get("mirror")
+    if not source:
+        raise WorkspaceError(
+            f"Instance {instance['instance_id']!r}: no mirror of {instance['repo']} is configured "
+            f"(env.mirrors[{instance['repo']!r}]) and the {deployment_config.type} deployment needs one"
+        )
+    cache = await mirror_repository(instance["repo"], source, config.env.cache_dir)
+    if deployment_config.type == "local":
+        deployment = make_deployment(deployment_config)
+        await deployment.start()
+        # A configured workdir is the repository itself; else a directory named like repo_dir in a fresh one.
+        repo_dir = deployment.workdir if deployment_config.workdir else str(Path(deployment.workdir) / PurePosixPath(repo_dir).name)
+        try:
+            if (Path(repo_dir) / ".git").exists():
+                await reset_checkout(cache, instance["base_commit"], repo_dir)
+            elif Path(repo_dir).exists() and any(Path(repo_dir).iterdir()):
+                raise WorkspaceError(f"The local workdir {repo_dir} is neither empty nor a git checkout")
+            else:
+                await checkout(cache, instance["base_commit"], repo_dir, instance["instance_id"])
+            await deployment.run(f"cd {repo_dir}")
+        except BaseException:
+            await deployment.stop()
+            raise
+        return deployment, repo_dir
+
+    deployment = make_deployment(deployment_config.model_copy(update={"workdir": repo_dir}))
+    await deployment.start()
+    try:
+        with tempfile.TemporaryDirectory(prefix="uni-agent-gym-checkout-") as scratch:
+            await checkout(cache, instance["base_commit"], Path(scratch) / "repo", instance["instance_id"])
+            await deployment.upload(Path(scratch) / "repo", repo_dir)
+        await deployment.run(f"cd {repo_dir}")
+    except BaseException:
+        await deployment.stop()
+        raise
+    return deployment, repo_dir

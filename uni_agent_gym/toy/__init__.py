@@ -1,0 +1,59 @@
+"""The built-in toy task: a tiny repository with a real bug, a failing test and a known fix.
+
+It runs anywhere with nothing downloaded (Python's own unittest), so `make demo` and
+`check_env` have an episode to play on a fresh machine. The row has the SWE-bench shape; its
+repository is the plain directory `repo/` beside this file, used as the mirror.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from uni_agent_gym.envs.reward import CommandReward
+from uni_agent_gym.envs.workspace import head_commit, mirror_repository
+
+REPO = Path(__file__).parent / "repo"
+INSTANCE_ID = "uni-agent-gym__toy-1"
+TEST_COMMAND = "python3 -m unittest -v test_stats"
+REWARD = CommandReward(TEST_COMMAND, timeout=120)
+
+PROBLEM_STATEMENT = """\
+`stats.mean` returns wrong results
+
+`mean([1, 2, 3])` returns `3.0` instead of `2.0`, and `mean([5])` raises `ZeroDivisionError`
+instead of returning `5.0`. The mean of a non-empty sequence should be its sum divided by its length.
+Run the tests with `python3 -m unittest -v test_stats`.
+"""
+
+GOLD_PATCH = """\
+diff --git a/stats.py b/stats.py
+--- a/stats.py
++++ b/stats.py
+@@ -5,7 +5,7 @@ def mean(values):
+     \"\"\"The arithmetic mean of a non-empty sequence of numbers.\"\"\"
+     if not values:
+         raise ValueError("mean() needs at least one value")
+-    return sum(values) / (len(values) - 1)
++    return sum(values) / len(values)
+ 
+ 
+ def clamp(value, low, high):
+"""
+
+
+async def toy_instance(cache_dir: str) -> dict[str, Any]:
+    """The toy task as a SWE-bench-shaped row; `base_commit` is what committing `repo/` gives."""
+    base_commit = await head_commit(await mirror_repository("uni-agent-gym/toy", str(REPO), cache_dir))
+    return {
+        "instance_id": INSTANCE_ID,
+        "repo": "uni-agent-gym/toy",
+        "base_commit": base_commit,
+        "problem_statement": PROBLEM_STATEMENT,
+        "version": "0.1",
+        "patch": GOLD_PATCH,
+        "test_patch": "",
+        "FAIL_TO_PASS": ["test_stats.MeanTest.test_mean_of_three", "test_stats.MeanTest.test_mean_of_one"],
+        "PASS_TO_PASS": ["test_stats.MeanTest.test_empty_is_an_error", "test_stats.ClampTest.test_clamp"],
+        "mirror": str(REPO),
+    }
