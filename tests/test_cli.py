@@ -49,10 +49,12 @@ def wide_terminal(monkeypatch):
 def test_demo_on_local(capsys, wide_terminal):
     assert main(["demo", "--deployment", "local"]) == 0
     output = capsys.readouterr().out
-    assert "still here in /tmp/demo" in output and "hello from the sandbox" in output and "timed out" in output
+    assert "step 5: str_replace_editor" in output and "has been edited" in output
+    assert "exit reason: finished   reward: 1.0   tests: exit code 0" in output
 
 
 def test_demo_on_docker(capsys, wide_terminal, docker_image):
     assert main(["demo"]) == 0
     output = capsys.readouterr().out
-    assert "Python 3.11" in output and "still here in /tmp/demo" in output and "sandbox is removed" in output
+    assert "Toy task on a docker deployment" in output and "/testbed/stats.py" in output
+    assert "reward: 1.0" in output and "the sandbox is released" in output

@@ -14,6 +14,10 @@ from uni_agent_gym.config import load_config
 from uni_agent_gym.errors import UniAgentGymError
 
 
+class DemoFailed(UniAgentGymError):
+    """The demo episode ended without the reward it must have."""
+
+
 def _config_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--config", "-c", action="append", default=[], help="YAML/JSON/TOML config; repeat to layer")
     parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="override, e.g. deployment.type=local")
@@ -28,7 +32,9 @@ def _load(args: argparse.Namespace):
 def cmd_demo(args: argparse.Namespace, console: Console) -> None:
     from uni_agent_gym.demo import run_demo
 
-    asyncio.run(run_demo(_load(args), console))
+    reward = asyncio.run(run_demo(_load(args), console))
+    if reward != 1.0:
+        raise DemoFailed(f"the scripted policy should solve the toy task, but the reward is {reward}")
 
 
 def cmd_check_config(args: argparse.Namespace, console: Console) -> None:

@@ -1,61 +1,71 @@
-"""`uni-agent-gym demo`: the main job on a built-in default task, so a new user sees it work.
+"""`uni-agent-gym demo`: one full episode of the built-in toy task, played by a scripted policy.
 
-For now the job is the sandbox itself: start a deployment, run commands in its persistent shell
-(state carries over, a hung command is interrupted, the session survives), move a file, stop.
+The toy repository has a real bug and a failing test; the policy explores with the tools, fixes the
+bug with `str_replace_editor` and calls `finish`; the episode is graded by the task's tests. It runs
+on docker when an engine is reachable (building the base image offline on first use), else locally.
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
 import time
 
 from rich.console import Console
-from rich.table import Table
+from rich.panel import Panel
+from rich.text import Text
 
-from uni_agent_gym.config import GymConfig
-from uni_agent_gym.deployments import make_deployment
+from uni_agent_gym import toy
+from uni_agent_gym.config import GymConfig, LocalDeploymentConfig
 from uni_agent_gym.deployments.images import base_image_name, bootstrap_base
-from uni_agent_gym.errors import ImageNotFoundError
-
-DEMO_COMMANDS = [
-    ("where are we", "pwd && uname -sr && python3 --version"),
-    ("state persists: cd", "mkdir -p /tmp/demo && cd /tmp/demo"),
-    ("state persists: export", "export GREETING='hello from the sandbox'"),
-    ("both carried over", 'pwd && echo "$GREETING"'),
-    ("stderr and exit codes", "ls /no/such/dir"),
-    ("a hung command (2 s timeout)", "sleep 600"),
-    ("the session survived", 'echo "still here in $(pwd)"'),
-]
+from uni_agent_gym.envs import AsyncSWEEnv
+from uni_agent_gym.errors import DeploymentError
 
 
-async def run_demo(config: GymConfig, console: Console) -> None:
-    deployment = make_deployment(config.deployment)
-    console.print(f"[bold]Starting a {config.deployment.type} deployment[/bold] ({_describe(config)})")
+async def prepare_deployment(config: GymConfig, console: Console) -> GymConfig:
+    """Docker needs an engine and the base image: fall back to local without an engine, build the image if missing."""
+    if config.deployment.type != "docker":
+        return config
+    from uni_agent_gym.deployments.docker import docker_client
+
+    try:
+        await asyncio.to_thread(docker_client)
+    except DeploymentError as exc:
+        console.print(f"[yellow]{exc}\nRunning the demo on the local deployment instead.[/yellow]")
+        return config.model_copy(update={"deployment": LocalDeploymentConfig()})
+    if config.deployment.image == base_image_name("3.11"):
+        await asyncio.to_thread(bootstrap_base, "3.11", log=lambda message: console.print(f"[dim]{message}[/dim]"))
+    return config
+
+
+async def run_demo(config: GymConfig, console: Console) -> float:
+    config = await prepare_deployment(config, console)
+    env = AsyncSWEEnv(config)
+    console.print(f"[bold]Toy task on a {config.deployment.type} deployment[/bold]")
     started = time.monotonic()
     try:
-        await deployment.start()
-    except ImageNotFoundError:
-        if config.deployment.type != "docker" or config.deployment.image != base_image_name("3.11"):
-            raise
-        console.print("The default base image is missing: building it offline with debootstrap (about a minute)")
-        await asyncio.to_thread(bootstrap_base, "3.11", log=console.print)
-        await deployment.start()
-    console.print(f"started in {time.monotonic() - started:.2f} s\n")
-    try:
-        table = Table("step", "command", "exit", "output", "ms")
-        for title, command in DEMO_COMMANDS:
-            result = await deployment.run(command, timeout=2 if "sleep" in command else None)
-            exit_text = "timed out" if result.timed_out else str(result.exit_code)
-            table.add_row(title, command, exit_text, result.output.strip()[:80], f"{result.duration * 1000:.1f}")
-        console.print(table)
-        await deployment.write_file("/tmp/demo/notes.txt", "written by the host\n")
-        read_back = (await deployment.run("cat /tmp/demo/notes.txt")).output.strip()
-        console.print(f"file written from the host and read in the sandbox: {read_back!r}")
+        prompt, info = await env.reset()
+        title = Text(f"reset: {info['instance_id']} ({info['timings']['reset']:.2f} s)")
+        console.print(Panel(Text(prompt.strip()), title=title, expand=False))
+        reward = 0.0
+        for action in toy.scripted_solution(env.repo_dir):
+            observation, reward, terminated, truncated, info = await env.step(action)
+            title = Text(f"step {info['turn']}: {action['name']} {json.dumps(action['arguments'])[:100]}")
+            console.print(Panel(Text(_shorten(observation)), title=title, title_align="left", expand=False))
+            if terminated or truncated:
+                break
+        report = info.get("reward_report") or {}
+        console.print(
+            f"[bold]exit reason:[/bold] {info['exit_reason']}   [bold]reward:[/bold] {reward}   "
+            f"[bold]tests:[/bold] exit code {report.get('exit_code')}   "
+            f"[bold]episode:[/bold] {time.monotonic() - started:.2f} s"
+        )
     finally:
-        await deployment.stop()
-    console.print("[green]stopped; the sandbox is removed[/green]")
+        await env.close()
+    console.print("[green]the sandbox is released[/green]")
+    return reward
 
 
-def _describe(config: GymConfig) -> str:
-    deployment = config.deployment
-    return getattr(deployment, "image", None) or deployment.workdir or "temporary directory"
+def _shorten(text: str, lines: int = 14) -> str:
+    parts = text.rstrip("\n").split("\n")
+    return "\n".join(parts if len(parts) <= lines else parts[:lines] + [f"... ({len(parts) - lines} more lines)"])

@@ -57,3 +57,18 @@ async def toy_instance(cache_dir: str) -> dict[str, Any]:
         "PASS_TO_PASS": ["test_stats.MeanTest.test_empty_is_an_error", "test_stats.ClampTest.test_clamp"],
         "mirror": str(REPO),
     }
+
+
+def scripted_solution(repo_dir: str) -> list[dict[str, Any]]:
+    """What a competent agent does on the toy task: explore, reproduce, fix with the editor, check, finish."""
+    return [
+        {"name": "str_replace_editor", "arguments": {"command": "view", "path": repo_dir}},
+        {"name": "search", "arguments": {"search_term": "def mean", "path": repo_dir}},
+        {"name": "str_replace_editor", "arguments": {"command": "view", "path": f"{repo_dir}/stats.py", "view_range": [4, 9]}},
+        {"name": "execute_bash", "arguments": {"command": "python3 -c 'from stats import mean; print(mean([1, 2, 3]))'"}},
+        {"name": "str_replace_editor", "arguments": {
+            "command": "str_replace", "path": f"{repo_dir}/stats.py",
+            "old_str": "return sum(values) / (len(values) - 1)", "new_str": "return sum(values) / len(values)"}},
+        {"name": "execute_bash", "arguments": {"command": f"{TEST_COMMAND} 2>&1 | tail -n 3"}},
+        {"name": "finish", "arguments": {"message": "mean() divides by len(values) now."}},
+    ]  # fmt: skip
