@@ -11,11 +11,15 @@ import sys
 from rich.console import Console
 
 from uni_agent_gym.config import load_config
-from uni_agent_gym.errors import UniAgentGymError
+from uni_agent_gym.errors import ConfigError, UniAgentGymError
 
 
 class DemoFailed(UniAgentGymError):
     """The demo episode ended without the reward it must have."""
+
+
+class ImageBuildFailed(UniAgentGymError):
+    """Some instance images could not be built (each failure was printed)."""
 
 
 def _config_arguments(parser: argparse.ArgumentParser) -> None:
@@ -57,6 +61,25 @@ def cmd_bootstrap_base(args: argparse.Namespace, console: Console) -> None:
         bootstrap_base(python, mirror=args.mirror, force=args.force, log=console.print)
 
 
+def cmd_build_images(args: argparse.Namespace, console: Console) -> None:
+    from uni_agent_gym.envs.image_builder import build_instance_images
+    from uni_agent_gym.instances import load_instances
+    from uni_agent_gym.specs import load_environments
+
+    config = load_config(*args.config, overrides=args.set)
+    for mirror in args.mirror:
+        repo, separator, path = mirror.partition("=")
+        if not separator:
+            raise ConfigError(f"--mirror expects REPO=PATH, got {mirror!r}")
+        config.env.mirrors[repo] = path
+    rows = load_instances(args.dataset, ids=args.instance_ids, pattern=args.pattern, slice_spec=args.slice)
+    environments = load_environments(args.environments)
+    names, failures = asyncio.run(build_instance_images(rows, config, environments, force=args.force, log=console.print))
+    console.print(f"{len(names)} image(s) ready, {len(failures)} failed")
+    if failures:
+        raise ImageBuildFailed("failed: " + ", ".join(failures))
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="uni-agent-gym", description="SWE-bench environment and reward gym for agentic RL")
     parser.add_argument("--verbose", "-v", action="store_true", help="log debug messages")
@@ -80,6 +103,17 @@ def build_parser() -> argparse.ArgumentParser:
     base.add_argument("--mirror", help="Debian mirror URL (default: the one apt on this host uses)")
     base.add_argument("--force", action="store_true", help="rebuild even if the image exists")
     base.set_defaults(func=cmd_bootstrap_base)
+    build = images.add_parser("build", help="SWE-bench instance images, offline (wheelhouse on the host, no network in the build)")
+    build.add_argument("--dataset", required=True, help="rows: .json/.jsonl/.parquet file or a datasets name")
+    build.add_argument("--instance-ids", nargs="+", help="only these instances")
+    build.add_argument("--pattern", help="only instance ids matching this regex")
+    build.add_argument("--slice", help="only this slice of the rows, e.g. 0:10")
+    build.add_argument("--environments", help="per-instance exact environments (JSON; see uni_agent_gym.specs)")
+    build.add_argument("--mirror", action="append", default=[], metavar="REPO=PATH", help="repository mirror, e.g. pallets/flask=/src/flask")
+    build.add_argument("--config", "-c", action="append", default=[], help="config file(s) (env.mirrors, env.cache_dir)")
+    build.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="config override")
+    build.add_argument("--force", action="store_true", help="rebuild images that exist")
+    build.set_defaults(func=cmd_build_images)
     return parser
 
 

@@ -22,6 +22,7 @@ from uni_agent_gym.deployments.docker import docker_client
 from uni_agent_gym.errors import DeploymentError
 
 DEBIAN_SUITE_BY_PYTHON = {"3.9": "bullseye", "3.11": "bookworm", "3.13": "trixie"}
+GLIBC_MINOR_BY_PYTHON = {"3.9": 31, "3.11": 36, "3.13": 41}  # the glibc 2.x of each base: newest manylinux wheel it runs
 BASE_PACKAGES = ["python3", "python3-venv", "git", "ca-certificates", "patch"]
 DEFAULT_MIRROR = "http://deb.debian.org/debian"
 

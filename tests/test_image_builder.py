@@ -1,0 +1,122 @@
+"""Offline instance images: environment specs, the wheelhouse, the build, and the gold-patch check."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from uni_agent_gym.config import GymConfig
+from uni_agent_gym.deployments import make_deployment
+from uni_agent_gym.envs.image_builder import ImageBuildError, build_instance_image, dockerfile, pip_target_flags
+from uni_agent_gym.instances import image_name, normalise
+from uni_agent_gym.specs import SpecError, environment_spec, load_environments
+from tests import fixture_sources
+from tests.conftest import require_docker
+
+ROWS = fixture_sources.derived_rows()
+ENVIRONMENTS = fixture_sources.fixtures()
+BUILD_CACHE = fixture_sources.CACHE / "build-cache"  # wheelhouse kept between runs
+
+
+def lite_row(instance_id: str) -> dict:
+    for line in (fixture_sources.SHARED / "lite.jsonl").read_text().splitlines():
+        row = json.loads(line)
+        if row["instance_id"] == instance_id:
+            return row
+    raise KeyError(instance_id)
+
+
+def test_override_wins_over_the_swebench_spec():
+    spec = environment_spec(ROWS["sphinx-doc__sphinx-8721"], ENVIRONMENTS)
+    assert spec.python == "3.9" and spec.source == "environments file"
+    assert not any(r.lower().startswith("sphinx==") for r in spec.requirements) and "Jinja2==2.11.3" in spec.requirements
+    assert spec.install == "python -m pip install -e .[test]"
+    assert spec.pre_install[0] == "sed -i 's/pytest/pytest -rA/' tox.ini"
+
+
+def test_swebench_spec_without_override():
+    spec = environment_spec(lite_row("pytest-dev__pytest-7168"))
+    assert (spec.python, spec.source, spec.install) == ("3.9", "swebench spec", "python -m pip install -e .")
+    assert "pluggy==0.13.1" in spec.requirements
+
+
+@pytest.mark.parametrize(
+    "instance_id, message",
+    [
+        ("pallets__flask-4992", "installs requirements.txt from GitHub, which needs the network"),
+    ],
+)
+def test_specs_that_need_github_ask_for_pins(instance_id, message):
+    with pytest.raises(SpecError, match=re.escape(message)):
+        environment_spec(lite_row(instance_id))
+
+
+def test_unknown_repo_and_bad_files(tmp_path):
+    row = {**lite_row("pytest-dev__pytest-7168"), "repo": "someone/unknown"}
+    with pytest.raises(SpecError, match="swebench has no spec for someone/unknown version 5.4"):
+        environment_spec(row)
+    (tmp_path / "bad.json").write_text('[{"python": "3.9"}]')
+    with pytest.raises(SpecError, match="expects a list of objects with an instance_id"):
+        load_environments(tmp_path / "bad.json")
+    with pytest.raises(SpecError, match="needs 'python' and 'pip_requirements'"):
+        environment_spec(row, {row["instance_id"]: {"python": "3.9"}})
+
+
+def test_pip_targets_the_images_python_and_glibc():
+    flags = pip_target_flags("3.9")
+    assert flags[:6] == ["--python-version", "3.9", "--implementation", "cp", "--abi", "cp39"]
+    assert "manylinux_2_31_x86_64" in flags and "manylinux_2_32_x86_64" not in flags  # bullseye has glibc 2.31
+
+
+def test_dockerfile_installs_offline_and_commits_the_environment():
+    text = dockerfile("uni-agent-gym/base:py3.9", environment_spec(ROWS["sphinx-doc__sphinx-8721"], ENVIRONMENTS))
+    assert text.startswith("FROM uni-agent-gym/base:py3.9\n")
+    pip_lines = [line for line in text.splitlines() if "pip install" in line]
+    assert pip_lines and all("PIP_NO_INDEX=1 PIP_FIND_LINKS=/opt/wheelhouse" in line for line in pip_lines)
+    assert "sed -i 's/pytest/pytest -rA/' tox.ini" in text and "git commit --allow-empty" in text
+
+
+async def test_a_python_without_base_image_is_a_clear_error(tmp_path):
+    require_docker()
+    row = ROWS["pytest-dev__pytest-7168"]
+    environments = {row["instance_id"]: {**ENVIRONMENTS[row["instance_id"]], "python": "3.8.18"}}
+    config = GymConfig.model_validate({"env": {"cache_dir": str(tmp_path)}})
+    with pytest.raises(ImageBuildError, match=r"needs Python 3\.8, which has no base image"):
+        await build_instance_image(normalise(row), config, environments, force=True, log=lambda m: None)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("instance_id", ["pytest-dev__pytest-7168", "pallets__flask-4992", "sphinx-doc__sphinx-8721"])
+async def test_built_image_passes_fail_to_pass_with_the_gold_patch(instance_id):
+    """Builds the image offline (unless present), then inside it: with the test patch alone the
+    FAIL_TO_PASS tests fail, with the gold patch too they pass (the official log parser decides)."""
+    require_docker()
+    from swebench.harness.log_parsers import MAP_REPO_TO_PARSER
+
+    from uni_agent_gym.deployments.images import bootstrap_base
+
+    row, fixture = normalise(ROWS[instance_id]), ENVIRONMENTS[instance_id]
+    bootstrap_base(".".join(fixture["python"].split(".")[:2]), log=lambda m: None)
+    source = fixture_sources.sdist_directory(row["derived_from"]["sdist"])
+    config = GymConfig.model_validate({"env": {"cache_dir": str(BUILD_CACHE), "mirrors": {row["repo"]: str(source)}}})
+    messages: list[str] = []
+    rebuild = instance_id == "pytest-dev__pytest-7168"  # one real build every run (~10 s), the others when missing
+    name = await build_instance_image(row, config, ENVIRONMENTS, force=rebuild, log=messages.append)
+    assert name == image_name(instance_id)
+    again: list[str] = []
+    await build_instance_image(row, config, ENVIRONMENTS, log=again.append)
+    assert again == [f"{instance_id}: {name} exists, skipped"]
+
+    parser = MAP_REPO_TO_PARSER[row["repo"]]
+    async with make_deployment({"type": "docker", "image": name, "workdir": "/testbed", "network": "none"}) as sandbox:
+        await sandbox.write_file("/tmp/test.patch", row["test_patch"])
+        await sandbox.write_file("/tmp/gold.patch", row["patch"])
+        before = await sandbox.run(f"git apply /tmp/test.patch && {fixture['test_cmd_as_run']}", timeout=600)
+        statuses = parser(before.output, None)
+        assert not all(statuses.get(test) == "PASSED" for test in row["FAIL_TO_PASS"])
+        after = await sandbox.run(f"git apply /tmp/gold.patch && {fixture['test_cmd_as_run']}", timeout=600)
+        statuses = parser(after.output, None)
+        assert {test: statuses.get(test) for test in row["FAIL_TO_PASS"]} == {test: "PASSED" for test in row["FAIL_TO_PASS"]}

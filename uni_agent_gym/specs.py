@@ -1,0 +1,103 @@
+"""The environment an instance needs: Python version, exact packages, install command.
+
+It comes from the `swebench` package's specs (`MAP_REPO_VERSION_TO_SPECS`, swebench 4.1.0: 5.x dropped
+it), optionally overridden per instance by an environments file. Overrides matter offline: many specs
+install a `requirements.txt` or `environment.yml` fetched from GitHub at build time, and unpinned
+dependencies resolve today to releases the old code cannot run with. An environments file is a JSON
+list (or `{"instances": [...]}`) of objects with `instance_id`, `python`, `pip_requirements` (exact
+pins), and optionally `build_requirements`, `install_cmd`, `pre_install`, `env`; the offline fixtures'
+`fixtures.json` has this shape.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from uni_agent_gym.errors import UniAgentGymError
+
+
+class SpecError(UniAgentGymError, LookupError):
+    """No usable environment is known for an instance; the message says what to supply."""
+
+
+@dataclass(frozen=True)
+class EnvironmentSpec:
+    """What to install for one instance, and where it came from."""
+
+    python: str  # major.minor, e.g. "3.9"
+    requirements: list[str]
+    install: str
+    build_requirements: list[str] = field(default_factory=list)
+    pre_install: list[str] = field(default_factory=list)
+    env: dict[str, str] = field(default_factory=dict)
+    source: str = ""
+
+
+def load_environments(path: str | Path | None) -> dict[str, dict[str, Any]]:
+    """Per-instance overrides from an environments file, by instance id ({} without a file)."""
+    if path is None:
+        return {}
+    try:
+        data = json.loads(Path(path).read_text())
+    except (OSError, json.JSONDecodeError) as exc:
+        raise SpecError(f"Cannot read the environments file {path}: {exc}") from None
+    items = data.get("instances", data) if isinstance(data, dict) else data
+    if isinstance(items, dict):
+        items = [{"instance_id": key, **value} for key, value in items.items()]
+    if not isinstance(items, list) or not all(isinstance(item, dict) and "instance_id" in item for item in items):
+        raise SpecError(f"The environments file {path} expects a list of objects with an instance_id")
+    return {item["instance_id"]: item for item in items}
+
+
+def _major_minor(version: str) -> str:
+    return ".".join(str(version).split(".")[:2])
+
+
+def swebench_spec(repo: str, version: str) -> dict[str, Any] | None:
+    """The `swebench` spec of a repo at a version, or None."""
+    from swebench.harness.constants import MAP_REPO_VERSION_TO_SPECS
+
+    return MAP_REPO_VERSION_TO_SPECS.get(repo, {}).get(version)
+
+
+def environment_spec(instance: dict[str, Any], environments: dict[str, dict[str, Any]] | None = None) -> EnvironmentSpec:
+    """The environment of `instance`: its override if there is one, else its swebench spec."""
+    instance_id, repo, version = instance["instance_id"], instance["repo"], str(instance["version"])
+    spec = swebench_spec(repo, version) or {}
+    override = (environments or {}).get(instance_id)
+    if override is not None:
+        if "python" not in override or "pip_requirements" not in override:
+            raise SpecError(f"Instance {instance_id!r}: its environment override needs 'python' and 'pip_requirements'")
+        install = override.get("install_cmd") or spec.get("install")
+        if not install:
+            raise SpecError(f"Instance {instance_id!r}: no install command (override install_cmd or swebench spec)")
+        return EnvironmentSpec(
+            python=_major_minor(override["python"]),
+            requirements=list(override["pip_requirements"]),
+            install=install,
+            build_requirements=list(override.get("build_requirements") or []),
+            pre_install=list(override.get("pre_install") or []),
+            env=dict(override.get("env") or {}),
+            source="environments file",
+        )
+    if not spec:
+        raise SpecError(
+            f"Instance {instance_id!r}: swebench has no spec for {repo} version {version}; "
+            "give its environment in an environments file"
+        )
+    packages = spec.get("packages", "")
+    if packages in ("requirements.txt", "environment.yml"):
+        raise SpecError(
+            f"Instance {instance_id!r}: the swebench spec of {repo} {version} installs {packages} from GitHub, "
+            "which needs the network and resolves unpinned versions; give exact pins in an environments file"
+        )
+    return EnvironmentSpec(
+        python=_major_minor(spec["python"]),
+        requirements=list(spec.get("pip_packages", [])) + packages.split(),
+        install=spec["install"],
+        pre_install=list(spec.get("pre_install", [])),
+        source="swebench spec",
+    )
