@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import secrets
 import shutil
+from pathlib import Path
 import warnings
 
 import gymnasium
@@ -182,14 +183,89 @@ async def test_fixture_instance_episode(deployment_type, tmp_path):
     row = fixture_sources.derived_rows()["pallets__flask-4992"]
     source = fixture_sources.sdist_directory(row["derived_from"]["sdist"])
     repo_dir = f"/tmp/uag-fixture-{secrets.token_hex(4)}/testbed"
-    config = config_for(deployment_type, repo_dir, mirrors={"pallets/flask": str(source)}, cache_dir=str(tmp_path / "cache"))
+    config = config_for(deployment_type, repo_dir, mirrors={"pallets/flask": str(source)}, cache_dir=str(tmp_path / "cache"), workspace="mirror")
     env = AsyncSWEEnv(config)
     try:
-        prompt, info = await env.reset(options={"instance": row})
+        prompt, info = await env.reset(options={"instance": {**row, "needs_environment": False}})  # tools only: no venv
         assert "config.from_file" in prompt and info["instance_id"] == "pallets__flask-4992"
         head = await env.step({"name": "execute_bash", "arguments": {"command": "git rev-parse HEAD && git status --porcelain"}})
         assert head[0] == row["base_commit"] + "\n"
         found = await env.step({"name": "search", "arguments": {"search_term": "def from_file", "path": f"{repo_dir}/src/flask/config.py"}})
         assert found[0].startswith(f'Matches for "def from_file" in {repo_dir}/src/flask/config.py:\n')
+    finally:
+        await env.close()
+
+
+PYENV_39 = Path.home() / ".pyenv" / "versions" / "3.9.18" / "bin" / "python3.9"
+
+
+@pytest.mark.skipif(not PYENV_39.exists(), reason="needs a host Python 3.9 (pyenv 3.9.18 on these machines)")
+async def test_local_fixture_instance_gets_its_venv_once(tmp_path):
+    """On `local`, a SWE-bench instance gets a venv of its spec's Python and packages; the gold patch
+    then passes its FAIL_TO_PASS tests, and a second reset reuses checkout and venv."""
+    from swebench.harness.log_parsers import MAP_REPO_TO_PARSER
+
+    from uni_agent_gym.instances import normalise
+
+    row = normalise(fixture_sources.derived_rows()["pytest-dev__pytest-7168"])
+    fixture = fixture_sources.fixtures()[row["instance_id"]]
+    source = fixture_sources.sdist_directory(row["derived_from"]["sdist"])
+    config = GymConfig.model_validate({
+        "deployment": {"type": "local"},
+        "env": {"cache_dir": str(tmp_path), "mirrors": {row["repo"]: str(source)},
+                "environments": str(fixture_sources.SHARED / "fixtures.json"), "interpreters": {"3.9": str(PYENV_39)}},
+    })  # fmt: skip
+    env = AsyncSWEEnv(config)
+    try:
+        await env.reset(options={"instance": row})
+        assert env.repo_dir == str(tmp_path / "workspaces" / row["instance_id"] / "testbed")
+        version = await env.step({"name": "execute_bash", "arguments": {"command": "python --version; python -c 'import pytest; print(pytest.__file__)'"}})
+        assert version[0].startswith("Python 3.9.18\n") and f"{env.repo_dir}/src/pytest" in version[0]
+        stamp = tmp_path / "workspaces" / row["instance_id"] / "venv" / "uni-agent-gym-environment.json"
+        made = stamp.stat().st_mtime_ns
+        await env.step({"name": "execute_bash", "arguments": {"command": "echo broken >> src/_pytest/main.py"}})
+
+        await env.reset(options={"instance": row})
+        assert stamp.stat().st_mtime_ns == made, "the venv must be reused, not rebuilt"
+        status = await env.step({"name": "execute_bash", "arguments": {"command": "git status --porcelain; git log --format=%s -1"}})
+        assert status[0] == "uni-agent-gym environment\n"
+        await env.deployment.write_file("/tmp/uag-gold.patch", row["test_patch"] + row["patch"])
+        result = await env.deployment.run(f"git apply /tmp/uag-gold.patch && {fixture['test_cmd_as_run']}", timeout=300)
+        statuses = MAP_REPO_TO_PARSER[row["repo"]](result.output, None)
+        assert all(statuses.get(test) == "PASSED" for test in row["FAIL_TO_PASS"]), result.output[-2000:]
+    finally:
+        await env.close()
+
+
+async def test_instance_image_episode():
+    """docker with the instance's own image (built offline here unless present): the repository is at
+    /testbed on the environment commit over base_commit, and the agent's fix passes FAIL_TO_PASS."""
+    require_docker()
+    from swebench.harness.log_parsers import MAP_REPO_TO_PARSER
+
+    from uni_agent_gym.deployments.images import bootstrap_base
+    from uni_agent_gym.envs.image_builder import build_instance_image
+    from uni_agent_gym.instances import normalise
+
+    row = normalise(fixture_sources.derived_rows()["pytest-dev__pytest-7168"])
+    fixture = fixture_sources.fixtures()[row["instance_id"]]
+    bootstrap_base("3.9", log=lambda m: None)
+    source = fixture_sources.sdist_directory(row["derived_from"]["sdist"])
+    build_config = GymConfig.model_validate({"env": {"cache_dir": str(fixture_sources.CACHE / "build-cache"), "mirrors": {row["repo"]: str(source)}}})
+    await build_instance_image(row, build_config, fixture_sources.fixtures(), log=lambda m: None)
+
+    env = AsyncSWEEnv(GymConfig.model_validate({"env": {"workspace": "image"}}))
+    try:
+        prompt, info = await env.reset(options={"instance": row})
+        assert info["repo_dir"] == "/testbed" and "<uploaded_files>\n/testbed\n" in prompt
+        parent = await env.step({"name": "execute_bash", "arguments": {"command": "git rev-parse HEAD~1; git status --porcelain"}})
+        assert parent[0] == row["base_commit"] + "\n"
+        for diff in (row["test_patch"], row["patch"]):
+            await env.step({"name": "str_replace_editor", "arguments": {"command": "create", "path": "/tmp/p.diff", "file_text": diff}})
+            applied = await env.step({"name": "execute_bash", "arguments": {"command": "git apply /tmp/p.diff && rm /tmp/p.diff"}})
+            assert applied[0] == "Your command ran successfully and did not produce any output."
+        tests = await env.step({"name": "execute_bash", "arguments": {"command": fixture["test_cmd_as_run"]}})
+        statuses = MAP_REPO_TO_PARSER[row["repo"]](tests[0], None)
+        assert all(statuses.get(test) == "PASSED" for test in row["FAIL_TO_PASS"])
     finally:
         await env.close()

@@ -125,7 +125,9 @@ class EnvConfig(_Strict):
         default_factory=lambda: ["execute_bash", "str_replace_editor", "search", "finish"],
         description="Tools offered to the agent, in this order.",
     )
-    repo_dir: str = Field("/testbed", description="Where the repository lives in docker and modal sandboxes.")
+    repo_dir: str = Field(
+        "/testbed", description="Where a mirror checkout goes in docker and modal sandboxes (instance images: /testbed)."
+    )
     workspace: Literal["auto", "image", "mirror"] = Field(
         "auto",
         description="image: the instance's image holds the repo (SWE-bench images); mirror: the deployment's image "
@@ -136,7 +138,15 @@ class EnvConfig(_Strict):
         default_factory=dict,
         description="repo -> mirror: a local git repository, a plain directory, a git bundle, or a clone URL.",
     )
-    cache_dir: str = Field("~/.cache/uni-agent-gym", description="Host cache for repository mirrors.")
+    cache_dir: str = Field("~/.cache/uni-agent-gym", description="Host cache: mirrors, wheelhouses, local workspaces.")
+    environments: str | None = Field(
+        None, description="Per-instance environment overrides (JSON, see uni_agent_gym.specs); swebench's specs otherwise."
+    )
+    interpreters: dict[str, str] = Field(
+        default_factory=dict,
+        description="Python version -> host interpreter for local venvs, e.g. {'3.9': '/usr/bin/python3.9'}; "
+        "pythonX.Y on PATH otherwise.",
+    )
 
 
 class GymConfig(_Strict):

@@ -16,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import os
 import secrets
+import shlex
 import shutil
 import tempfile
 from pathlib import Path, PurePosixPath
@@ -34,6 +35,7 @@ FIXED_IDENTITY = {
     "GIT_AUTHOR_DATE": "2000-01-01T00:00:00+0000",
     "GIT_COMMITTER_DATE": "2000-01-01T00:00:00+0000",
 }
+IMAGE_REPO_DIR = "/testbed"
 _mirror_locks: dict[str, asyncio.Lock] = {}
 
 
@@ -106,13 +108,13 @@ async def checkout(cache: Path, base_commit: str, target: str | Path, instance_i
     await git("-C", str(target), "checkout", "--quiet", "--detach", base_commit)
 
 
-async def reset_checkout(cache: Path, base_commit: str, repo_dir: str | Path) -> None:
-    """Return an existing checkout to a clean `base_commit` (ignored files, such as build output, stay)."""
+async def reset_checkout(cache: Path, commit: str, repo_dir: str | Path) -> None:
+    """Return an existing checkout to a clean `commit` (ignored files, such as build output, stay)."""
     try:
-        await git("-C", str(repo_dir), "cat-file", "-e", f"{base_commit}^{{commit}}")
+        await git("-C", str(repo_dir), "cat-file", "-e", f"{commit}^{{commit}}")
     except WorkspaceError:
-        await git("-C", str(repo_dir), "fetch", "--quiet", str(cache), base_commit)
-    await git("-C", str(repo_dir), "checkout", "--quiet", "--force", "--detach", base_commit)
+        await git("-C", str(repo_dir), "fetch", "--quiet", str(cache), commit)
+    await git("-C", str(repo_dir), "checkout", "--quiet", "--force", "--detach", commit)
     await git("-C", str(repo_dir), "clean", "-fdq")
 
 
@@ -150,11 +152,11 @@ async def open_workspace(instance: dict[str, Any], config: GymConfig) -> tuple[D
     deployment_config = config.deployment
     mode = await workspace_mode(instance, config)
     repo_dir = config.env.repo_dir
-    if mode == "image":
+    if mode == "image":  # SWE-bench images (official or built here) hold the repository at /testbed
         image = instance.get("image_name") or image_name(instance["instance_id"])
-        deployment = make_deployment(deployment_config.model_copy(update={"image": image, "workdir": repo_dir}))
+        deployment = make_deployment(deployment_config.model_copy(update={"image": image, "workdir": IMAGE_REPO_DIR}))
         await deployment.start()
-        return deployment, repo_dir
+        return deployment, IMAGE_REPO_DIR
 
     source = config.env.mirrors.get(instance["repo"]) or instance.get("mirror")
     if not source:
@@ -164,22 +166,7 @@ async def open_workspace(instance: dict[str, Any], config: GymConfig) -> tuple[D
         )
     cache = await mirror_repository(instance["repo"], source, config.env.cache_dir)
     if deployment_config.type == "local":
-        deployment = make_deployment(deployment_config)
-        await deployment.start()
-        # A configured workdir is the repository itself; else a directory named like repo_dir in a fresh one.
-        repo_dir = deployment.workdir if deployment_config.workdir else str(Path(deployment.workdir) / PurePosixPath(repo_dir).name)
-        try:
-            if (Path(repo_dir) / ".git").exists():
-                await reset_checkout(cache, instance["base_commit"], repo_dir)
-            elif Path(repo_dir).exists() and any(Path(repo_dir).iterdir()):
-                raise WorkspaceError(f"The local workdir {repo_dir} is neither empty nor a git checkout")
-            else:
-                await checkout(cache, instance["base_commit"], repo_dir, instance["instance_id"])
-            await deployment.run(f"cd {repo_dir}")
-        except BaseException:
-            await deployment.stop()
-            raise
-        return deployment, repo_dir
+        return await _open_local(instance, config, cache)
 
     deployment = make_deployment(deployment_config.model_copy(update={"workdir": repo_dir}))
     await deployment.start()
@@ -188,6 +175,46 @@ async def open_workspace(instance: dict[str, Any], config: GymConfig) -> tuple[D
             await checkout(cache, instance["base_commit"], Path(scratch) / "repo", instance["instance_id"])
             await deployment.upload(Path(scratch) / "repo", repo_dir)
         await deployment.run(f"cd {repo_dir}")
+    except BaseException:
+        await deployment.stop()
+        raise
+    return deployment, repo_dir
+
+
+async def _open_local(instance: dict[str, Any], config: GymConfig, cache: Path) -> tuple[Deployment, str]:
+    """A local checkout, with the instance's venv unless the row says it needs none (the toy task).
+
+    Instances with an environment get a stable checkout under the cache (the venv's editable install
+    points at it), so the second reset of an instance reuses both.
+    """
+    from uni_agent_gym.envs.local_environment import ensure_local_environment, venv_environment
+    from uni_agent_gym.specs import environment_spec, load_environments
+
+    instance_id, base_commit = instance["instance_id"], instance["base_commit"]
+    spec = None
+    if instance.get("needs_environment", True):
+        spec = environment_spec(instance, load_environments(config.env.environments))
+    deployment_config = config.deployment
+    workspace = Path(config.env.cache_dir).expanduser() / "workspaces" / instance_id.replace("/", "_")
+    if spec is not None and not deployment_config.workdir:
+        deployment_config = deployment_config.model_copy(update={"workdir": str(workspace / "testbed")})
+    deployment = make_deployment(deployment_config)
+    await deployment.start()
+    # A configured workdir is the repository itself; else a directory named like repo_dir in a fresh one.
+    repo_dir = deployment.workdir if deployment_config.workdir else str(Path(deployment.workdir) / PurePosixPath(config.env.repo_dir).name)
+    try:
+        if (Path(repo_dir) / ".git").exists():
+            await reset_checkout(cache, base_commit, repo_dir)
+        elif Path(repo_dir).exists() and any(Path(repo_dir).iterdir()):
+            raise WorkspaceError(f"The local workdir {repo_dir} is neither empty nor a git checkout")
+        else:
+            await checkout(cache, base_commit, repo_dir, instance_id)
+        if spec is not None:
+            commit = await ensure_local_environment(spec, repo_dir, base_commit, workspace / "venv", config.env.interpreters)
+            await reset_checkout(cache, commit, repo_dir)
+            exports = " ".join(f"{key}={shlex.quote(value)}" for key, value in venv_environment(workspace / "venv", spec).items())
+            await deployment.run(f"export {exports}")
+        await deployment.run(f"cd {shlex.quote(repo_dir)}")
     except BaseException:
         await deployment.stop()
         raise

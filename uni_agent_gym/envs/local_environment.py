@@ -1,0 +1,87 @@
+"""The instance's Python environment for the `local` deployment: a venv on the host, made once.
+
+What the offline image builder does inside an image, done on the host: a venv from an interpreter
+of the spec's Python (from `env.interpreters`, else `pythonX.Y` on PATH), the spec's exact packages
+(from the package index, as the host reaches it), the `pre_install` edits committed on top of
+`base_commit`, and the spec's install command run in the checkout. An editable install points at the
+checkout, so the venv belongs to one checkout path; a stamp records that path and the environment
+commit, and a later reset of the same instance only returns the checkout to that commit.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import shutil
+from dataclasses import asdict
+from pathlib import Path
+
+from uni_agent_gym.envs.workspace import FIXED_IDENTITY, WorkspaceError, git
+from uni_agent_gym.specs import EnvironmentSpec, SpecError
+
+STAMP = "uni-agent-gym-environment.json"
+
+
+def find_interpreter(python: str, interpreters: dict[str, str]) -> str:
+    """The host interpreter for `python` ("3.9"): configured, else `python3.9` on PATH."""
+    configured = interpreters.get(python)
+    if configured:
+        if not os.access(configured, os.X_OK):
+            raise SpecError(f"env.interpreters[{python!r}] = {configured} is not an executable")
+        return configured
+    found = shutil.which(f"python{python}")
+    if found is None:
+        raise SpecError(f"No Python {python} interpreter on this host: set env.interpreters[{python!r}] to one")
+    return found
+
+
+async def _run(argv: list[str], cwd: str | Path, env: dict[str, str] | None = None) -> None:
+    process = await asyncio.create_subprocess_exec(
+        *argv, cwd=cwd, env={**os.environ, **(env or {})},
+        stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT,
+    )  # fmt: skip
+    output, _ = await process.communicate()
+    if process.returncode != 0:
+        raise WorkspaceError(f"`{' '.join(argv)[:200]}` failed ({process.returncode}):\n{output.decode(errors='replace')[-3000:]}")
+
+
+async def _shell(command: str, cwd: str | Path, env: dict[str, str]) -> None:
+    await _run(["bash", "-c", command], cwd, env)
+
+
+def venv_environment(venv: Path, spec: EnvironmentSpec) -> dict[str, str]:
+    """Variables that make the venv (and the spec's variables) active."""
+    return {**spec.env, "VIRTUAL_ENV": str(venv), "PATH": f"{venv / 'bin'}:{os.environ.get('PATH', '')}"}
+
+
+async def ensure_local_environment(
+    spec: EnvironmentSpec, repo_dir: str, base_commit: str, venv: Path, interpreters: dict[str, str]
+) -> str:
+    """Make (or reuse) the venv for the checkout at `repo_dir`; return the environment commit to reset to.
+
+    The checkout must be at `base_commit` when the venv is made.
+    """
+    stamp_path = venv / STAMP
+    wanted = {"repo_dir": repo_dir, "spec": asdict(spec)}
+    if stamp_path.exists():
+        stamp = json.loads(stamp_path.read_text())
+        if {key: stamp.get(key) for key in wanted} == wanted:
+            return stamp["environment_commit"]
+    if venv.exists():
+        await asyncio.to_thread(shutil.rmtree, venv)
+    interpreter = find_interpreter(spec.python, interpreters)
+    await _run([interpreter, "-m", "venv", str(venv)], repo_dir)
+    active = venv_environment(venv, spec)
+    if spec.requirements:
+        requirements = venv / "requirements.txt"
+        requirements.write_text("\n".join(spec.requirements) + "\n")
+        await _run([str(venv / "bin" / "python"), "-m", "pip", "install", "--quiet", "--disable-pip-version-check", "-r", str(requirements)], repo_dir, active)
+    for command in spec.pre_install:
+        await _shell(command, repo_dir, active)
+    await _shell(spec.install, repo_dir, active)
+    await git("-C", repo_dir, "add", "-A")
+    await git("-C", repo_dir, "commit", "--quiet", "--allow-empty", "-m", "uni-agent-gym environment", env=FIXED_IDENTITY)
+    commit = (await git("-C", repo_dir, "rev-parse", "HEAD")).strip()
+    stamp_path.write_text(json.dumps({**wanted, "base_commit": base_commit, "environment_commit": commit}))
+    return commit
