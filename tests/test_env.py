@@ -176,24 +176,37 @@ def test_gymnasium_make_and_check_env():
     shutil.rmtree(workdir)
 
 
-@pytest.mark.parametrize("deployment_type", ["local", "docker"])
-async def test_fixture_instance_episode(deployment_type, tmp_path):
-    """A real SWE-bench Lite instance (re-based onto its PyPI sdist): the repository is at base_commit and
-    the tools work on it. Grading belongs to the reward module."""
+async def test_fixture_instance_episode_reads_the_same_on_local_and_docker(tmp_path):
+    """A real SWE-bench Lite instance (re-based onto its PyPI sdist), from a mirror on both deployments:
+    the repository is at base_commit, and the same actions give the same observations. Grading belongs
+    to the reward module."""
     row = fixture_sources.derived_rows()["pallets__flask-4992"]
     source = fixture_sources.sdist_directory(row["derived_from"]["sdist"])
     repo_dir = f"/tmp/uag-fixture-{secrets.token_hex(4)}/testbed"
-    config = config_for(deployment_type, repo_dir, mirrors={"pallets/flask": str(source)}, cache_dir=str(tmp_path / "cache"), workspace="mirror")
-    env = AsyncSWEEnv(config)
-    try:
-        prompt, info = await env.reset(options={"instance": {**row, "needs_environment": False}})  # tools only: no venv
-        assert "config.from_file" in prompt and info["instance_id"] == "pallets__flask-4992"
-        head = await env.step({"name": "execute_bash", "arguments": {"command": "git rev-parse HEAD && git status --porcelain"}})
-        assert head[0] == row["base_commit"] + "\n"
-        found = await env.step({"name": "search", "arguments": {"search_term": "def from_file", "path": f"{repo_dir}/src/flask/config.py"}})
-        assert found[0].startswith(f'Matches for "def from_file" in {repo_dir}/src/flask/config.py:\n')
-    finally:
-        await env.close()
+    actions = [
+        {"name": "execute_bash", "arguments": {"command": "git rev-parse HEAD && git status --porcelain"}},
+        {"name": "search", "arguments": {"search_term": "def from_file"}},
+        {"name": "str_replace_editor", "arguments": {"command": "view", "path": f"{repo_dir}/src/flask/config.py", "view_range": [232, 240]}},
+        {"name": "str_replace_editor", "arguments": {"command": "str_replace", "path": f"{repo_dir}/src/flask/config.py",
+                                                     "old_str": "        silent: bool = False,\n    ) -> bool:", "new_str": "        silent: bool = False,\n        text: bool = True,\n    ) -> bool:"}},
+        {"name": "execute_bash", "arguments": {"command": "git diff --stat"}},
+        {"name": "finish", "arguments": {}},
+    ]  # fmt: skip
+    transcripts = []
+    for deployment_type in ("local", "docker"):
+        config = config_for(deployment_type, repo_dir, mirrors={"pallets/flask": str(source)},
+                            cache_dir=str(tmp_path / "cache"), workspace="mirror")  # fmt: skip
+        env = AsyncSWEEnv(config)
+        try:
+            prompt, info = await env.reset(options={"instance": {**row, "needs_environment": False}})  # tools only: no venv
+            transcripts.append([prompt] + [(await env.step(action))[0] for action in actions])
+        finally:
+            await env.close()
+    local, docker = transcripts
+    assert local == docker
+    assert "config.from_file" in local[0] and local[1] == row["base_commit"] + "\n"
+    assert "./src/flask/config.py (1 matches)" in local[2] and "has been edited" in local[4]
+    assert local[5] == " src/flask/config.py | 1 +\n 1 file changed, 1 insertion(+)\n"
 
 
 PYENV_39 = Path.home() / ".pyenv" / "versions" / "3.9.18" / "bin" / "python3.9"
