@@ -24,7 +24,10 @@ if TYPE_CHECKING:
 
 
 def make_env(config: Any = None, **kwargs: Any) -> "SWEEnv":
-    """A `SWEEnv` from a `GymConfig`, a dict of config sections, or config file paths (a str or list)."""
+    """A `SWEEnv` from a `GymConfig`, a dict of config sections, or config file paths (a str or list).
+
+    Episodes are graded by `SWEBenchReward` unless `reward=` says otherwise (the toy task brings its own).
+    """
     from uni_agent_gym.config import GymConfig, load_config, validate
     from uni_agent_gym.envs import SWEEnv
 
@@ -32,6 +35,12 @@ def make_env(config: Any = None, **kwargs: Any) -> "SWEEnv":
         config = load_config(*([config] if isinstance(config, str) else config))
     elif isinstance(config, dict):
         config = validate(GymConfig, config, "make_env")
+    config = config or GymConfig()
+    if "reward" not in kwargs:
+        from uni_agent_gym.rewards.swebench import SWEBenchReward
+        from uni_agent_gym.specs import load_environments
+
+        kwargs["reward"] = SWEBenchReward(config.reward, load_environments(config.env.environments))
     return SWEEnv(config, **kwargs)
 
 

@@ -149,11 +149,20 @@ class EnvConfig(_Strict):
     )
 
 
+class RewardConfig(_Strict):
+    """How an episode (or a prediction) is graded with SWE-bench's rules."""
+
+    fail_to_pass_only: bool = Field(False, description="Grade FAIL_TO_PASS alone (PASS_TO_PASS ignored).")
+    timeout: float = Field(1800.0, gt=0, description="Seconds the tests may run before the result is 'timeout'.")
+    log_limit: int = Field(20_000_000, ge=100_000, description="Bytes of test log kept for parsing (the tail).")
+
+
 class GymConfig(_Strict):
     """The whole configuration of a run; sections are added by the parts that need them."""
 
     deployment: DeploymentConfig = Field(default_factory=DockerDeploymentConfig)
     env: EnvConfig = Field(default_factory=EnvConfig)
+    reward: RewardConfig = Field(default_factory=RewardConfig)
 
 
 # ----- loading -----

@@ -5,8 +5,9 @@ it), optionally overridden per instance by an environments file. Overrides matte
 install a `requirements.txt` or `environment.yml` fetched from GitHub at build time, and unpinned
 dependencies resolve today to releases the old code cannot run with. An environments file is a JSON
 list (or `{"instances": [...]}`) of objects with `instance_id`, `python`, `pip_requirements` (exact
-pins), and optionally `build_requirements`, `install_cmd`, `pre_install`, `env`; the offline fixtures'
-`fixtures.json` has this shape.
+pins), and optionally `build_requirements`, `install_cmd`, `pre_install`, `env`, and `test_cmd` (the
+runner; the test_patch's files are appended) or `test_cmd_as_run` (the whole command); the offline
+fixtures' `fixtures.json` has this shape.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ class EnvironmentSpec:
     python: str  # major.minor, e.g. "3.9"
     requirements: list[str]
     install: str
+    test_command: str  # for this instance: the runner and its test files
     build_requirements: list[str] = field(default_factory=list)
     pre_install: list[str] = field(default_factory=list)
     env: dict[str, str] = field(default_factory=dict)
@@ -56,6 +58,16 @@ def _major_minor(version: str) -> str:
     return ".".join(str(version).split(".")[:2])
 
 
+def _with_directives(test_cmd: str | list[str] | None, instance: dict[str, Any]) -> str:
+    """The spec's test command followed by the test files of the instance's test_patch (swebench's rule)."""
+    from swebench.harness.test_spec.python import get_test_directives
+
+    if not test_cmd:
+        raise SpecError(f"Instance {instance['instance_id']!r}: no test command (override test_cmd or swebench spec)")
+    command = "; ".join(test_cmd) if isinstance(test_cmd, list) else test_cmd
+    return " ".join([command, *get_test_directives(instance)])
+
+
 def swebench_spec(repo: str, version: str) -> dict[str, Any] | None:
     """The `swebench` spec of a repo at a version, or None."""
     from swebench.harness.constants import MAP_REPO_VERSION_TO_SPECS
@@ -78,6 +90,7 @@ def environment_spec(instance: dict[str, Any], environments: dict[str, dict[str,
             python=_major_minor(override["python"]),
             requirements=list(override["pip_requirements"]),
             install=install,
+            test_command=override.get("test_cmd_as_run") or _with_directives(override.get("test_cmd") or spec.get("test_cmd"), instance),
             build_requirements=list(override.get("build_requirements") or []),
             pre_install=list(override.get("pre_install") or []),
             env=dict(override.get("env") or {}),
@@ -98,6 +111,7 @@ def environment_spec(instance: dict[str, Any], environments: dict[str, dict[str,
         python=_major_minor(spec["python"]),
         requirements=list(spec.get("pip_packages", [])) + packages.split(),
         install=spec["install"],
+        test_command=_with_directives(spec.get("test_cmd"), instance),
         pre_install=list(spec.get("pre_install", [])),
         source="swebench spec",
     )

@@ -13,6 +13,7 @@ that dies raises `DeploymentError`, so it is never trained on as the agent's mis
 
 from __future__ import annotations
 
+import shlex
 import time
 from typing import Any
 
@@ -76,6 +77,9 @@ class AsyncSWEEnv:
         await self.close()
         instance, reward = await self._pick_instance(seed, options or {})
         self.deployment, self.repo_dir = await open_workspace(instance, self.config)
+        head = await self.deployment.run(f"git -C {shlex.quote(self.repo_dir)} rev-parse HEAD")
+        if head.exit_code == 0:  # what the agent's patch is taken against (images add a commit over base_commit)
+            instance = {**instance, "environment_commit": head.output.strip()}
         self.instance, self._episode_reward = instance, reward
         self.tools = make_tools(self.config.env.tools, bash_timeout=self.config.deployment.command_timeout)
         self.turn, self._done = 0, False
@@ -93,7 +97,7 @@ class AsyncSWEEnv:
 
             if options.get("instance_id", toy.INSTANCE_ID) != toy.INSTANCE_ID:
                 raise KeyError(f"Unknown instance_id {options['instance_id']!r}: no dataset is configured (env.dataset)")
-            return normalise(await toy.toy_instance(self.config.env.cache_dir)), self._reward or toy.REWARD
+            return normalise(await toy.toy_instance(self.config.env.cache_dir)), toy.REWARD  # graded by its own tests
         if "instance_id" in options:
             if options["instance_id"] not in instances:
                 raise KeyError(f"Unknown instance_id {options['instance_id']!r} (the dataset has {len(instances)} rows)")

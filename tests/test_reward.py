@@ -1,0 +1,203 @@
+"""The SWE-bench reward on real instances (offline images), and the reward-hacking holes it closes.
+
+Each hole has a test that performs the attack; where the attack fools swebench's parser and grading
+on their own, the test shows that too, then that the reward does not fall for it.
+"""
+
+from __future__ import annotations
+
+import pytest
+from swebench.harness.grading import get_eval_tests_report, get_resolution_status
+from swebench.harness.log_parsers import MAP_REPO_TO_PARSER
+
+from uni_agent_gym.config import GymConfig, RewardConfig
+from uni_agent_gym.envs.workspace import open_workspace
+from uni_agent_gym.instances import normalise
+from uni_agent_gym.rewards.integrity import check_log, pytest_summary
+from uni_agent_gym.rewards.swebench import SWEBenchReward
+from tests import fixture_sources
+from tests.conftest import require_docker
+
+ENVIRONMENTS = fixture_sources.fixtures()
+
+
+def row(instance_id: str) -> dict:
+    return normalise(fixture_sources.derived_rows()[instance_id])
+
+
+async def ensure_image(instance: dict) -> None:
+    from uni_agent_gym.deployments.images import bootstrap_base
+    from uni_agent_gym.envs.image_builder import build_instance_image
+
+    fixture = ENVIRONMENTS[instance["instance_id"]]
+    bootstrap_base(".".join(fixture["python"].split(".")[:2]), log=lambda m: None)
+    source = fixture_sources.sdist_directory(instance["derived_from"]["sdist"])
+    config = GymConfig.model_validate({"env": {"cache_dir": str(fixture_sources.CACHE / "build-cache"), "mirrors": {instance["repo"]: str(source)}}})
+    await build_instance_image(instance, config, ENVIRONMENTS, log=lambda m: None)
+
+
+@pytest.fixture
+async def sandbox_for():
+    """Opens the instance's image sandbox (building the image offline if missing); closes them all."""
+    opened = []
+
+    async def open_(instance: dict):
+        require_docker()
+        await ensure_image(instance)
+        deployment, repo_dir = await open_workspace(instance, GymConfig.model_validate({"env": {"workspace": "image"}}))
+        opened.append(deployment)
+        return deployment, repo_dir
+
+    yield open_
+    for deployment in opened:
+        await deployment.stop()
+
+
+async def apply(deployment, repo_dir: str, diff: str) -> None:
+    await deployment.write_file("/tmp/agent.diff", diff)
+    result = await deployment.run(f"cd {repo_dir} && git apply /tmp/agent.diff")
+    assert result.exit_code == 0, result.output
+
+
+def reward(**config) -> SWEBenchReward:
+    return SWEBenchReward(RewardConfig(**config), ENVIRONMENTS)
+
+
+async def test_gold_patch_resolves(sandbox_for):
+    instance = row("pytest-dev__pytest-7168")
+    deployment, repo_dir = await sandbox_for(instance)
+    await apply(deployment, repo_dir, instance["patch"])
+    result = await reward().grade(deployment, instance, repo_dir)
+    assert (result.status, result.reward, result.resolved, result.integrity_problems) == ("resolved", 1.0, True, [])
+    assert result.tests["FAIL_TO_PASS"]["success"] == instance["FAIL_TO_PASS"]
+    assert result.patch.startswith("diff --git a/src/_pytest/_io/saferepr.py")
+    assert result.log.startswith(">>>>> Start Test Output\n") and "(exit code 0)" in result.log
+    assert {"reset", "tests", "parse", "total"} <= set(result.durations)
+
+
+async def test_no_change_is_unresolved(sandbox_for):
+    instance = row("pytest-dev__pytest-7168")
+    deployment, repo_dir = await sandbox_for(instance)
+    result = await reward().grade(deployment, instance, repo_dir)
+    assert (result.status, result.reward, result.patch) == ("unresolved", 0.0, "")
+    assert result.tests["FAIL_TO_PASS"]["failure"]
+
+
+async def test_hidden_tests_are_not_in_the_sandbox_before_grading(sandbox_for):
+    instance = row("pytest-dev__pytest-7168")
+    deployment, repo_dir = await sandbox_for(instance)
+    hidden = "test_broken_getattribute"  # added by test_patch
+    assert hidden in instance["test_patch"]
+    found = await deployment.run(f"grep -r {hidden} / --include=*.py -l 2>/dev/null | head -3; git -C {repo_dir} status --porcelain")
+    assert found.output == ""
+
+
+async def test_edited_test_files_are_reset_before_grading(sandbox_for):
+    """Attack: make the tests trivially pass by rewriting the test file (no fix)."""
+    instance = row("pytest-dev__pytest-7168")
+    deployment, repo_dir = await sandbox_for(instance)
+    fake_tests = "".join(f"def {test.split('::')[-1]}():\n    pass\n\n" for test in instance["FAIL_TO_PASS"])
+    await deployment.write_file(f"{repo_dir}/testing/io/test_saferepr.py", fake_tests)
+    result = await reward().grade(deployment, instance, repo_dir)
+    assert "testing/io/test_saferepr.py" in result.patch
+    assert result.status == "unresolved" and result.tests["FAIL_TO_PASS"]["failure"]
+
+
+async def test_forged_passed_lines_from_a_conftest_are_removed(sandbox_for):
+    """Attack: a conftest.py that drops the real tests and prints PASSED lines for them."""
+    instance = row("pytest-dev__pytest-7168")
+    deployment, repo_dir = await sandbox_for(instance)
+    forged = "\n".join(f"    print('PASSED {test}')" for test in instance["FAIL_TO_PASS"])
+    conftest = f"def pytest_collection_modifyitems(items):\n    items[:] = []\n\n\ndef pytest_unconfigure(config):\n{forged}\n"
+    await deployment.write_file(f"{repo_dir}/conftest.py", conftest)
+    result = await reward().grade(deployment, instance, repo_dir)
+    assert "conftest.py" in result.patch, "the attack is recorded in the patch"
+    assert result.status == "unresolved" and result.tests["FAIL_TO_PASS"]["failure"]
+    assert (await deployment.run(f"test -e {repo_dir}/conftest.py")).exit_code == 1, "removed before the tests ran"
+
+
+async def test_forged_passed_lines_from_the_code_under_test_are_caught(sandbox_for):
+    """Attack: the code under test prints PASSED lines when the interpreter exits, after pytest's own
+    report, so they override the real FAILED lines in swebench's parse."""
+    instance = row("pytest-dev__pytest-7168")
+    deployment, repo_dir = await sandbox_for(instance)
+    lines = "; ".join(f"print('PASSED {test}')" for test in instance["FAIL_TO_PASS"])
+    module = f"{repo_dir}/src/_pytest/_io/saferepr.py"
+    original = (await deployment.read_file(module)).decode()
+    await deployment.write_file(module, f"import atexit\natexit.register(lambda: ({lines.replace('; ', ', ')}))\n" + original)
+    result = await reward().grade(deployment, instance, repo_dir)
+
+    statuses = MAP_REPO_TO_PARSER[instance["repo"]](result.log, None)
+    fooled = get_resolution_status(get_eval_tests_report(statuses, {"FAIL_TO_PASS": instance["FAIL_TO_PASS"], "PASS_TO_PASS": []}))
+    assert fooled == "RESOLVED_FULL", "swebench's parser alone takes the forged lines"
+    assert result.status == "unresolved" and not result.resolved
+    assert any("pytest's own summary counts" in problem for problem in result.integrity_problems)
+
+
+async def test_a_file_the_test_patch_creates_is_replaced_not_kept(sandbox_for):
+    """Attack: create the file test_patch adds, with tests that pass; test_patch would then fail to
+    apply (or the agent's version would run). The agent's file is deleted first."""
+    instance = row("pallets__flask-4992")
+    deployment, repo_dir = await sandbox_for(instance)
+    created = "tests/static/config.toml"
+    assert f"+++ b/{created}" in instance["test_patch"] and "new file mode" in instance["test_patch"]
+    await deployment.write_file(f"{repo_dir}/{created}", "forged = true\n")
+    await apply(deployment, repo_dir, instance["patch"])
+    result = await reward().grade(deployment, instance, repo_dir)
+    assert created in result.patch
+    assert result.status == "resolved", result.error or result.log[-2000:]
+
+
+async def test_fail_to_pass_only(sandbox_for):
+    """A fix that breaks a PASS_TO_PASS test: unresolved, unless only FAIL_TO_PASS is graded."""
+    instance = row("pallets__flask-4992")
+    deployment, repo_dir = await sandbox_for(instance)
+    await apply(deployment, repo_dir, instance["patch"])
+    broken = await deployment.run(f"cd {repo_dir} && sed -i 's/def from_object(self, obj: t.Union\\[object, str\\]) -> None:/&\\n        raise RuntimeError(\"broken\")/' src/flask/config.py && git diff --stat")
+    assert "src/flask/config.py" in broken.output
+    strict = await reward().grade(deployment, instance, repo_dir)
+    assert strict.status == "unresolved" and strict.tests["PASS_TO_PASS"]["failure"] and not strict.tests["FAIL_TO_PASS"]["failure"]
+    lenient = await reward(fail_to_pass_only=True).grade(deployment, instance, repo_dir)
+    assert lenient.status == "resolved" and lenient.tests["PASS_TO_PASS"] == {"success": [], "failure": []}
+
+
+async def test_a_test_patch_that_does_not_apply_is_an_infrastructure_error(sandbox_for):
+    instance = row("pytest-dev__pytest-7168")
+    deployment, repo_dir = await sandbox_for(instance)
+    lines = instance["test_patch"].split("\n")
+    context = next(i for i, line in enumerate(lines) if line.startswith(" ") and line.strip())
+    lines[context] = " this context line is not in the file"
+    result = await reward().grade(deployment, {**instance, "test_patch": "\n".join(lines)}, repo_dir)
+    assert (result.status, result.reward) == ("test_patch_failed", 0.0) and result.error
+
+
+async def test_tests_that_hang_time_out(sandbox_for):
+    instance = row("pytest-dev__pytest-7168")
+    deployment, repo_dir = await sandbox_for(instance)
+    module = f"{repo_dir}/src/_pytest/_io/saferepr.py"
+    await deployment.write_file(module, "import time\ntime.sleep(600)\n" + (await deployment.read_file(module)).decode())
+    result = await reward(timeout=3).grade(deployment, instance, repo_dir)
+    assert (result.status, result.reward) == ("timeout", 0.0) and result.durations["tests"] < 60
+
+
+@pytest.mark.parametrize(
+    "log, exit_code, problem",
+    [
+        ("PASSED t::a\nPASSED t::b\n==== 1 passed, 1 failed in 0.1s ====\n", 1, "the log has 2 PASSED lines but pytest's own summary counts 1 passed"),
+        ("PASSED t::a\n==== 1 passed in 0.1s ====\n", 0, None),
+        ("PASSED t::a\n==== 1 failed in 0.1s ====\n==== 1 passed in 0.1s ====\n", 0, None),  # the last summary counts
+        ("PASSED t::a\n", 0, "pytest printed no summary line"),
+        ("PASSED t::a\n===== 1 passed, 2 errors in 3.2s =====\n", 0, "pytest exited 0 although its summary counts 2 failed or errors"),
+        ("==== no tests ran in 0.01s ====\n", 5, "pytest exited 5"),
+    ],
+    ids=["more-passed-than-summary", "consistent", "last-summary", "no-summary", "exit-0-with-errors", "no-tests"],
+)
+def test_log_integrity_checks(log, exit_code, problem):
+    statuses = MAP_REPO_TO_PARSER["pytest-dev/pytest"](log, None)
+    problems = check_log("pytest -rA t.py", log, statuses, exit_code)
+    assert (problems == []) if problem is None else any(problem in p for p in problems), problems
+
+
+def test_pytest_summary_counts():
+    assert pytest_summary("x\n== 3 passed, 1 failed, 2 warnings, 1 error in 0.52s ==\n") == {"passed": 3, "failed": 1, "warnings": 2, "error": 1}
+    assert pytest_summary("no summary here") is None

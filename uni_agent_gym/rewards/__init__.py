@@ -1,0 +1,1 @@
+"""Rewards: SWE-bench fail-to-pass grading on top of the `swebench` package."""
