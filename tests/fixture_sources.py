@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 import tarfile
 from pathlib import Path
 
@@ -25,19 +24,34 @@ def fixtures() -> dict[str, dict]:
     return {item["instance_id"]: item for item in json.loads((SHARED / "fixtures.json").read_text())["instances"]}
 
 
+def download_sdist(requirement: str) -> Path:
+    """The sdist file of `name==version`, found on PyPI's simple index (pip download would build its
+    metadata, which fails for some old releases until their spec's pre_install fixes them)."""
+    import re
+    import urllib.request
+
+    name, version = requirement.split("==")
+    downloads = CACHE / "downloads"
+    downloads.mkdir(parents=True, exist_ok=True)
+    with urllib.request.urlopen(f"https://pypi.org/simple/{name.lower()}/", timeout=60) as response:
+        page = response.read().decode()
+    wanted = re.compile(rf"^{re.escape(name)}-{re.escape(version)}\.(tar\.gz|zip)$", re.IGNORECASE)
+    links = [(url, filename) for url, filename in re.findall(r'<a href="([^"]+)"[^>]*>([^<]+)</a>', page) if wanted.match(filename.replace("_", "-"))]
+    if not links:
+        raise FileNotFoundError(f"no sdist of {requirement} on PyPI")
+    url, filename = links[0]
+    archive = downloads / filename
+    if not archive.exists():
+        urllib.request.urlretrieve(url.split("#")[0], archive)
+    return archive
+
+
 def sdist_directory(requirement: str) -> Path:
     """`Flask==2.2.3` -> the unpacked sdist (downloaded from PyPI once)."""
     target = CACHE / "sdists" / requirement.replace("==", "-")
     if (target / ".complete").exists():
         return target / "src"
-    downloads = CACHE / "downloads"
-    downloads.mkdir(parents=True, exist_ok=True)
-    subprocess.run(
-        [sys.executable, "-m", "pip", "download", "--quiet", "--no-deps", "--no-binary", ":all:", requirement, "-d", str(downloads)],
-        check=True,
-    )
-    name, version = requirement.split("==")
-    [archive] = [p for p in downloads.iterdir() if p.name.lower().replace("_", "-").startswith(f"{name.lower()}-{version}.tar")]
+    archive = download_sdist(requirement)
     (target / "src").mkdir(parents=True, exist_ok=True)
     with tarfile.open(archive) as tar:
         for member in tar.getmembers():
@@ -45,3 +59,36 @@ def sdist_directory(requirement: str) -> Path:
         tar.extractall(target / "src", members=[m for m in tar.getmembers() if m.name], filter="fully_trusted")
     (target / ".complete").touch()
     return target / "src"
+
+
+FIXED_IDENTITY = {
+    "GIT_AUTHOR_NAME": "uni-agent-gym fixtures", "GIT_AUTHOR_EMAIL": "fixtures@uni-agent-gym.invalid",
+    "GIT_COMMITTER_NAME": "uni-agent-gym fixtures", "GIT_COMMITTER_EMAIL": "fixtures@uni-agent-gym.invalid",
+    "GIT_AUTHOR_DATE": "2000-01-01T00:00:00+0000", "GIT_COMMITTER_DATE": "2000-01-01T00:00:00+0000",
+}  # fmt: skip
+
+
+def repo_mirror(repo: str) -> Path:
+    """A git repository holding the base of every derived instance of `repo` as a branch named by its id
+    (the README's "mirror"); each branch's commit is the row's base_commit. Built once."""
+    import os
+
+    mirror = CACHE / "mirrors" / repo.replace("/", "__")
+    rows = [row for row in derived_rows().values() if row["repo"] == repo]
+    done = mirror / ".complete"
+    if done.exists() and done.read_text() == ",".join(sorted(row["instance_id"] for row in rows)):
+        return mirror
+    subprocess.run(["rm", "-rf", str(mirror)], check=True)
+    subprocess.run(["git", "init", "--quiet", "--bare", str(mirror)], check=True)
+    for row in rows:
+        source = sdist_directory(row["derived_from"]["sdist"])
+        env = {**os.environ, **FIXED_IDENTITY, "GIT_INDEX_FILE": str(mirror / f"index-{row['instance_id']}")}
+        git = ["git", "-c", "safe.directory=*", "--git-dir", str(mirror), "--work-tree", str(source)]
+        subprocess.run(git + ["add", "-A", "-f"], check=True, env=env)
+        tree = subprocess.run(git + ["write-tree"], check=True, env=env, capture_output=True, text=True).stdout.strip()
+        commit = subprocess.run(git + ["commit-tree", tree, "-m", "base"], check=True, env=env, capture_output=True, text=True).stdout.strip()
+        assert commit == row["base_commit"], f"{row['instance_id']}: rebuilt {commit}, expected {row['base_commit']}"
+        subprocess.run(git + ["branch", "--force", row["instance_id"], commit], check=True, env=env)
+        os.remove(env["GIT_INDEX_FILE"])
+    done.write_text(",".join(sorted(row["instance_id"] for row in rows)))
+    return mirror

@@ -61,17 +61,62 @@ def cmd_bootstrap_base(args: argparse.Namespace, console: Console) -> None:
         bootstrap_base(python, mirror=args.mirror, force=args.force, log=console.print)
 
 
+def _apply_mirrors(config, mirrors: list[str]) -> None:
+    for mirror in mirrors:
+        repo, separator, path = mirror.partition("=")
+        if not separator:
+            raise ConfigError(f"--mirror expects REPO=PATH, got {mirror!r}")
+        config.env.mirrors[repo] = path
+
+
+def cmd_grade(args: argparse.Namespace, console: Console) -> None:
+    import time
+    from pathlib import Path
+
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+
+    from uni_agent_gym.eval.grade import grade_predictions, read_predictions
+    from uni_agent_gym.instances import load_instances
+    from uni_agent_gym.rewards.swebench import SWEBenchReward
+    from uni_agent_gym.specs import load_environments
+
+    config = _load(args)
+    _apply_mirrors(config, args.mirror)
+    if args.environments:
+        config.env.environments = args.environments
+    rows = {row["instance_id"]: row for row in load_instances(args.dataset, split=config.env.split)}
+    predictions = read_predictions(args.predictions)
+    if args.instance_ids:
+        predictions = [p for p in predictions if p.get("instance_id") in set(args.instance_ids)]
+    reward = SWEBenchReward(config.reward, load_environments(config.env.environments))
+    run_id = args.run_id or time.strftime("%Y%m%d-%H%M%S")
+    counts = {"resolved": 0, "errors": 0}
+    columns = [TextColumn("grading"), BarColumn(), MofNCompleteColumn(), TextColumn("{task.fields[counts]}"), TimeElapsedColumn(), TimeRemainingColumn()]
+    with Progress(*columns, console=console) as progress:
+        task = progress.add_task("grade", total=len(predictions), counts="")
+
+        def on_result(result: dict) -> None:
+            counts["resolved"] += result["status"] == "resolved"
+            counts["errors"] += result["status"] not in ("resolved", "unresolved")
+            progress.update(task, advance=1, counts=f"resolved {counts['resolved']}  errors {counts['errors']}")
+
+        summary, path = asyncio.run(
+            grade_predictions(predictions, rows, config, reward, Path(args.output), run_id, workers=args.workers, on_result=on_result)
+        )
+    console.print(
+        f"resolved {summary['resolved_instances']} / {summary['submitted_instances']} submitted "
+        f"({summary['unresolved_instances']} unresolved, {summary['empty_patch_instances']} empty, "
+        f"{summary['error_instances']} errors); report: {path}"
+    )
+
+
 def cmd_build_images(args: argparse.Namespace, console: Console) -> None:
     from uni_agent_gym.envs.image_builder import build_instance_images
     from uni_agent_gym.instances import load_instances
     from uni_agent_gym.specs import load_environments
 
     config = load_config(*args.config, overrides=args.set)
-    for mirror in args.mirror:
-        repo, separator, path = mirror.partition("=")
-        if not separator:
-            raise ConfigError(f"--mirror expects REPO=PATH, got {mirror!r}")
-        config.env.mirrors[repo] = path
+    _apply_mirrors(config, args.mirror)
     rows = load_instances(args.dataset, ids=args.instance_ids, pattern=args.pattern, slice_spec=args.slice)
     environments = load_environments(args.environments)
     names, failures = asyncio.run(build_instance_images(rows, config, environments, force=args.force, log=console.print))
@@ -96,6 +141,18 @@ def build_parser() -> argparse.ArgumentParser:
     cleanup = commands.add_parser("cleanup", help="remove containers left by uni-agent-gym (label uni-agent-gym=1)")
     cleanup.add_argument("--run-id", help="only the containers of this run")
     cleanup.set_defaults(func=cmd_cleanup)
+
+    grade = commands.add_parser("grade", help="grade a predictions.jsonl (official harness format) in fresh sandboxes")
+    _config_arguments(grade)
+    grade.add_argument("--dataset", required=True, help="rows: .json/.jsonl/.parquet file or a datasets name")
+    grade.add_argument("--predictions", required=True, help="predictions.jsonl: instance_id, model_name_or_path, model_patch")
+    grade.add_argument("--instance-ids", nargs="+", help="only these predictions")
+    grade.add_argument("--workers", type=int, default=1, help="instances graded at once")
+    grade.add_argument("--output", default="runs/grade", help="directory for per-instance reports and the summary")
+    grade.add_argument("--run-id", help="name of this run (re-use it to resume); a timestamp by default")
+    grade.add_argument("--environments", help="per-instance exact environments (JSON; see uni_agent_gym.specs)")
+    grade.add_argument("--mirror", action="append", default=[], metavar="REPO=PATH", help="repository mirror")
+    grade.set_defaults(func=cmd_grade)
 
     images = commands.add_parser("images", help="build images without a registry").add_subparsers(dest="images_command", required=True)
     base = images.add_parser("bootstrap-base", help="minimal Debian image with a given Python, via debootstrap")

@@ -166,7 +166,7 @@ async def build_instance_image(
     cache_dir.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="build-", dir=cache_dir) as scratch:  # beside the wheelhouse: hard links work
         context = Path(scratch)
-        cache = await mirror_repository(instance["repo"], source, config.env.cache_dir)
+        cache = await mirror_repository(instance["repo"], source, config.env.cache_dir, instance["base_commit"])
         await checkout(cache, instance["base_commit"], context / "testbed", instance_id)
         build_requirements = spec.build_requirements or project_build_requirements(context / "testbed")
         wheelhouse = cache_dir / "wheelhouse" / f"py{spec.python}"

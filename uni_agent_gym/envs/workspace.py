@@ -61,14 +61,17 @@ def _is_git_source(source: str) -> bool:
     return not path.exists() or path.is_file() or (path / ".git").exists() or (path / "HEAD").is_file()
 
 
-async def mirror_repository(repo: str, source: str, cache_dir: str) -> Path:
-    """A bare repository under the cache holding `source`'s history, made once per repo."""
+async def mirror_repository(repo: str, source: str, cache_dir: str, commit: str | None = None) -> Path:
+    """A bare repository under the cache holding `source`'s history, made once per repo; a git source
+    is fetched again when the cache lacks `commit` (the source gained branches since)."""
     cache = Path(cache_dir).expanduser() / "mirrors" / f"{repo.replace('/', '__')}.git"
     plain_directory = not _is_git_source(source)
     async with _mirror_locks.setdefault(str(cache), asyncio.Lock()):
         if cache.exists() and plain_directory and await _directory_changed(cache, source):
             await asyncio.to_thread(shutil.rmtree, cache)
         if cache.exists():
+            if commit and not plain_directory and not await _has_commit(cache, commit):
+                await git("--git-dir", str(cache), "fetch", "--quiet", source, "+refs/heads/*:refs/heads/*", "+refs/tags/*:refs/tags/*")
             return cache
         cache.parent.mkdir(parents=True, exist_ok=True)
         building = cache.with_name(f"{cache.name}.tmp-{secrets.token_hex(4)}")
@@ -87,6 +90,14 @@ async def mirror_repository(repo: str, source: str, cache_dir: str) -> Path:
     return cache
 
 
+async def _has_commit(repository: Path, commit: str) -> bool:
+    try:
+        await git("--git-dir", str(repository), "cat-file", "-e", f"{commit}^{{commit}}")
+        return True
+    except WorkspaceError:
+        return False
+
+
 async def _directory_changed(cache: Path, source: str) -> bool:
     """Whether a plain-directory mirror's files differ from the commit made of them."""
     status = await git("--git-dir", str(cache), "--work-tree", str(Path(source).resolve()), "status", "--porcelain")
@@ -100,10 +111,8 @@ async def head_commit(cache: Path) -> str:
 
 async def checkout(cache: Path, base_commit: str, target: str | Path, instance_id: str) -> None:
     """A self-contained clone of the mirror at `base_commit` (detached) in `target` (empty or absent)."""
-    try:
-        await git("--git-dir", str(cache), "cat-file", "-e", f"{base_commit}^{{commit}}")
-    except WorkspaceError:
-        raise WorkspaceError(f"Instance {instance_id!r}: the mirror {cache} has no commit {base_commit}") from None
+    if not await _has_commit(cache, base_commit):
+        raise WorkspaceError(f"Instance {instance_id!r}: the mirror {cache} has no commit {base_commit}")
     await git("clone", "--quiet", "--no-checkout", str(cache), str(target))
     await git("-C", str(target), "checkout", "--quiet", "--detach", base_commit)
 
@@ -164,7 +173,7 @@ async def open_workspace(instance: dict[str, Any], config: GymConfig) -> tuple[D
             f"Instance {instance['instance_id']!r}: no mirror of {instance['repo']} is configured "
             f"(env.mirrors[{instance['repo']!r}]) and the {deployment_config.type} deployment needs one"
         )
-    cache = await mirror_repository(instance["repo"], source, config.env.cache_dir)
+    cache = await mirror_repository(instance["repo"], source, config.env.cache_dir, instance["base_commit"])
     if deployment_config.type == "local":
         return await _open_local(instance, config, cache)
 

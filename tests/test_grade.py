@@ -1,0 +1,117 @@
+"""`uni-agent-gym grade` on the 19 offline SWE-bench fixtures: gold resolves, empty and test-patch-only
+predictions do not, on docker (offline-built images) and local (host venvs), with the same outcomes."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests import fixture_sources
+from tests.conftest import require_docker
+from uni_agent_gym.eval.grade import read_predictions, summary_report
+
+ROWS = fixture_sources.derived_rows()
+INTERPRETERS = {
+    "3.9": Path.home() / ".pyenv" / "versions" / "3.9.18" / "bin" / "python3.9",
+    "3.11": Path.home() / ".pyenv" / "versions" / "3.11.7" / "bin" / "python3.11",
+}
+CACHE = fixture_sources.CACHE / "build-cache"  # shared with the image tests: wheelhouse, images, local venvs
+
+
+def write_predictions(path: Path, patch_of) -> Path:
+    lines = [{"instance_id": i, "model_name_or_path": "org/model", "model_patch": patch_of(row)} for i, row in ROWS.items()]
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    return path
+
+
+def grade(tmp_path: Path, predictions: Path, deployment: str, run_id: str, *extra: str) -> dict:
+    mirrors = [f"--mirror={repo}={fixture_sources.repo_mirror(repo)}" for repo in sorted({r["repo"] for r in ROWS.values()})]
+    config = tmp_path / "grade.json"
+    config.write_text(json.dumps({"env": {"cache_dir": str(CACHE), "workspace": "image",
+                                          "interpreters": {version: str(path) for version, path in INTERPRETERS.items()}}}))  # fmt: skip
+    command = [
+        sys.executable, "-m", "uni_agent_gym.cli", "grade", "--dataset", str(fixture_sources.SHARED / "derived.jsonl"),
+        "--predictions", str(predictions), "--deployment", deployment, "--workers", "2", "--run-id", run_id,
+        "--output", str(tmp_path / "out"), "--environments", str(fixture_sources.SHARED / "fixtures.json"),
+        "--config", str(config), *mirrors, *extra,
+    ]  # fmt: skip
+    done = subprocess.run(command, capture_output=True, text=True, timeout=3600)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    return json.loads((tmp_path / "out" / f"org__model.{run_id}.json").read_text())
+
+
+def outcomes(tmp_path: Path, run_id: str) -> dict[str, tuple]:
+    reports = {}
+    for path in (tmp_path / "out" / run_id).glob("*.json"):
+        report = json.loads(path.read_text())
+        tests = report["tests"]
+        reports[report["instance_id"]] = (report["status"], sorted(tests.get("FAIL_TO_PASS", {}).get("failure", [])),
+                                          sorted(tests.get("PASS_TO_PASS", {}).get("failure", [])))  # fmt: skip
+    return reports
+
+
+@pytest.mark.slow
+def test_gold_empty_and_test_only_on_docker_and_local(tmp_path):
+    require_docker()
+    if not all(path.exists() for path in INTERPRETERS.values()):
+        pytest.skip("local grading needs host Pythons 3.9 and 3.11 (pyenv on these machines)")
+    gold = write_predictions(tmp_path / "gold.jsonl", lambda row: row["patch"])
+    empty = write_predictions(tmp_path / "empty.jsonl", lambda row: "")
+    test_only = write_predictions(tmp_path / "test_only.jsonl", lambda row: row["test_patch"])
+
+    docker_gold = grade(tmp_path, gold, "docker", "docker-gold")
+    assert docker_gold["resolved_ids"] == sorted(ROWS), docker_gold
+    assert docker_gold["error_ids"] == [] and docker_gold["completed_instances"] == 19
+
+    assert grade(tmp_path, empty, "docker", "docker-empty")["resolved_ids"] == []
+    test_only_report = grade(tmp_path, test_only, "docker", "docker-test-only")
+    assert test_only_report["resolved_ids"] == [] and test_only_report["error_ids"] == []
+
+    local_gold = grade(tmp_path, gold, "local", "local-gold")
+    assert local_gold["resolved_ids"] == sorted(ROWS), local_gold
+    assert outcomes(tmp_path, "local-gold") == outcomes(tmp_path, "docker-gold")
+    assert outcomes(tmp_path, "local-gold") == {i: ("resolved", [], []) for i in ROWS}
+
+    # resumable: the same run id does no work and gives the same summary
+    assert grade(tmp_path, gold, "docker", "docker-gold") == docker_gold
+
+
+def test_bad_predictions_are_reported_not_fatal(tmp_path):
+    """No sandbox is needed: every row fails before one would be opened."""
+    predictions = tmp_path / "bad.jsonl"
+    predictions.write_text(
+        json.dumps({"instance_id": "no__such-1", "model_name_or_path": "m", "model_patch": "diff --git a/x b/x"}) + "\n"
+        + "{not json\n"
+        + json.dumps({"instance_id": "pallets__flask-4992", "model_name_or_path": "m", "model_patch": ""}) + "\n"
+        + json.dumps({"instance_id": "pallets__flask-4045", "model_name_or_path": "m", "model_patch": 42}) + "\n"
+    )  # fmt: skip
+    rows = read_predictions(predictions)
+    assert rows[1] == {"instance_id": "<line 2>", "error": "not JSON: Expecting property name enclosed in double quotes: line 1 column 2 (char 1)"}
+    command = [
+        sys.executable, "-m", "uni_agent_gym.cli", "grade", "--dataset", str(fixture_sources.SHARED / "derived.jsonl"),
+        "--predictions", str(predictions), "--run-id", "bad", "--output", str(tmp_path / "out"), "--deployment", "local",
+    ]  # fmt: skip
+    done = subprocess.run(command, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stdout + done.stderr
+    summary = json.loads((tmp_path / "out" / "m.bad.json").read_text())
+    assert summary["error_ids"] == ["<line 2>", "no__such-1", "pallets__flask-4045"]
+    assert summary["empty_patch_ids"] == ["pallets__flask-4992"] and summary["resolved_ids"] == []
+    report = json.loads((tmp_path / "out" / "bad" / "no__such-1.json").read_text())
+    assert report["status"] == "infra_error" and "unknown instance no__such-1" in report["error"]
+
+
+def test_summary_has_the_official_fields():
+    predictions = [{"instance_id": i} for i in ("a", "b", "c", "d")]
+    results = {"a": {"status": "resolved"}, "b": {"status": "unresolved"}, "c": {"status": "patch_failed"},
+               "d": {"status": "unresolved", "error": "empty patch: nothing to grade"}}  # fmt: skip
+    report = summary_report(predictions, results, dataset_size=300)
+    assert report == {
+        "total_instances": 300, "submitted_instances": 4, "completed_instances": 2, "resolved_instances": 1,
+        "unresolved_instances": 1, "empty_patch_instances": 1, "error_instances": 1, "completed_ids": ["a", "b"],
+        "incomplete_ids": [], "empty_patch_ids": ["d"], "submitted_ids": ["a", "b", "c", "d"], "resolved_ids": ["a"],
+        "unresolved_ids": ["b"], "error_ids": ["c"], "schema_version": 2,
+    }  # fmt: skip

@@ -1,0 +1,134 @@
+"""`uni-agent-gym grade`: grade a `predictions.jsonl` (the official harness's format) in fresh sandboxes.
+
+Each prediction (`instance_id`, `model_name_or_path`, `model_patch`) gets a new sandbox of its
+instance; the patch is applied the harness's way (`git apply`, then `--reject`, then `patch --fuzz`)
+and graded by `SWEBenchReward`. One JSON report per instance is written as soon as it is known, so a
+re-run skips what is done; a bad prediction or a failing sandbox costs only its own row. The summary
+has the fields of the official `<model>.<run_id>.json` report.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from uni_agent_gym.config import GymConfig
+from uni_agent_gym.envs.workspace import open_workspace
+from uni_agent_gym.rewards.patches import apply_patch, git_in
+from uni_agent_gym.rewards.swebench import RewardResult, SWEBenchReward
+
+logger = logging.getLogger(__name__)
+
+ERROR_STATUSES = ("patch_failed", "test_patch_failed", "timeout", "infra_error")
+
+
+def read_predictions(path: str | Path) -> list[dict[str, Any]]:
+    """Predictions from a .jsonl file (or a .json list / {id: prediction} mapping); malformed rows are kept
+    as rows without a usable patch, so they are reported rather than crash the run."""
+    text = Path(path).read_text()
+    if str(path).endswith(".jsonl"):
+        rows = []
+        for number, line in enumerate(text.splitlines(), 1):
+            if not line.strip():
+                continue
+            try:
+                rows.append(json.loads(line))
+            except json.JSONDecodeError as exc:
+                rows.append({"instance_id": f"<line {number}>", "error": f"not JSON: {exc}"})
+        return rows
+    data = json.loads(text)
+    return list(data.values()) if isinstance(data, dict) else data
+
+
+async def grade_prediction(prediction: dict[str, Any], rows: dict[str, dict[str, Any]], config: GymConfig, reward: SWEBenchReward) -> RewardResult:
+    """The grade of one prediction; never raises (errors become an `infra_error` result)."""
+    instance_id = str(prediction.get("instance_id"))
+    patch = prediction.get("model_patch")
+    if prediction.get("error") or instance_id not in rows or not isinstance(patch, (str, type(None))):
+        reason = prediction.get("error") or (f"unknown instance {instance_id}" if instance_id not in rows else "model_patch is not a string")
+        return RewardResult(instance_id, "infra_error", error=f"bad prediction: {reason}")
+    if not (patch or "").strip():
+        return RewardResult(instance_id, "unresolved", error="empty patch: nothing to grade")
+    instance = rows[instance_id]
+    try:
+        deployment, repo_dir = await open_workspace(instance, config)
+        try:
+            start = (await git_in(deployment, repo_dir, "git rev-parse HEAD")).strip()
+            applied, log = await apply_patch(deployment, repo_dir, patch, "prediction")
+            if not applied:
+                return RewardResult(instance_id, "patch_failed", patch=patch, error=log[-4000:])
+            return await reward.grade(deployment, instance, repo_dir, start_commit=start)
+        finally:
+            await deployment.stop()
+    except Exception as exc:  # noqa: BLE001 - boundary: one instance's failure is its own row
+        logger.warning("grading %s failed: %s", instance_id, exc)
+        return RewardResult(instance_id, "infra_error", patch=patch, error=f"{type(exc).__name__}: {exc}")
+
+
+def summary_report(predictions: list[dict[str, Any]], results: dict[str, dict[str, Any]], dataset_size: int) -> dict[str, Any]:
+    """The official harness's run report (schema_version 2)."""
+    submitted = sorted(str(p.get("instance_id")) for p in predictions)
+    empty = sorted(i for i, r in results.items() if r.get("error") == "empty patch: nothing to grade")
+    resolved = sorted(i for i, r in results.items() if r["status"] == "resolved")
+    errors = sorted(i for i, r in results.items() if r["status"] in ERROR_STATUSES)
+    unresolved = sorted(i for i, r in results.items() if r["status"] == "unresolved" and i not in empty)
+    completed = sorted(resolved + unresolved)
+    return {
+        "total_instances": dataset_size,
+        "submitted_instances": len(submitted),
+        "completed_instances": len(completed),
+        "resolved_instances": len(resolved),
+        "unresolved_instances": len(unresolved),
+        "empty_patch_instances": len(empty),
+        "error_instances": len(errors),
+        "completed_ids": completed,
+        "incomplete_ids": sorted(set(submitted) - set(results)),
+        "empty_patch_ids": empty,
+        "submitted_ids": submitted,
+        "resolved_ids": resolved,
+        "unresolved_ids": unresolved,
+        "error_ids": errors,
+        "schema_version": 2,
+    }
+
+
+async def grade_predictions(
+    predictions: list[dict[str, Any]],
+    rows: dict[str, dict[str, Any]],
+    config: GymConfig,
+    reward: SWEBenchReward,
+    output_dir: Path,
+    run_id: str,
+    *,
+    workers: int = 1,
+    on_result: Callable[[dict[str, Any]], None] = lambda result: None,
+) -> tuple[dict[str, Any], Path]:
+    """Grade every prediction (at most `workers` at once), reusing reports on disk; (summary, its path)."""
+    run_dir = output_dir / run_id
+    run_dir.mkdir(parents=True, exist_ok=True)
+    results: dict[str, dict[str, Any]] = {}
+    limit = asyncio.Semaphore(workers)
+
+    async def one(prediction: dict[str, Any]) -> None:
+        instance_id = str(prediction.get("instance_id"))
+        path = run_dir / f"{instance_id.replace('/', '_')}.json"
+        if path.exists():
+            result = json.loads(path.read_text())
+        else:
+            async with limit:
+                result = (await grade_prediction(prediction, rows, config, reward)).to_dict()
+            result["model_name_or_path"] = prediction.get("model_name_or_path")
+            path.write_text(json.dumps(result, indent=1))
+        results[instance_id] = result
+        on_result(result)
+
+    await asyncio.gather(*(one(prediction) for prediction in predictions))
+    model = str(predictions[0].get("model_name_or_path") or "model").replace("/", "__") if predictions else "model"
+    summary = summary_report(predictions, results, len(rows))
+    summary_path = output_dir / f"{model}.{run_id}.json"
+    summary_path.write_text(json.dumps(summary, indent=1))
+    return summary, summary_path
