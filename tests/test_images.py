@@ -37,9 +37,14 @@ def test_mirror_comes_from_the_hosts_apt_sources(tmp_path, files, expected):
     assert host_debian_mirror(tmp_path) == expected
 
 
-def test_the_base_image_has_python_git_and_venv(docker_image):
-    output = run_in(docker_image, "python3 -m venv /tmp/v && /tmp/v/bin/python --version && git --version && patch --version | head -1")
+def test_the_base_image_has_python_git_venv_and_a_compiler(docker_image):
+    output = run_in(
+        docker_image,
+        "python3 -m venv /tmp/v && /tmp/v/bin/python --version && git --version && patch --version | head -1 && "
+        "gcc --version | head -1 && test -f /usr/include/python3.11/Python.h && echo headers",
+    )
     assert output.startswith("Python 3.11.") and "git version" in output and "GNU patch" in output
+    assert "gcc" in output and output.endswith("headers\n"), "sdists with C extensions must build offline"
 
 
 def test_building_again_is_a_no_op(docker_image):

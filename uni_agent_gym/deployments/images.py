@@ -8,6 +8,7 @@ Python of one Debian release. These are command-line tools (blocking), not used 
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
 import shutil
@@ -23,13 +24,20 @@ from uni_agent_gym.errors import DeploymentError
 
 DEBIAN_SUITE_BY_PYTHON = {"3.9": "bullseye", "3.11": "bookworm", "3.13": "trixie"}
 GLIBC_MINOR_BY_PYTHON = {"3.9": 31, "3.11": 36, "3.13": 41}  # the glibc 2.x of each base: newest manylinux wheel it runs
-BASE_PACKAGES = ["python3", "python3-venv", "git", "ca-certificates", "patch"]
+# A compiler and headers too: releases without a wheel for the image's Python (cffi 1.14 on 3.11) build from source.
+BASE_PACKAGES = ["python3", "python3-venv", "python3-dev", "git", "ca-certificates", "patch", "build-essential", "libffi-dev"]
+RECIPE_LABEL = "uni-agent-gym.base-recipe"
 DEFAULT_MIRROR = "http://deb.debian.org/debian"
 
 
 def base_image_name(python: str) -> str:
     """The local name of the base image for a Python version, e.g. `uni-agent-gym/base:py3.11`."""
     return f"uni-agent-gym/base:py{python}"
+
+
+def base_recipe(python: str) -> str:
+    """A short hash of what goes into a base image, stored as its label: a changed recipe rebuilds it."""
+    return hashlib.sha256(f"{DEBIAN_SUITE_BY_PYTHON[python]} {' '.join(BASE_PACKAGES)}".encode()).hexdigest()[:12]
 
 
 def host_debian_mirror(apt_dir: Path = Path("/etc/apt")) -> str:
@@ -58,11 +66,14 @@ def bootstrap_base(
         raise DeploymentError(f"Expects --python one of {supported} (the Pythons of Debian releases), got {python!r}")
     name = name or base_image_name(python)
     client = docker_client()
+    recipe = base_recipe(python)
     if not force:
         try:
-            client.images.get(name)
-            log(f"{name} exists; nothing to do (--force rebuilds it)")
-            return name
+            labels = client.images.get(name).labels or {}
+            if labels.get(RECIPE_LABEL) == recipe:
+                log(f"{name} exists; nothing to do (--force rebuilds it)")
+                return name
+            log(f"{name} was made by another recipe; rebuilding it")
         except docker.errors.ImageNotFound:
             pass
     if shutil.which("debootstrap") is None:
@@ -94,6 +105,7 @@ def bootstrap_base(
                 "ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
                 "ENV LANG=C.UTF-8",
                 "WORKDIR /",
+                f"LABEL {RECIPE_LABEL}={recipe}",
                 'CMD ["bash"]',
             ],
         )
