@@ -189,8 +189,9 @@ async def test_tests_that_hang_time_out(sandbox_for):
         ("PASSED t::a\n", 0, "pytest printed no summary line"),
         ("PASSED t::a\n===== 1 passed, 2 errors in 3.2s =====\n", 0, "pytest exited 0 although its summary counts 2 failed or errors"),
         ("==== no tests ran in 0.01s ====\n", 5, "pytest exited 5"),
+        ("\x1b[32mPASSED\x1b[0m t::a\n\x1b[31m==== \x1b[31m\x1b[1m1 failed\x1b[0m, \x1b[32m1 passed\x1b[0m in 1.35s\x1b[0m\x1b[31m ====\x1b[0m\n", 1, None),
     ],
-    ids=["more-passed-than-summary", "consistent", "last-summary", "no-summary", "exit-0-with-errors", "no-tests"],
+    ids=["more-passed-than-summary", "consistent", "last-summary", "no-summary", "exit-0-with-errors", "no-tests", "coloured"],
 )
 def test_log_integrity_checks(log, exit_code, problem):
     statuses = MAP_REPO_TO_PARSER["pytest-dev/pytest"](log, None)

@@ -13,11 +13,12 @@ import re
 _PYTEST_SUMMARY = re.compile(r"^=+ (?P<body>(?:\d+ \w+(?:, )?)+|no tests ran)(?: in [\d.]+s?.*?)? =+\s*$", re.MULTILINE)
 _PYTEST_COUNT = re.compile(r"(\d+) (\w+)")
 _DJANGO_RAN = re.compile(r"^Ran (\d+) tests? in [\d.]+s$", re.MULTILINE)
+_ANSI = re.compile(r"\x1b\[[0-9;]*m")  # `--color yes` (sphinx's test command) colours the summary
 
 
 def pytest_summary(log: str) -> dict[str, int] | None:
     """The counts of pytest's last summary line ({'passed': 3, 'failed': 1, ...}), or None if it has none."""
-    matches = list(_PYTEST_SUMMARY.finditer(log))
+    matches = list(_PYTEST_SUMMARY.finditer(_ANSI.sub("", log)))
     if not matches:
         return None
     counts: dict[str, int] = {}
@@ -47,7 +48,7 @@ def check_log(test_command: str, log: str, statuses: dict[str, str], exit_code: 
         if exit_code not in (0, 1):
             problems.append(f"pytest exited {exit_code}: the run was interrupted or did not run the tests")
     elif "runtests.py" in test_command:  # Django's runner
-        ran = _DJANGO_RAN.findall(log)
+        ran = _DJANGO_RAN.findall(_ANSI.sub("", log))
         if passed and not ran:
             problems.append("Django's runner printed no 'Ran N tests' line, so its results cannot be verified")
         elif ran and passed > int(ran[-1]):
