@@ -205,8 +205,11 @@ async def _open_local(instance: dict[str, Any], config: GymConfig, cache: Path) 
         spec = environment_spec(instance, load_environments(config.env.environments))
     deployment_config = config.deployment
     workspace = Path(config.env.cache_dir).expanduser() / "workspaces" / instance_id.replace("/", "_")
-    if spec is not None and not deployment_config.workdir:
-        deployment_config = deployment_config.model_copy(update={"workdir": str(workspace / "testbed")})
+    if spec is not None:  # the venv's variables live in the config, so a restarted shell keeps them
+        update = {"env": {**deployment_config.env, **venv_environment(workspace / "venv", spec)}}
+        if not deployment_config.workdir:
+            update["workdir"] = str(workspace / "testbed")
+        deployment_config = deployment_config.model_copy(update=update)
     deployment = make_deployment(deployment_config)
     await deployment.start()
     # A configured workdir is the repository itself; else a directory named like repo_dir in a fresh one.
@@ -221,8 +224,6 @@ async def _open_local(instance: dict[str, Any], config: GymConfig, cache: Path) 
         if spec is not None:
             commit = await ensure_local_environment(spec, repo_dir, base_commit, workspace / "venv", config.env.interpreters)
             await reset_checkout(cache, commit, repo_dir)
-            exports = " ".join(f"{key}={shlex.quote(value)}" for key, value in venv_environment(workspace / "venv", spec).items())
-            await deployment.run(f"export {exports}")
         await deployment.run(f"cd {shlex.quote(repo_dir)}")
     except BaseException:
         await deployment.stop()

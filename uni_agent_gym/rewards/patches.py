@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import secrets
 import shlex
 
 from uni_agent_gym.deployments import Deployment
@@ -47,13 +48,14 @@ async def reset_files(deployment: Deployment, repo_dir: str, start_commit: str, 
 
 async def apply_patch(deployment: Deployment, repo_dir: str, diff: str, name: str) -> tuple[bool, str]:
     """Apply `diff` with the harness's fallbacks; (applied, the log of the attempts)."""
-    path = f"/tmp/uni-agent-gym-{name}.diff"
+    path = f"/tmp/uni-agent-gym-{name}-{secrets.token_hex(6)}.diff"  # unique: local graders share the host's /tmp
     await deployment.write_file(path, diff if diff.endswith("\n") else diff + "\n")
     log = []
     for command in APPLY_COMMANDS:
         result = await deployment.run(f"cd {shlex.quote(repo_dir)} && {command.format(patch=path)}", timeout=120)
         log.append(f"$ {command.format(patch=path)}\n{result.output}")
         if result.exit_code == 0:
-            return True, "\n".join(log)
+            break
         await deployment.run(f"cd {shlex.quote(repo_dir)} && find . -name '*.rej' -newer {path} -delete", timeout=60)
-    return False, "\n".join(log)
+    await deployment.run(f"rm -f {path}")
+    return result.exit_code == 0, "\n".join(log)

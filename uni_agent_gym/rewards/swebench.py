@@ -18,6 +18,7 @@ The hidden tests enter the sandbox only in step 3, after the agent is done.
 from __future__ import annotations
 
 import dataclasses
+import secrets
 import shlex
 import time
 from dataclasses import dataclass, field
@@ -36,7 +37,6 @@ from uni_agent_gym.rewards.patches import capture_patch, git_in, reset_files
 from uni_agent_gym.specs import environment_spec
 
 HARNESS_FILES = ("conftest.py", "pytest.ini", "tox.ini")  # test-runner configuration the agent may not change
-LOG = "/tmp/uni-agent-gym-tests.log"
 STATUSES = ("resolved", "unresolved", "patch_failed", "test_patch_failed", "timeout", "infra_error")
 
 
@@ -87,20 +87,22 @@ class SWEBenchReward:
         durations = {"reset": time.monotonic() - started}
         result = RewardResult(instance_id, "unresolved", patch=patch, test_command=spec.test_command, durations=durations)
 
+        scratch = f"/tmp/uni-agent-gym-grade-{secrets.token_hex(6)}"  # unique: local graders share the host's /tmp
         if instance["test_patch"]:
-            await deployment.write_file("/tmp/uni-agent-gym-test.diff", instance["test_patch"])
-            applied = await deployment.run(f"cd {shlex.quote(repo_dir)} && git apply --verbose /tmp/uni-agent-gym-test.diff", timeout=120)
+            await deployment.write_file(f"{scratch}.diff", instance["test_patch"])
+            applied = await deployment.run(f"cd {shlex.quote(repo_dir)} && git apply --verbose {scratch}.diff; rc=$?; rm -f {scratch}.diff; (exit $rc)", timeout=120)
             if applied.exit_code != 0:
                 result.status, result.error = "test_patch_failed", applied.output[-2000:]
                 return self._finish(result, started)
 
         tests_started = time.monotonic()
+        log_path = f"{scratch}.log"
         run = await deployment.run(
-            f"cd {shlex.quote(repo_dir)} && {{ ( {spec.test_command} ) > {LOG} 2>&1; echo \"exit=$?\" >> {LOG}.rc; }}",
+            f"cd {shlex.quote(repo_dir)} && {{ ( {spec.test_command} ) > {log_path} 2>&1; echo \"exit=$?\" > {log_path}.rc; }}",
             timeout=self.config.timeout,
         )
         durations["tests"] = time.monotonic() - tests_started
-        log, exit_code = await self._read_log(deployment)
+        log, exit_code = await self._read_log(deployment, log_path)
         result.exit_code = exit_code
         result.log = f"{START_TEST_OUTPUT}\n{log}\n{END_TEST_OUTPUT} (exit code {exit_code})\n"
         if run.timed_out:
@@ -119,11 +121,10 @@ class SWEBenchReward:
         result.reward = 1.0 if result.resolved else 0.0
         return self._finish(result, started)
 
-    async def _read_log(self, deployment: Deployment) -> tuple[str, int | None]:
-        limit = self.config.log_limit
-        await deployment.run(f"tail -c {limit} {LOG} > {LOG}.tail 2>/dev/null", timeout=120)
-        log = (await deployment.read_file(f"{LOG}.tail")).decode("utf-8", errors="replace")
-        rc = await deployment.run(f"cat {LOG}.rc 2>/dev/null; rm -f {LOG} {LOG}.tail {LOG}.rc", timeout=60)
+    async def _read_log(self, deployment: Deployment, path: str) -> tuple[str, int | None]:
+        await deployment.run(f"tail -c {self.config.log_limit} {path} > {path}.tail 2>/dev/null", timeout=120)
+        log = (await deployment.read_file(f"{path}.tail")).decode("utf-8", errors="replace")
+        rc = await deployment.run(f"cat {path}.rc 2>/dev/null; rm -f {path} {path}.tail {path}.rc", timeout=60)
         code = rc.output.strip().removeprefix("exit=")
         return log, int(code) if code.isdigit() else None
 
