@@ -110,6 +110,55 @@ def cmd_grade(args: argparse.Namespace, console: Console) -> None:
     )
 
 
+def cmd_ping(args: argparse.Namespace, console: Console) -> None:
+    from uni_agent_gym.agent.model import ChatModel
+
+    config = _load(args)
+
+    async def ping() -> tuple[str, float]:
+        model = ChatModel(config.model)
+        try:
+            return await model.ping()
+        finally:
+            await model.close()
+
+    reply, seconds = asyncio.run(ping())
+    console.print(f"{config.model.model_name} at {config.model.base_url} answered in {seconds:.2f} s: {reply.strip()[:200]!r}")
+
+
+def cmd_eval(args: argparse.Namespace, console: Console) -> None:
+    from pathlib import Path
+
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+
+    from uni_agent_gym.eval.run import run_eval
+    from uni_agent_gym.instances import load_instances
+
+    config = _load(args)
+    _apply_mirrors(config, args.mirror)
+    if args.environments:
+        config.env.environments = args.environments
+    instances = load_instances(args.dataset, split=config.env.split, ids=args.instance_ids, slice_spec=args.slice)
+    output = Path(args.output)
+    counts = {"resolved": 0, "errors": 0, "tokens": 0}
+    columns = [TextColumn("eval"), BarColumn(), MofNCompleteColumn(), TextColumn("{task.fields[counts]}"), TimeElapsedColumn(), TimeRemainingColumn()]
+    with Progress(*columns, console=console) as progress:
+        task = progress.add_task("eval", total=len(instances), counts="")
+        progress.update(task, completed=sum((output / "trajectories" / f"{i['instance_id']}.json").exists() for i in instances))
+
+        def on_done(trajectory: dict) -> None:
+            counts["resolved"] += trajectory["resolved"]
+            counts["errors"] += trajectory["exit_reason"] == "env_error"
+            counts["tokens"] += trajectory["usage"]["prompt_tokens"] + trajectory["usage"]["completion_tokens"]
+            progress.update(task, advance=1, counts=f"resolved {counts['resolved']}  errors {counts['errors']}  tokens {counts['tokens']}")
+
+        report = asyncio.run(run_eval(instances, config, output, workers=args.workers, on_done=on_done))
+    console.print(
+        f"resolved {report['resolved']} / {report['instances']} ({report['resolved_rate']:.1%}); "
+        f"predictions: {output / 'predictions.jsonl'}; report: {output / 'report.md'}"
+    )
+
+
 def cmd_build_images(args: argparse.Namespace, console: Console) -> None:
     from uni_agent_gym.envs.image_builder import build_instance_images
     from uni_agent_gym.instances import load_instances
@@ -141,6 +190,21 @@ def build_parser() -> argparse.ArgumentParser:
     cleanup = commands.add_parser("cleanup", help="remove containers left by uni-agent-gym (label uni-agent-gym=1)")
     cleanup.add_argument("--run-id", help="only the containers of this run")
     cleanup.set_defaults(func=cmd_cleanup)
+
+    ping = commands.add_parser("ping", help="send one tiny request to the configured model and print reply and latency")
+    _config_arguments(ping)
+    ping.set_defaults(func=cmd_ping)
+
+    evaluate = commands.add_parser("eval", help="run the ReAct agent over SWE-bench instances and report")
+    _config_arguments(evaluate)
+    evaluate.add_argument("--dataset", required=True, help="rows: .json/.jsonl/.parquet file or a datasets name")
+    evaluate.add_argument("--instance-ids", nargs="+", help="only these instances")
+    evaluate.add_argument("--slice", help="only this slice of the rows, e.g. 0:10")
+    evaluate.add_argument("--workers", type=int, default=1, help="episodes at once")
+    evaluate.add_argument("--output", default="runs/eval", help="directory for predictions, trajectories and report")
+    evaluate.add_argument("--environments", help="per-instance exact environments (JSON; see uni_agent_gym.specs)")
+    evaluate.add_argument("--mirror", action="append", default=[], metavar="REPO=PATH", help="repository mirror")
+    evaluate.set_defaults(func=cmd_eval)
 
     grade = commands.add_parser("grade", help="grade a predictions.jsonl (official harness format) in fresh sandboxes")
     _config_arguments(grade)
@@ -184,7 +248,7 @@ def main(argv: list[str] | None = None) -> int:
         console.print(f"[red]error:[/red] {exc}", markup=True, highlight=False)
         return 1
     except KeyboardInterrupt:
-        console.print("[yellow]interrupted[/yellow]")
+        console.print("[yellow]interrupted: sandboxes released, finished results kept (re-run to resume)[/yellow]")
         return 130
     return 0
 

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Annotated, Any, Literal, Union
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, model_validator
 
 from uni_agent_gym.errors import ConfigError
 
@@ -157,12 +157,45 @@ class RewardConfig(_Strict):
     log_limit: int = Field(20_000_000, ge=100_000, description="Bytes of test log kept for parsing (the tail).")
 
 
+class ModelConfig(_Strict):
+    """The chat model: any OpenAI-compatible endpoint."""
+
+    backend: Literal["openai-compatible"] = Field("openai-compatible", description="The API the endpoint speaks.")
+    base_url: str = Field("http://127.0.0.1:8000/v1", description="Endpoint URL, with or without the trailing /v1.")
+    api_key: SecretStr | None = Field(None, description="API key; write ${ENV_VAR} so it stays out of the file.")
+    model_name: str = Field("default", description="Model name sent with every request.")
+    max_tokens: int = Field(4096, gt=0, description="Completion tokens per model turn.")
+    temperature: float = Field(0.0, ge=0, description="Sampling temperature.")
+    top_p: float | None = Field(None, gt=0, le=1, description="Nucleus sampling; the endpoint's default when null.")
+    native_tools: Literal["auto", "on", "off"] = Field(
+        "auto", description="on: OpenAI function calling; off: tool calls in the text; auto: on unless the endpoint refuses it."
+    )
+    timeout: float = Field(300.0, gt=0, description="Seconds per request.")
+    max_retries: int = Field(5, ge=0, description="Retries on 429, 5xx, timeouts and dropped connections.")
+    retry_backoff: float = Field(1.0, gt=0, description="Seconds before the first retry; doubles each time.")
+    cost_per_million_input: float = Field(0.0, ge=0, description="Price of a million prompt tokens, for the cost budget.")
+    cost_per_million_output: float = Field(0.0, ge=0, description="Price of a million completion tokens.")
+    extra_body: dict[str, Any] = Field(default_factory=dict, description="Extra fields sent with every request.")
+
+
+class AgentConfig(_Strict):
+    """The ReAct agent's budgets and how it shows observations to the model."""
+
+    observation_limit: int = Field(10_000, ge=100, description="Characters of an observation the model sees (head + tail).")
+    max_format_errors: int = Field(3, ge=1, description="Consecutive malformed tool calls that end the episode.")
+    token_budget: int | None = Field(None, gt=0, description="Total tokens per episode; unlimited when null.")
+    cost_budget: float | None = Field(None, gt=0, description="Cost per episode (model prices); unlimited when null.")
+    system_prompt: str | None = Field(None, description="Replaces the built-in system prompt.")
+
+
 class GymConfig(_Strict):
     """The whole configuration of a run; sections are added by the parts that need them."""
 
     deployment: DeploymentConfig = Field(default_factory=DockerDeploymentConfig)
     env: EnvConfig = Field(default_factory=EnvConfig)
     reward: RewardConfig = Field(default_factory=RewardConfig)
+    model: ModelConfig = Field(default_factory=ModelConfig)
+    agent: AgentConfig = Field(default_factory=AgentConfig)
 
 
 # ----- loading -----

@@ -90,7 +90,10 @@ class AsyncSWEEnv:
 
     async def _pick_instance(self, seed: int | None, options: dict[str, Any]) -> tuple[dict[str, Any], Reward | None]:
         if "instance" in options:
-            return normalise(options["instance"]), self._reward
+            instance = normalise(options["instance"])
+            from uni_agent_gym import toy
+
+            return instance, toy.REWARD if instance["instance_id"] == toy.INSTANCE_ID else self._reward
         instances = await self._dataset()
         if instances is None:  # no dataset at all: the built-in toy task, graded by its own tests
             from uni_agent_gym import toy

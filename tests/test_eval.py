@@ -1,0 +1,129 @@
+"""`uni-agent-gym eval` against a scripted OpenAI-compatible endpoint on 127.0.0.1 (the only fake: the
+model server), on real fixture instances in docker, and the ReAct agent's budgets on the toy task."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+from tests import fixture_sources
+from tests.conftest import require_docker
+from tests.scripted_endpoint import ScriptedEndpoint
+from tests.test_reward import ensure_image, row
+from uni_agent_gym.agent.model import ChatModel
+from uni_agent_gym.agent.react import run_episode
+from uni_agent_gym.config import AgentConfig, GymConfig, ModelConfig
+from uni_agent_gym.envs import AsyncSWEEnv
+
+PYTEST = "pytest-dev__pytest-7168"
+FLASK = "pallets__flask-4992"
+
+
+def scripts() -> dict[str, list[dict]]:
+    gold = row(PYTEST)["patch"]
+    apply_gold = f"cat > /tmp/fix.diff <<'UAG_EOF'\n{gold}UAG_EOF\ngit apply /tmp/fix.diff && git diff --stat"
+    return {
+        "INTERNALERROR when exception in __repr__": [  # solves it
+            {"tool_call": {"name": "execute_bash", "arguments": {"command": "git status --short"}}},
+            {"text": "Applying the fix.\n<tool_call>\n" + json.dumps({"name": "execute_bash", "arguments": {"command": apply_gold}}) + "\n</tool_call>",
+             "fail_first": [500]},
+            {"tool_call": {"name": "finish", "arguments": {}}, "fail_first": [429]},
+        ],
+        "Add a file mode parameter to flask.Config.from_file()": [  # does not
+            {"text": "Let me think about the config loader first."},
+            {"tool_call": {"name": "str_replace_editor", "arguments": {"command": "view", "path": "/testbed/src/flask/config.py", "view_range": [1, 5]}}},
+            {"tool_call": {"name": "finish", "arguments": {}}},
+        ],
+    }  # fmt: skip
+
+
+def run_cli(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "uni_agent_gym.cli", *args], capture_output=True, text=True, timeout=1800)
+
+
+def test_eval_run_reports_what_the_script_implies(tmp_path):
+    require_docker()
+    import asyncio
+
+    for instance_id in (PYTEST, FLASK):
+        asyncio.run(ensure_image(row(instance_id)))
+    with ScriptedEndpoint(scripts()) as endpoint:
+        settings = tmp_path / "settings.json"
+        settings.write_text(json.dumps({
+            "model": {"base_url": endpoint.base_url, "model_name": "scripted/model", "retry_backoff": 0.01, "api_key": "${UAG_EVAL_KEY:-none}"},
+            "env": {"workspace": "image", "environments": str(fixture_sources.SHARED / "fixtures.json")},
+        }))  # fmt: skip
+        output = tmp_path / "run"
+        arguments = ["eval", "--config", str(settings), "--dataset", str(fixture_sources.SHARED / "derived.jsonl"),
+                     "--instance-ids", PYTEST, FLASK, "--workers", "2", "--output", str(output), "--deployment", "docker"]  # fmt: skip
+        done = run_cli(*arguments)
+        assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+        assert "resolved 1 / 2 (50.0%)" in done.stdout
+        requests = len(endpoint.requests)
+
+        predictions = [json.loads(line) for line in (output / "predictions.jsonl").read_text().splitlines()]
+        by_id = {p["instance_id"]: p for p in predictions}
+        assert set(by_id) == {PYTEST, FLASK} and all(p["model_name_or_path"] == "scripted/model" for p in predictions)
+        assert by_id[PYTEST]["model_patch"].startswith("diff --git a/src/_pytest/_io/saferepr.py") and by_id[FLASK]["model_patch"] == ""
+
+        report = json.loads((output / "report.json").read_text())
+        assert (report["resolved"], report["instances"], report["resolved_ids"]) == (1, 2, [PYTEST])
+        assert report["per_repo"]["pytest-dev/pytest"]["resolved_rate"] == 1.0 and report["per_repo"]["pallets/flask"]["resolved"] == 0
+        assert report["exit_reasons"] == {"finished": 2} and report["turns"] == {PYTEST: 3, FLASK: 3}
+        assert (output / "report.png").stat().st_size > 10_000 and "| pytest-dev/pytest | 1 | 1 | 100.0% |" in (output / "report.md").read_text()
+
+        trajectory = json.loads((output / "trajectories" / f"{PYTEST}.json").read_text())
+        assert [step["tool"] for step in trajectory["steps"]] == ["execute_bash", "execute_bash", "finish"]
+        assert trajectory["steps"][1]["retries"] == 1 and trajectory["steps"][2]["retries"] == 1
+        assert trajectory["messages"][0]["role"] == "system" and trajectory["messages"][2]["tool_calls"]
+        assert trajectory["messages"][3]["role"] == "tool"
+        flask = json.loads((output / "trajectories" / f"{FLASK}.json").read_text())
+        assert flask["steps"][0]["error"] == "format_error"
+        assert json.loads((output / "results" / f"{PYTEST}.json").read_text())["status"] == "resolved"
+
+        again = run_cli(*arguments)
+        assert again.returncode == 0 and len(endpoint.requests) == requests, "a re-run does no work"
+        assert json.loads((output / "report.json").read_text()) == report
+
+    graded = run_cli("grade", "--dataset", str(fixture_sources.SHARED / "derived.jsonl"), "--predictions", str(output / "predictions.jsonl"),
+                     "--environments", str(fixture_sources.SHARED / "fixtures.json"), "--set", "env.workspace=image",
+                     "--output", str(tmp_path / "grade"), "--run-id", "check")  # fmt: skip
+    assert graded.returncode == 0, graded.stdout + graded.stderr
+    summary = json.loads((tmp_path / "grade" / "scripted__model.check.json").read_text())
+    assert summary["resolved_ids"] == [PYTEST] and summary["empty_patch_ids"] == [FLASK]
+
+
+async def toy_episode(script: list[dict], **agent) -> dict:
+    with ScriptedEndpoint({"stats.mean": script}) as endpoint:
+        model = ChatModel(ModelConfig(base_url=endpoint.base_url, retry_backoff=0.01))
+        env = AsyncSWEEnv(GymConfig.model_validate({"deployment": {"type": "local"}}))
+        try:
+            from uni_agent_gym import toy
+
+            instance = await toy.toy_instance(env.config.env.cache_dir)
+            return await run_episode(env, model, instance, AgentConfig(**agent))
+        finally:
+            await env.close()
+            await model.close()
+
+
+async def test_repeated_format_errors_end_the_episode():
+    trajectory = await toy_episode([{"text": "hmm"}], max_format_errors=3)
+    assert trajectory["exit_reason"] == "format_error" and trajectory["turns"] == 3  # the agent then finishes to grade
+    assert trajectory["reward_report"]["exit_code"] != 0 and trajectory["reward"] == 0.0
+
+
+async def test_token_budget_ends_the_episode_and_grades_the_work():
+    fix = {"tool_call": {"name": "str_replace_editor", "arguments": {"command": "str_replace", "path": "{R}/stats.py", "old_str": "x", "new_str": "y"}}}
+    trajectory = await toy_episode([{"tool_call": {"name": "execute_bash", "arguments": {"command": "ls"}}}, fix], token_budget=50)
+    assert trajectory["exit_reason"] == "max_tokens" and trajectory["turns"] == 1  # the first turn spends the budget
+    assert trajectory["reward_report"] is not None, "the work so far is graded"
+
+
+async def test_long_observations_are_shortened_for_the_model():
+    script = [{"tool_call": {"name": "execute_bash", "arguments": {"command": "seq 1 20000"}}}, {"tool_call": {"name": "finish", "arguments": {}}}]
+    trajectory = await toy_episode(script, observation_limit=1000)
+    shown = trajectory["messages"][3]["content"]
+    assert len(shown) < 1100 and "characters cut" in shown and shown.startswith("1\n2\n")
+    assert len(trajectory["steps"][0]["observation"]) > 100_000, "the trajectory keeps the whole observation"

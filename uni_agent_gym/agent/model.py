@@ -1,0 +1,149 @@
+"""A chat model behind any OpenAI-compatible endpoint, through the `openai` SDK.
+
+Transient failures (429 with its `retry-after`, 5xx, timeouts, dropped connections) are retried with
+backoff; failures no retry can fix stop the run at once with a message that says which: a refused
+key (401/403) or a wrong `base_url` / `model_name` (404, or nothing listening). The key is never in a
+message. Each turn records its token usage and latency.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+import openai
+
+from uni_agent_gym.config import ModelConfig
+from uni_agent_gym.errors import UniAgentGymError
+
+
+class ModelError(UniAgentGymError, RuntimeError):
+    """The endpoint cannot serve this run; retrying will not help."""
+
+
+@dataclass
+class ModelTurn:
+    """One completion: the assistant message to append, the action for the env, usage and latency."""
+
+    message: dict[str, Any]
+    action: Any  # a tool-call dict (native), or the text to parse
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    latency: float = 0.0
+    retries: int = 0
+    finish_reason: str | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+def normalise_base_url(url: str) -> str:
+    """`http://host:8000` and `http://host:8000/v1/` both become `http://host:8000/v1`."""
+    url = url.rstrip("/")
+    return url if url.endswith("/v1") else url + "/v1"
+
+
+class ChatModel:
+    """Completions with tools, natively or as text; see the module docstring for retries and errors."""
+
+    def __init__(self, config: ModelConfig) -> None:
+        self.config = config
+        self.base_url = normalise_base_url(config.base_url)
+        key = config.api_key.get_secret_value() if config.api_key else "EMPTY"
+        self._client = openai.AsyncOpenAI(base_url=self.base_url, api_key=key, max_retries=0, timeout=config.timeout)
+        self.native_tools = config.native_tools != "off"
+
+    async def complete(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> ModelTurn:
+        """The next assistant turn for `messages`, with `tools` offered natively when that is on."""
+        request: dict[str, Any] = {
+            "model": self.config.model_name,
+            "messages": messages,
+            "max_tokens": self.config.max_tokens,
+            "temperature": self.config.temperature,
+        }
+        if self.config.top_p is not None:
+            request["top_p"] = self.config.top_p
+        if self.config.extra_body:
+            request["extra_body"] = self.config.extra_body
+        started, retries = time.monotonic(), 0
+        while True:
+            try:
+                response = await self._client.chat.completions.create(**request, **({"tools": tools} if self.native_tools and tools else {}))
+                break
+            except openai.BadRequestError as exc:
+                if self.native_tools and self.config.native_tools == "auto" and "tool" in str(exc).lower():
+                    self.native_tools = False  # this endpoint does not take `tools`: text tool calls from now on
+                    continue
+                raise ModelError(f"The endpoint rejected the request (400): {_reason(exc)}") from None
+            except (openai.AuthenticationError, openai.PermissionDeniedError) as exc:
+                raise ModelError(
+                    f"The endpoint {self.base_url} refused the API key ({exc.status_code}): check model.api_key"
+                ) from None
+            except openai.NotFoundError:
+                raise ModelError(
+                    f"{self.base_url}/chat/completions answered 404: check model.base_url and model.model_name "
+                    f"({self.config.model_name!r})"
+                ) from None
+            except (openai.RateLimitError, openai.InternalServerError, openai.APITimeoutError, openai.APIConnectionError) as exc:
+                if retries >= self.config.max_retries:
+                    if isinstance(exc, openai.APIConnectionError) and not isinstance(exc, openai.APITimeoutError):
+                        raise ModelError(f"Cannot connect to {self.base_url}: check model.base_url ({exc})") from None
+                    raise ModelError(f"The endpoint kept failing after {retries} retries: {_reason(exc)}") from None
+                retries += 1
+                await asyncio.sleep(self._delay(exc, retries))
+        return self._turn(response, time.monotonic() - started, retries)
+
+    def _delay(self, exc: Exception, attempt: int) -> float:
+        response = getattr(exc, "response", None)
+        after = response.headers.get("retry-after") if response is not None else None
+        try:
+            return max(0.0, float(after)) if after is not None else self.config.retry_backoff * 2 ** (attempt - 1)
+        except ValueError:
+            return self.config.retry_backoff * 2 ** (attempt - 1)
+
+    def _turn(self, response: Any, latency: float, retries: int) -> ModelTurn:
+        choice = response.choices[0]
+        message = choice.message
+        usage = response.usage
+        content = message.content or ""
+        assistant: dict[str, Any] = {"role": "assistant", "content": content}
+        calls = message.tool_calls or []
+        if calls:
+            assistant["tool_calls"] = [
+                {"id": call.id, "type": "function", "function": {"name": call.function.name, "arguments": call.function.arguments}}
+                for call in calls
+            ]
+        if len(calls) == 1:
+            action: Any = {"name": calls[0].function.name, "arguments": calls[0].function.arguments}
+        elif calls:
+            action = json.dumps({"tool_calls": assistant["tool_calls"]})  # the env explains that one call is allowed
+        else:
+            action = content
+        return ModelTurn(
+            message=assistant,
+            action=action,
+            prompt_tokens=getattr(usage, "prompt_tokens", 0) or 0,
+            completion_tokens=getattr(usage, "completion_tokens", 0) or 0,
+            latency=latency,
+            retries=retries,
+            finish_reason=choice.finish_reason,
+        )
+
+    def cost(self, prompt_tokens: int, completion_tokens: int) -> float:
+        """What the tokens cost at the configured prices."""
+        return (prompt_tokens * self.config.cost_per_million_input + completion_tokens * self.config.cost_per_million_output) / 1e6
+
+    async def ping(self) -> tuple[str, float]:
+        """One tiny request: (the reply, seconds). Raises `ModelError` like any turn."""
+        turn = await self.complete([{"role": "user", "content": "Reply with the single word: pong"}], tools=[])
+        return turn.message["content"], turn.latency
+
+    async def close(self) -> None:
+        await self._client.close()
+
+
+def _reason(exc: Exception) -> str:
+    status = getattr(exc, "status_code", None)
+    text = getattr(exc, "message", None) or str(exc)
+    return f"{status} {text}"[:300] if status else text[:300]

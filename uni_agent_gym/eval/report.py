@@ -1,0 +1,88 @@
+"""The report of an evaluation run: resolved rate overall and per repo, exit reasons, turns, tokens, time.
+
+Written as `report.json`, `report.md` and a PNG chart (`report.png`).
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+
+def build_report(trajectories: list[dict[str, Any]], repos: dict[str, str]) -> dict[str, Any]:
+    """Aggregate trajectories (`repos` maps instance id to repo)."""
+    total = len(trajectories)
+    resolved = [t for t in trajectories if t["resolved"]]
+    per_repo: dict[str, dict[str, Any]] = {}
+    for trajectory in trajectories:
+        entry = per_repo.setdefault(repos.get(trajectory["instance_id"], "?"), {"instances": 0, "resolved": 0})
+        entry["instances"] += 1
+        entry["resolved"] += trajectory["resolved"]
+    for entry in per_repo.values():
+        entry["resolved_rate"] = entry["resolved"] / entry["instances"]
+    tokens = [t["usage"]["prompt_tokens"] + t["usage"]["completion_tokens"] for t in trajectories]
+    seconds = [t["seconds"] for t in trajectories]
+    return {
+        "instances": total,
+        "resolved": len(resolved),
+        "resolved_rate": len(resolved) / total if total else 0.0,
+        "resolved_ids": sorted(t["instance_id"] for t in resolved),
+        "per_repo": dict(sorted(per_repo.items())),
+        "exit_reasons": dict(Counter(t["exit_reason"] for t in trajectories)),
+        "turns": {t["instance_id"]: t["turns"] for t in trajectories},
+        "tokens": {t["instance_id"]: tok for t, tok in zip(trajectories, tokens)},
+        "total_tokens": sum(tokens),
+        "total_cost": sum(t["usage"]["cost"] for t in trajectories),
+        "seconds_per_instance": {
+            "mean": statistics.mean(seconds) if seconds else 0.0,
+            "median": statistics.median(seconds) if seconds else 0.0,
+            "max": max(seconds, default=0.0),
+        },
+    }
+
+
+def write_report(report: dict[str, Any], output_dir: Path) -> None:
+    (output_dir / "report.json").write_text(json.dumps(report, indent=1))
+    lines = [
+        "# Evaluation report",
+        "",
+        f"Resolved **{report['resolved']} / {report['instances']}** ({report['resolved_rate']:.1%}); "
+        f"{report['total_tokens']} tokens; median {report['seconds_per_instance']['median']:.1f} s per instance.",
+        "",
+        "| repo | instances | resolved | rate |",
+        "|---|---|---|---|",
+        *(f"| {repo} | {e['instances']} | {e['resolved']} | {e['resolved_rate']:.1%} |" for repo, e in report["per_repo"].items()),
+        "",
+        "| exit reason | episodes |",
+        "|---|---|",
+        *(f"| {reason} | {count} |" for reason, count in sorted(report["exit_reasons"].items(), key=lambda item: str(item[0]))),
+        "",
+        "![chart](report.png)",
+        "",
+    ]
+    (output_dir / "report.md").write_text("\n".join(lines))
+    _chart(report, output_dir / "report.png")
+
+
+def _chart(report: dict[str, Any], path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    figure, (rates, turns, tokens) = plt.subplots(1, 3, figsize=(13, 3.6))
+    repos = list(report["per_repo"])
+    rates.bar(repos, [report["per_repo"][repo]["resolved_rate"] for repo in repos], color="#3b7dd8")
+    rates.set_ylim(0, 1)
+    rates.set_title(f"resolved rate ({report['resolved']}/{report['instances']})")
+    rates.tick_params(axis="x", labelrotation=20)
+    turns.hist(list(report["turns"].values()) or [0], bins=10, color="#52a552")
+    turns.set_title("turns per episode")
+    tokens.hist(list(report["tokens"].values()) or [0], bins=10, color="#d8823b")
+    tokens.set_title("tokens per episode")
+    figure.tight_layout()
+    figure.savefig(path, dpi=100)
+    plt.close(figure)

@@ -1,0 +1,108 @@
+"""`uni-agent-gym eval`: the ReAct agent over SWE-bench instances, concurrently, resumably.
+
+For each instance: a fresh env, one episode, its trajectory (`trajectories/<id>.json`) and reward
+report (`results/<id>.json`) written as soon as it ends; `predictions.jsonl` (the official harness's
+format) and the report are rewritten from everything on disk after each instance. A re-run skips
+instances that have a trajectory. A sandbox failure costs only its instance (exit reason
+`env_error`); a model error that no retry fixes (refused key, wrong URL) stops the run. On Ctrl-C
+every sandbox is released and finished instances are kept.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from uni_agent_gym.agent.model import ChatModel, ModelError
+from uni_agent_gym.agent.react import run_episode
+from uni_agent_gym.config import GymConfig
+from uni_agent_gym.envs import AsyncSWEEnv
+from uni_agent_gym.eval.report import build_report, write_report
+from uni_agent_gym.rewards.swebench import SWEBenchReward
+from uni_agent_gym.specs import load_environments
+
+logger = logging.getLogger(__name__)
+
+
+def _name(instance_id: str) -> str:
+    return instance_id.replace("/", "_") + ".json"
+
+
+async def _episode(instance: dict[str, Any], config: GymConfig, model: ChatModel, reward: SWEBenchReward) -> dict[str, Any]:
+    env = AsyncSWEEnv(config, reward=reward)
+    started = time.monotonic()
+    try:
+        return await run_episode(env, model, instance, config.agent)
+    except ModelError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - boundary: one instance's failure is its own row
+        logger.warning("episode of %s failed: %s", instance["instance_id"], exc)
+        return {
+            "instance_id": instance["instance_id"], "model_name_or_path": config.model.model_name, "exit_reason": "env_error",
+            "error": f"{type(exc).__name__}: {exc}", "reward": 0.0, "resolved": False, "patch": "", "turns": env.turn,
+            "usage": {"prompt_tokens": 0, "completion_tokens": 0, "cost": 0.0, "model_seconds": 0.0, "retries": 0},
+            "seconds": time.monotonic() - started, "messages": [], "steps": [], "reward_report": None,
+        }  # fmt: skip
+    finally:
+        await env.close()
+
+
+def write_outputs(output_dir: Path, instances: list[dict[str, Any]]) -> dict[str, Any]:
+    """predictions.jsonl and the report, from the trajectories on disk (of these instances)."""
+    trajectories = []
+    for instance in instances:
+        path = output_dir / "trajectories" / _name(instance["instance_id"])
+        if path.exists():
+            trajectories.append(json.loads(path.read_text()))
+    predictions = [
+        {"instance_id": t["instance_id"], "model_name_or_path": t["model_name_or_path"], "model_patch": t["patch"]}
+        for t in trajectories
+    ]
+    (output_dir / "predictions.jsonl").write_text("".join(json.dumps(p) + "\n" for p in predictions))
+    report = build_report(trajectories, {instance["instance_id"]: instance["repo"] for instance in instances})
+    write_report(report, output_dir)
+    return report
+
+
+async def run_eval(
+    instances: list[dict[str, Any]],
+    config: GymConfig,
+    output_dir: Path,
+    *,
+    workers: int = 1,
+    on_done: Callable[[dict[str, Any]], None] = lambda trajectory: None,
+) -> dict[str, Any]:
+    """Run every instance without a trajectory yet; return the report over all of them."""
+    for sub in ("trajectories", "results"):
+        (output_dir / sub).mkdir(parents=True, exist_ok=True)
+    pending = [i for i in instances if not (output_dir / "trajectories" / _name(i["instance_id"])).exists()]
+    model = ChatModel(config.model)
+    reward = SWEBenchReward(config.reward, load_environments(config.env.environments))
+    limit = asyncio.Semaphore(workers)
+
+    async def one(instance: dict[str, Any]) -> None:
+        async with limit:
+            trajectory = await _episode(instance, config, model, reward)
+        name = _name(instance["instance_id"])
+        (output_dir / "results" / name).write_text(json.dumps(trajectory["reward_report"], indent=1))
+        (output_dir / "trajectories" / name).write_text(json.dumps(trajectory, indent=1))
+        write_outputs(output_dir, instances)
+        on_done(trajectory)
+
+    try:
+        tasks = [asyncio.create_task(one(instance)) for instance in pending]
+        try:
+            await asyncio.gather(*tasks)
+        except BaseException:
+            for task in tasks:
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)  # every env closes in its finally
+            raise
+    finally:
+        await model.close()
+    return write_outputs(output_dir, instances)
