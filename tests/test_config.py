@@ -138,3 +138,11 @@ def test_shipped_deployment_configs_are_valid(name):
 
     config = load_config(Path(__file__).parent.parent / "configs" / "deployment" / f"{name}.yaml").deployment
     assert config.type == name
+
+
+def test_shipped_settings_are_valid():
+    from pathlib import Path
+
+    config = load_config(Path(__file__).parent.parent / "configs" / "settings.json", environ={"OPENAI_API_KEY": "sk-x"})
+    assert config.model.api_key.get_secret_value() == "sk-x" and config.model.native_tools == "auto"
+    assert "sk-x" not in repr(config) and "sk-x" not in config.model_dump_json()

@@ -127,3 +127,51 @@ async def test_long_observations_are_shortened_for_the_model():
     shown = trajectory["messages"][3]["content"]
     assert len(shown) < 1100 and "characters cut" in shown and shown.startswith("1\n2\n")
     assert len(trajectory["steps"][0]["observation"]) > 100_000, "the trajectory keeps the whole observation"
+
+
+def test_ctrl_c_releases_sandboxes_and_keeps_finished_results(tmp_path):
+    """SIGINT while one episode hangs in a docker sandbox: the run stops with 130, no container is left,
+    the finished episode is kept, and a re-run only plays the one that did not finish."""
+    require_docker()
+    import asyncio
+    import signal
+    import time
+
+    from uni_agent_gym import toy
+    from uni_agent_gym.deployments.docker import docker_client
+
+    first = asyncio.run(toy.toy_instance(str(tmp_path / "cache")))
+    second = {**first, "instance_id": "uni-agent-gym__toy-2", "problem_statement": first["problem_statement"] + "\n(second copy)"}
+    dataset = tmp_path / "toys.jsonl"
+    dataset.write_text(json.dumps(first) + "\n" + json.dumps(second) + "\n")
+    finish = {"tool_call": {"name": "finish", "arguments": {}}}
+    hang = {"tool_call": {"name": "execute_bash", "arguments": {"command": "sleep 600"}}}
+    run_id = f"ctrl-c-{time.time_ns()}"
+    settings = tmp_path / "settings.json"
+    output = tmp_path / "run"
+    with ScriptedEndpoint({"second copy": [hang], "stats.mean": [finish]}) as endpoint:
+        settings.write_text(json.dumps({"model": {"base_url": endpoint.base_url}, "env": {"cache_dir": str(tmp_path / "cache")},
+                                        "deployment": {"type": "docker", "run_id": run_id, "command_timeout": 900}}))  # fmt: skip
+        command = [sys.executable, "-m", "uni_agent_gym.cli", "eval", "-c", str(settings), "--dataset", str(dataset),
+                   "--workers", "2", "--output", str(output)]  # fmt: skip
+        process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        deadline = time.monotonic() + 120
+        while not (output / "trajectories" / f"{toy.INSTANCE_ID}.json").exists() or not any(r["key"] == "second copy" for r in endpoint.requests):
+            assert time.monotonic() < deadline and process.poll() is None, "the run should be busy with the hanging episode"
+            time.sleep(0.2)
+        time.sleep(1)  # the hanging command is now running in its container
+        labelled = {"label": [f"uni-agent-gym.run-id={run_id}"]}
+        assert len(docker_client().containers.list(filters=labelled)) == 1
+        process.send_signal(signal.SIGINT)
+        out, _ = process.communicate(timeout=120)
+        assert process.returncode == 130 and "interrupted" in out, out
+        assert docker_client().containers.list(all=True, filters=labelled) == []
+        assert not (output / "trajectories" / "uni-agent-gym__toy-2.json").exists()
+        assert [json.loads(line)["instance_id"] for line in (output / "predictions.jsonl").read_text().splitlines()] == [toy.INSTANCE_ID]
+
+    with ScriptedEndpoint({"second copy": [finish], "stats.mean": [finish]}) as endpoint:
+        settings.write_text(json.dumps({"model": {"base_url": endpoint.base_url}, "env": {"cache_dir": str(tmp_path / "cache")}}))
+        done = subprocess.run(command, capture_output=True, text=True, timeout=300)
+        assert done.returncode == 0, done.stdout + done.stderr
+        assert {r["key"] for r in endpoint.requests} == {"second copy"}, "only the unfinished instance is played"
+        assert len((output / "predictions.jsonl").read_text().splitlines()) == 2

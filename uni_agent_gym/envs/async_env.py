@@ -93,7 +93,7 @@ class AsyncSWEEnv:
             instance = normalise(options["instance"])
             from uni_agent_gym import toy
 
-            return instance, toy.REWARD if instance["instance_id"] == toy.INSTANCE_ID else self._reward
+            return instance, toy.REWARD if instance["repo"] == toy.REPO_NAME else self._reward
         instances = await self._dataset()
         if instances is None:  # no dataset at all: the built-in toy task, graded by its own tests
             from uni_agent_gym import toy

@@ -15,6 +15,7 @@ from uni_agent_gym.envs.workspace import head_commit, mirror_repository
 
 REPO = Path(__file__).parent / "repo"
 INSTANCE_ID = "uni-agent-gym__toy-1"
+REPO_NAME = "uni-agent-gym/toy"  # rows of this repo are graded by the toy's own tests
 TEST_COMMAND = "python3 -m unittest -v test_stats"
 REWARD = CommandReward(TEST_COMMAND, timeout=120)
 
@@ -44,10 +45,10 @@ diff --git a/stats.py b/stats.py
 
 async def toy_instance(cache_dir: str) -> dict[str, Any]:
     """The toy task as a SWE-bench-shaped row; `base_commit` is what committing `repo/` gives."""
-    base_commit = await head_commit(await mirror_repository("uni-agent-gym/toy", str(REPO), cache_dir))
+    base_commit = await head_commit(await mirror_repository(REPO_NAME, str(REPO), cache_dir))
     return {
         "instance_id": INSTANCE_ID,
-        "repo": "uni-agent-gym/toy",
+        "repo": REPO_NAME,
         "base_commit": base_commit,
         "problem_statement": PROBLEM_STATEMENT,
         "version": "0.1",
