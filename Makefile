@@ -29,3 +29,4 @@ test: setup
 
 bench: setup docker-engine
 	$(BIN)/python bench/deployment_latency.py
+	$(BIN)/python bench/rollout_cache.py

@@ -1,0 +1,200 @@
+"""The rollout cache against real chat templates (../shared/tokenizers), token for token.
+
+A conversation is simulated as a model would produce it: each assistant turn's sampled tokens are the
+template's own rendering of that turn (up to and including its stop token), so for prefix-stable
+templates the cache must equal the template's rendering of the whole conversation, and the mask must be
+1 exactly on those sampled spans.
+"""
+
+from __future__ import annotations
+
+import copy
+import re
+from pathlib import Path
+
+import pytest
+
+from uni_agent_gym.tools import make_tools
+from uni_agent_gym.verl.boundary import BoundaryError, find, probe, render
+from uni_agent_gym.verl.rollout_cache import MaxTokenExceededError, RolloutCache
+
+transformers = pytest.importorskip("transformers")
+
+TOKENIZERS = Path(__file__).resolve().parents[2] / "shared" / "tokenizers"
+TOOLS = [tool.schema() for tool in make_tools().values()]
+CONTENTS = {"unicode": "résumé ✓ 文件 🙂\n\ttab", "empty": "", "long": "line of tool output\n" * 400}
+
+
+def tokenizer(name: str):
+    if not (TOKENIZERS / name).exists():
+        pytest.skip(f"../shared/tokenizers/{name} is not beside the checkout")
+    return transformers.AutoTokenizer.from_pretrained(str(TOKENIZERS / name))
+
+
+def sampled_turn(tok, boundary, conversation: list[dict], message: dict) -> list[int]:
+    """What the model samples for `message`: the template's rendering of the turn, up to its stop token."""
+    with_turn = render(tok, conversation + [message], tools=TOOLS, generation_prompt=False)
+    prompt = render(tok, conversation, tools=TOOLS, generation_prompt=True)
+    assert with_turn[: len(prompt)] == prompt
+    span = with_turn[len(prompt) :]
+    return span[: len(span) - len(boundary.glue)] if boundary.glue else span
+
+
+def play(tok, turns: int, content: str) -> tuple[RolloutCache, list[dict], list[tuple[int, int]]]:
+    boundary = probe(tok)
+    conversation = [{"role": "system", "content": "You fix bugs."}, {"role": "user", "content": "Fix the parser ✓"}]
+    cache = RolloutCache(tok, max_model_len=1_000_000, max_prompt_length=10_000, max_response_length=1_000_000)
+    cache.prepare(conversation, TOOLS)
+    spans = []
+    for turn in range(turns):
+        call = {"type": "function", "function": {"name": "execute_bash", "arguments": {"command": f"grep -n parse src/{turn}.py"}}}
+        message = {"role": "assistant", "content": f"Looking at file {turn}.", "tool_calls": [call]}
+        ids = sampled_turn(tok, boundary, conversation, message)
+        start = len(cache.prompt_ids)
+        cache.append_model_tokens(ids, [-0.25 - turn] * len(ids))
+        spans.append((start, len(cache.prompt_ids)))
+        conversation.append(message)
+        reply = {"role": "tool", "content": content, "name": "execute_bash"}
+        cache.append_messages([reply])
+        conversation.append(reply)
+    return cache, conversation, spans
+
+
+def check_mask_and_logprobs(cache: RolloutCache, spans: list[tuple[int, int]]) -> None:
+    offset = len(cache.initial_prompt_ids)
+    expected = [0] * len(cache.response_mask)
+    for start, end in spans:
+        expected[start - offset : end - offset] = [1] * (end - start)
+    assert cache.response_mask == expected
+    for position, (mask, logprob) in enumerate(zip(cache.response_mask, cache.response_logprobs)):
+        assert (logprob != 0.0) == bool(mask), position
+    assert cache.prompt_ids[spans[0][1] - 1] in cache.boundary.stop_ids, "each sampled span ends with the stop token"
+
+
+@pytest.mark.parametrize("turns", [1, 5, 50])
+@pytest.mark.parametrize("content", list(CONTENTS), ids=list(CONTENTS))
+@pytest.mark.parametrize("name", ["qwen2.5-instruct", "llama-3.2-instruct"])
+def test_prefix_stable_templates_match_token_for_token(name, content, turns):
+    tok = tokenizer(name)
+    cache, conversation, spans = play(tok, turns, CONTENTS[content])
+    assert cache.prompt_ids == cache.rendered_conversation_ids(conversation)
+    check_mask_and_logprobs(cache, spans)
+
+
+@pytest.mark.parametrize("turns", [1, 5, 50])
+def test_qwen3_differs_only_by_the_think_blocks_it_drops(turns):
+    """Qwen3's template renders an empty `<think>\\n\\n</think>\\n\\n` in the assistant turn it is asked to
+    end on, and drops it from earlier turns when re-rendering history. The model was conditioned on the
+    block (it sampled it), so the cache keeps it: removing exactly those blocks from the sampled spans
+    gives the template's re-rendering."""
+    tok = tokenizer("qwen3")
+    cache, conversation, spans = play(tok, turns, CONTENTS["unicode"])
+    think = tok.encode("<think>\n\n</think>\n\n", add_special_tokens=False)
+    rebuilt, previous = list(cache.prompt_ids[: spans[0][0]]), spans[0][0]
+    for start, end in spans:
+        rebuilt += cache.prompt_ids[previous:start]
+        span = cache.prompt_ids[start:end]
+        at = find(span, think)
+        assert at >= 0, "every sampled turn holds the think block"
+        rebuilt += span[:at] + span[at + len(think) :]
+        previous = end
+    rebuilt += cache.prompt_ids[previous:]
+    assert rebuilt == cache.rendered_conversation_ids(conversation)
+    assert len(cache.prompt_ids) - len(rebuilt) == turns * len(think)
+    check_mask_and_logprobs(cache, spans)
+
+
+GLUELESS = (
+    "{% for m in messages %}<|im_start|>{{ m.role }}\n{{ m.content }}<|im_end|>{% endfor %}"
+    "{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}"
+)
+
+
+def with_template(name: str, template: str):
+    tok = copy.deepcopy(tokenizer(name))
+    tok.chat_template = template
+    return tok
+
+
+def test_a_template_without_glue():
+    tok = with_template("qwen2.5-instruct", GLUELESS)
+    boundary = probe(tok)
+    assert boundary.glue == () and tok.decode(boundary.turn_end) == "<|im_end|>"
+    cache = RolloutCache(tok, max_model_len=10_000, max_prompt_length=1_000, max_response_length=9_000)
+    conversation = [{"role": "user", "content": "go"}]
+    cache.prepare(conversation)
+    for turn in range(3):
+        message = {"role": "assistant", "content": f"turn {turn}"}
+        ids = render(tok, conversation + [message], generation_prompt=False)[len(render(tok, conversation, generation_prompt=True)) :]
+        cache.append_model_tokens(ids)
+        conversation += [message, {"role": "user", "content": f"reply {turn}"}]
+        cache.append_messages(conversation[-1:])
+    assert cache.prompt_ids == render(tok, conversation, generation_prompt=True)
+
+
+@pytest.mark.parametrize(
+    "template, reason",
+    [
+        ("{% for m in messages %}{{ m.content }}\n\n{% endfor %}", "no stop token"),
+        ("{% for m in messages %}{% if m.role == 'user' %}[user]{% endif %}{% endfor %}", "does not appear as its own tokens"),
+    ],
+    ids=["no-stop-token", "content-not-rendered"],
+)
+def test_templates_that_cannot_be_probed_fail_loudly(template, reason):
+    with pytest.raises(BoundaryError, match=re.escape(reason)):
+        probe(with_template("qwen2.5-instruct", template))
+
+
+def test_a_cut_off_turn_gets_its_end_token_as_glue():
+    tok = tokenizer("qwen2.5-instruct")
+    cache = RolloutCache(tok, max_model_len=10_000, max_prompt_length=1_000, max_response_length=9_000)
+    cache.prepare([{"role": "user", "content": "go"}])
+    cache.append_model_tokens(tok.encode("I was cut off mid", add_special_tokens=False), [-1.0] * 5)
+    appended = cache.append_messages([{"role": "user", "content": "continue"}])
+    assert tok.decode(appended).startswith("<|im_end|>\n<|im_start|>user\ncontinue")
+    assert cache.response_mask[-len(appended) :] == [0] * len(appended)
+
+
+def test_only_user_and_tool_messages_may_be_appended():
+    tok = tokenizer("qwen2.5-instruct")
+    cache = RolloutCache(tok, max_model_len=10_000, max_prompt_length=1_000, max_response_length=9_000)
+    cache.prepare([{"role": "user", "content": "go"}])
+    with pytest.raises(ValueError, match="follows a model turn"):
+        cache.append_messages([{"role": "user", "content": "again"}])
+    cache.append_model_tokens(tok.encode("ok<|im_end|>", add_special_tokens=False))
+    for role in ("assistant", "system"):
+        with pytest.raises(ValueError, match=f"Only user and tool messages can be appended, got role '{role}'"):
+            cache.append_messages([{"role": role, "content": "x"}])
+    with pytest.raises(ValueError, match="one logprob per token"):
+        cache.append_model_tokens([1, 2], [0.1])
+
+
+@pytest.mark.parametrize(
+    "limits, step, limit",
+    [
+        ({"max_prompt_length": 10}, "prepare", "max_prompt_length"),
+        ({"max_response_length": 2}, "model", "max_response_length"),
+        ({"max_model_len": 60}, "messages", "max_model_len"),
+    ],
+)
+def test_limits_raise_typed_errors_and_append_nothing(limits, step, limit):
+    tok = tokenizer("qwen2.5-instruct")
+    cache = RolloutCache(tok, **{"max_model_len": 10_000, "max_prompt_length": 1_000, "max_response_length": 9_000, **limits})
+    prompt = [{"role": "system", "content": "s"}, {"role": "user", "content": "go"}]
+    if step == "prepare":
+        with pytest.raises(MaxTokenExceededError) as caught:
+            cache.prepare(prompt)
+        assert caught.value.limit == limit
+        return
+    cache.prepare(prompt)
+    sampled = tok.encode("done.<|im_end|>", add_special_tokens=False)
+    if step == "messages":
+        cache.append_model_tokens(sampled)
+    before = (list(cache.prompt_ids), list(cache.response_mask), list(cache.response_logprobs))
+    with pytest.raises(MaxTokenExceededError) as caught:
+        if step == "model":
+            cache.append_model_tokens(sampled)
+        else:
+            cache.append_messages([{"role": "tool", "content": "x" * 400}])
+    assert caught.value.limit == limit and limit in str(caught.value)
+    assert (cache.prompt_ids, cache.response_mask, cache.response_logprobs) == before

@@ -1,0 +1,110 @@
+"""Where a sampled assistant turn ends, and what the chat template puts after it, per tokenizer.
+
+Found by rendering, never by per-family rules, so a new template family needs no code:
+
+    [user "Hi", assistant MARKER]            rendered without a generation prompt
+    [user "Hi"]                              rendered with one
+    assistant span = the first minus the second = (template prefix) MARKER tokens  TURN_END
+    TURN_END       = STOP  GLUE              STOP: a token the model stops on (EOS / generation config)
+
+e.g. Qwen2.5: STOP = <|im_end|>, GLUE = "\\n";  Llama 3.2: STOP = <|eot_id|>, GLUE = nothing.
+The model samples up to and including STOP; GLUE and the next messages are the harness's tokens.
+`delta_ids` renders new user/tool messages after such a turn and cuts at the end of MARKER's
+TURN_END, so templates that rewrite earlier turns (Qwen3 drops old `<think>` blocks) still give the
+right tokens for the new messages. Anything the probe cannot establish is a `BoundaryError` with the
+reason, never a silent empty glue.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from uni_agent_gym.errors import UniAgentGymError
+
+MARKER = "UNIAGENTGYMBOUNDARYPROBE"
+PROBE_USER = {"role": "user", "content": "Hi"}
+_cache: dict[str, "Boundary"] = {}
+
+
+class BoundaryError(UniAgentGymError, ValueError):
+    """The chat template cannot be probed (or is not append-only where it must be); says why."""
+
+
+@dataclass(frozen=True)
+class Boundary:
+    stop_ids: frozenset[int]  # tokens that end a sampled assistant turn
+    turn_end: tuple[int, ...]  # what the template writes after an assistant's content: STOP + GLUE
+    glue: tuple[int, ...]  # the part of turn_end after STOP
+    marker_ids: tuple[int, ...]  # MARKER's tokens, to find the probe turn in later renders
+
+
+def render(tokenizer: Any, messages: list[dict[str, Any]], *, tools: list[dict] | None = None, generation_prompt: bool) -> list[int]:
+    """The template's token ids for `messages` (a plain list, whatever the tokenizer returns)."""
+    ids = tokenizer.apply_chat_template(messages, tools=tools, tokenize=True, add_generation_prompt=generation_prompt)
+    if isinstance(ids, dict) or hasattr(ids, "input_ids"):  # newer transformers return a BatchEncoding
+        ids = ids["input_ids"]
+    return list(ids)
+
+
+def stop_token_ids(tokenizer: Any) -> frozenset[int]:
+    """EOS of the tokenizer plus the `eos_token_id`s of a generation_config.json beside it."""
+    ids = {tokenizer.eos_token_id} if tokenizer.eos_token_id is not None else set()
+    config = Path(str(getattr(tokenizer, "name_or_path", ""))) / "generation_config.json"
+    if config.is_file():
+        value = json.loads(config.read_text()).get("eos_token_id")
+        ids |= set(value if isinstance(value, list) else [value] if value is not None else [])
+    if not ids:
+        raise BoundaryError("the tokenizer has no EOS token and no generation_config.json eos_token_id: nothing marks a turn's end")
+    return frozenset(ids)
+
+
+def find(sequence: list[int], part: tuple[int, ...] | list[int], start: int = 0) -> int:
+    """Index of the first occurrence of `part` in `sequence` at or after `start`, or -1."""
+    first, size = part[0], len(part)
+    for index in range(start, len(sequence) - size + 1):
+        if sequence[index] == first and tuple(sequence[index : index + size]) == tuple(part):
+            return index
+    return -1
+
+
+def probe(tokenizer: Any) -> Boundary:
+    """The boundary of this tokenizer's template, computed once per template and cached."""
+    key = hashlib.sha256(f"{getattr(tokenizer, 'name_or_path', '')}\0{tokenizer.chat_template}".encode()).hexdigest()
+    if key not in _cache:
+        _cache[key] = _probe(tokenizer)
+    return _cache[key]
+
+
+def _probe(tokenizer: Any) -> Boundary:
+    if not getattr(tokenizer, "chat_template", None):
+        raise BoundaryError("the tokenizer has no chat_template")
+    stops = stop_token_ids(tokenizer)
+    turn = render(tokenizer, [PROBE_USER, {"role": "assistant", "content": MARKER}], generation_prompt=False)
+    prompt = render(tokenizer, [PROBE_USER], generation_prompt=True)
+    if turn[: len(prompt)] != prompt:
+        raise BoundaryError("the template renders the user turn differently once an assistant turn follows it: not append-only")
+    span = turn[len(prompt) :]
+    marker_ids = tuple(tokenizer.encode(MARKER, add_special_tokens=False))
+    at = find(span, marker_ids)
+    if at < 0:
+        raise BoundaryError("the assistant's content does not appear as its own tokens in the rendered turn")
+    turn_end = tuple(span[at + len(marker_ids) :])
+    stop_at = next((i for i, token in enumerate(turn_end) if token in stops), None)
+    if stop_at is None:
+        raise BoundaryError(f"no stop token {sorted(stops)} after the assistant's content ({list(turn_end)}): where sampling ends is unknown")
+    return Boundary(stops, turn_end, turn_end[stop_at + 1 :], marker_ids)
+
+
+def delta_ids(tokenizer: Any, boundary: Boundary, messages: list[dict[str, Any]], tools: list[dict] | None = None) -> list[int]:
+    """The tokens the template writes for `messages` after an assistant turn's glue, generation prompt included."""
+    full = render(
+        tokenizer, [PROBE_USER, {"role": "assistant", "content": MARKER}, *messages], tools=tools, generation_prompt=True
+    )
+    at = find(full, boundary.marker_ids)
+    if at < 0 or tuple(full[at + len(boundary.marker_ids) : at + len(boundary.marker_ids) + len(boundary.turn_end)]) != boundary.turn_end:
+        raise BoundaryError("after new messages the template no longer ends the assistant turn as probed")
+    return full[at + len(boundary.marker_ids) + len(boundary.turn_end) :]

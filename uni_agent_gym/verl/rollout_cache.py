@@ -1,0 +1,120 @@
+"""The token record of one multi-turn trajectory, append-only, as verl trains on it.
+
+    prompt_ids:  [ initial prompt ........ | sampled turn 1 | glue + tool msg + gen prompt | sampled turn 2 | ...
+    mask:                                  | 1 1 1 1 1 1 1  | 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 | 1 1 1 1 1 1    | ...
+    logprobs:                              | model's        | 0.0 ...                       | model's        | ...
+
+Invariants, checked after every append (3 on demand: it renders the template):
+1. len(response_mask) == len(response_logprobs) == len(prompt_ids) - len(initial_prompt_ids);
+2. the mask is 1 exactly on the tokens the model sampled, 0 on tool/user messages and template glue;
+3. the ids are what the model was conditioned on at every turn (never re-rendered); for prefix-stable
+   templates they equal the template's rendering of the whole conversation;
+4. totals stay within max_model_len / max_prompt_length / max_response_length, else a
+   `MaxTokenExceededError` naming the limit (and nothing is appended).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from uni_agent_gym.errors import UniAgentGymError
+from uni_agent_gym.verl.boundary import Boundary, delta_ids, probe, render
+
+APPENDABLE_ROLES = ("user", "tool")
+
+
+class MaxTokenExceededError(UniAgentGymError, ValueError):
+    """An append would pass a token limit; `limit` says which (max_model_len, max_prompt_length, max_response_length)."""
+
+    def __init__(self, limit: str, needed: int, allowed: int) -> None:
+        super().__init__(f"{limit} exceeded: {needed} tokens needed, {allowed} allowed")
+        self.limit, self.needed, self.allowed = limit, needed, allowed
+
+
+class RolloutCache:
+    """Token ids, response mask and logprobs of one trajectory; see the module docstring."""
+
+    def __init__(
+        self,
+        tokenizer: Any,
+        *,
+        max_model_len: int,
+        max_prompt_length: int,
+        max_response_length: int,
+        boundary: Boundary | None = None,
+    ) -> None:
+        self.tokenizer = tokenizer
+        self.boundary = boundary or probe(tokenizer)
+        self.max_model_len, self.max_prompt_length, self.max_response_length = max_model_len, max_prompt_length, max_response_length
+        self.tools: list[dict[str, Any]] | None = None
+        self.initial_prompt_ids: list[int] = []
+        self.prompt_ids: list[int] = []
+        self.response_mask: list[int] = []
+        self.response_logprobs: list[float] = []
+
+    @property
+    def response_ids(self) -> list[int]:
+        return self.prompt_ids[len(self.initial_prompt_ids) :]
+
+    def prepare(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None = None) -> list[int]:
+        """Render the initial prompt (with the generation prompt) and start the record; returns the ids."""
+        ids = render(self.tokenizer, messages, tools=tools, generation_prompt=True)
+        if len(ids) > self.max_prompt_length:
+            raise MaxTokenExceededError("max_prompt_length", len(ids), self.max_prompt_length)
+        if len(ids) > self.max_model_len:
+            raise MaxTokenExceededError("max_model_len", len(ids), self.max_model_len)
+        self.tools = tools
+        self.initial_prompt_ids, self.prompt_ids = list(ids), list(ids)
+        self.response_mask, self.response_logprobs = [], []
+        return list(ids)
+
+    def append_model_tokens(self, ids: list[int], logprobs: list[float] | None = None) -> None:
+        """Tokens the model sampled (mask 1), with their logprobs (0.0 each when the server gives none)."""
+        if logprobs is not None and len(logprobs) != len(ids):
+            raise ValueError(f"Expects one logprob per token, got {len(logprobs)} for {len(ids)} tokens")
+        self._append(list(ids), 1, list(logprobs) if logprobs is not None else [0.0] * len(ids))
+
+    def append_messages(self, messages: list[dict[str, Any]]) -> list[int]:
+        """The glue after the last sampled turn plus the rendered `messages` and the next generation
+        prompt (mask 0, logprob 0.0); only `user` and `tool` messages. Returns the appended ids."""
+        for message in messages:
+            if message.get("role") not in APPENDABLE_ROLES:
+                raise ValueError(f"Only user and tool messages can be appended, got role {message.get('role')!r}")
+        if not self.initial_prompt_ids:
+            raise ValueError("append_messages() needs prepare() first")
+        if not self.response_mask or self.response_mask[-1] != 1:
+            raise ValueError("append_messages() follows a model turn: call append_model_tokens() first")
+        ended = self.prompt_ids[-1] in self.boundary.stop_ids
+        glue = list(self.boundary.glue) if ended else list(self.boundary.turn_end)  # a cut-off turn still gets its end
+        ids = glue + delta_ids(self.tokenizer, self.boundary, messages, self.tools)
+        self._append(ids, 0, [0.0] * len(ids))
+        return ids
+
+    def _append(self, ids: list[int], mask: int, logprobs: list[float]) -> None:
+        if not self.initial_prompt_ids:
+            raise ValueError("append needs prepare() first")
+        total = len(self.prompt_ids) + len(ids)
+        if total > self.max_model_len:
+            raise MaxTokenExceededError("max_model_len", total, self.max_model_len)
+        response = total - len(self.initial_prompt_ids)
+        if response > self.max_response_length:
+            raise MaxTokenExceededError("max_response_length", response, self.max_response_length)
+        self.prompt_ids += ids
+        self.response_mask += [mask] * len(ids)
+        self.response_logprobs += logprobs
+        self.check()
+
+    def check(self) -> None:
+        """Invariants 1 and 4 (cheap: run after every append)."""
+        response = len(self.prompt_ids) - len(self.initial_prompt_ids)
+        if not len(self.response_mask) == len(self.response_logprobs) == response:
+            raise AssertionError(
+                f"rollout cache corrupted: mask {len(self.response_mask)}, logprobs {len(self.response_logprobs)}, response {response}"
+            )
+        if len(self.prompt_ids) > self.max_model_len or response > self.max_response_length:
+            raise AssertionError("rollout cache over its limits")
+
+    def rendered_conversation_ids(self, messages: list[dict[str, Any]]) -> list[int]:
+        """Invariant 3 on demand: the template's rendering of `messages` (with the next generation
+        prompt), to compare with `prompt_ids` on prefix-stable templates."""
+        return render(self.tokenizer, messages, tools=self.tools, generation_prompt=True)
