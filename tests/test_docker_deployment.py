@@ -38,6 +38,12 @@ async def test_limits_and_privileges_apply_inside(deployment_factory):
     status = await deployment.run("grep -E '^(NoNewPrivs|CapEff)' /proc/self/status")
     assert "NoNewPrivs:\t1" in status.output
     assert "CapEff:\t000001ffffffffff" not in status.output, "the container must not be privileged"
+    raw_socket = await deployment.run("python3 -c 'import socket; socket.socket(socket.AF_INET, socket.SOCK_RAW, 1)'")
+    assert raw_socket.exit_code != 0 and "Operation not permitted" in raw_socket.output, "NET_RAW is dropped"
+    mknod = await deployment.run("mknod /tmp/uag-device c 1 3")
+    assert mknod.exit_code != 0, "MKNOD is dropped"
+    owned = await deployment.run("touch /tmp/f && chown 1234:1234 /tmp/f && chmod 600 /tmp/f && stat -c %u /tmp/f")
+    assert owned.output == "1234\n", "root in the sandbox still owns and edits files"
     assert (await deployment.run("test -S /var/run/docker.sock")).exit_code == 1, "no Docker socket inside"
 
 

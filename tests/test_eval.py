@@ -38,8 +38,14 @@ def scripts() -> dict[str, list[dict]]:
     }  # fmt: skip
 
 
+SECRET = "sk-uag-test-9f8e7d6c5b4a"
+
+
 def run_cli(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "uni_agent_gym.cli", *args], capture_output=True, text=True, timeout=1800)
+    import os
+
+    env = {**os.environ, "UAG_EVAL_KEY": SECRET}
+    return subprocess.run([sys.executable, "-m", "uni_agent_gym.cli", *args], capture_output=True, text=True, timeout=1800, env=env)
 
 
 def test_eval_run_reports_what_the_script_implies(tmp_path):
@@ -82,6 +88,8 @@ def test_eval_run_reports_what_the_script_implies(tmp_path):
         assert flask["steps"][0]["error"] == "format_error"
         assert json.loads((output / "results" / f"{PYTEST}.json").read_text())["status"] == "resolved"
 
+        leaks = [str(path) for path in output.rglob("*") if path.is_file() and SECRET.encode() in path.read_bytes()]
+        assert leaks == [] and SECRET not in done.stdout + done.stderr, "the API key must not reach any output"
         again = run_cli(*arguments)
         assert again.returncode == 0 and len(endpoint.requests) == requests, "a re-run does no work"
         assert json.loads((output / "report.json").read_text()) == report

@@ -73,6 +73,9 @@ async def test_gold_patch_resolves(sandbox_for):
     assert result.patch.startswith("diff --git a/src/_pytest/_io/saferepr.py")
     assert result.log.startswith(">>>>> Start Test Output\n") and "(exit code 0)" in result.log
     assert {"reset", "tests", "parse", "total"} <= set(result.durations)
+    assert result.network_isolated
+    interfaces = await deployment.run("tail -n +3 /proc/net/dev | cut -d: -f1 | tr -d ' '")
+    assert interfaces.output.split() == ["lo"], "the tests ran with no network"
 
 
 async def test_no_change_is_unresolved(sandbox_for):

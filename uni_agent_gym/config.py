@@ -86,6 +86,10 @@ class DockerDeploymentConfig(_SandboxOptions):
     memory: str | None = Field("4g", description="Memory limit (docker syntax: 512m, 4g); none when null.")
     pids_limit: int | None = Field(1024, gt=0, description="Maximum number of processes in the container.")
     network: Literal["bridge", "none"] = Field("bridge", description="`none` cuts the container off any network.")
+    cap_add: list[str] = Field(
+        default_factory=lambda: ["CHOWN", "DAC_OVERRIDE", "FOWNER", "FSETID", "KILL", "SETGID", "SETUID"],
+        description="Linux capabilities kept; all others are dropped (a root shell can still own and edit files).",
+    )
     run_id: str | None = Field(
         None, description="Label value that groups containers of one run for `uni-agent-gym cleanup --run-id`."
     )
@@ -155,6 +159,9 @@ class RewardConfig(_Strict):
     fail_to_pass_only: bool = Field(False, description="Grade FAIL_TO_PASS alone (PASS_TO_PASS ignored).")
     timeout: float = Field(1800.0, gt=0, description="Seconds the tests may run before the result is 'timeout'.")
     log_limit: int = Field(20_000_000, ge=100_000, description="Bytes of test log kept for parsing (the tail).")
+    network: bool = Field(
+        False, description="Leave the sandbox's network on while grading (docker cuts it off by default; local cannot)."
+    )
 
 
 class ModelConfig(_Strict):

@@ -73,6 +73,10 @@ class Deployment(abc.ABC):
             return False
         return result.exit_code == 0
 
+    async def isolate_network(self) -> bool:
+        """Cut the running sandbox off every network; False where the deployment cannot (local, modal)."""
+        return False
+
     # ----- per implementation: where the sandbox lives -----
 
     @abc.abstractmethod

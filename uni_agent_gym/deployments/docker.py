@@ -149,6 +149,8 @@ class DockerDeployment(Deployment):
             environment=config.env,
             privileged=False,
             security_opt=["no-new-privileges:true"],
+            cap_drop=["ALL"],
+            cap_add=config.cap_add,
             pids_limit=config.pids_limit,
             mem_limit=config.memory,
         )
@@ -222,6 +224,20 @@ class DockerDeployment(Deployment):
         except docker.errors.APIError:
             return False
         return bool(state.get("Running")) and await super().is_alive()
+
+    async def isolate_network(self) -> bool:
+        """Disconnect the container from all its networks (only loopback is left)."""
+        self._require_session()
+
+        def disconnect() -> None:
+            api = docker_client().api
+            networks = api.inspect_container(self.container_id)["NetworkSettings"]["Networks"] or {}
+            for name in networks:
+                if name != "none":
+                    api.disconnect_container_from_network(self.container_id, name, force=True)
+
+        await asyncio.to_thread(disconnect)
+        return True
 
     async def upload(self, local_path: str | Path, remote_path: str) -> None:
         """Copy a host file or directory in with one tar archive (faster than file by file)."""

@@ -7,7 +7,8 @@ At the end of an episode, in the episode's own sandbox:
 2. return the files `test_patch` touches, and any test-runner configuration the agent touched
    (`conftest.py`, `pytest.ini`, `tox.ini`), to that commit; delete files that did not exist there;
 3. apply `test_patch` (failing to is an infrastructure error, never a pass);
-4. run the spec's test command on the test files, with a timeout, its output going to a log file;
+4. run the spec's test command on the test files, with a timeout, its output going to a log file
+   (docker sandboxes are cut off every network first, unless `reward.network`);
 5. parse the log with swebench's parser for the repo, cross-check it against the runner's exit code
    and own summary (`integrity.py`), and grade with swebench's `get_eval_tests_report` and
    `get_resolution_status`. A FAIL_TO_PASS test that is skipped, missing or errors has not passed.
@@ -56,6 +57,7 @@ class RewardResult:
     exit_code: int | None = None
     log: str = ""
     error: str | None = None
+    network_isolated: bool = False  # the tests ran with no network (docker)
     durations: dict[str, float] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
@@ -80,12 +82,14 @@ class SWEBenchReward:
         started = time.monotonic()
         instance_id = instance["instance_id"]
         start = start_commit or instance.get("environment_commit") or (await git_in(deployment, repo_dir, "git rev-parse HEAD")).strip()
+        network_isolated = False if self.config.network else await deployment.isolate_network()
         patch = await capture_patch(deployment, repo_dir, start)
         spec = environment_spec(instance, self.environments)
         harness = [path for path in patch_files(patch) if PurePosixPath(path).name in HARNESS_FILES]
         await reset_files(deployment, repo_dir, start, patch_files(instance["test_patch"]) + harness)
         durations = {"reset": time.monotonic() - started}
-        result = RewardResult(instance_id, "unresolved", patch=patch, test_command=spec.test_command, durations=durations)
+        result = RewardResult(instance_id, "unresolved", patch=patch, test_command=spec.test_command, durations=durations,
+                              network_isolated=network_isolated)  # fmt: skip
 
         scratch = f"/tmp/uni-agent-gym-grade-{secrets.token_hex(6)}"  # unique: local graders share the host's /tmp
         if instance["test_patch"]:
