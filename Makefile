@@ -30,3 +30,4 @@ test: setup
 bench: setup docker-engine
 	$(BIN)/python bench/deployment_latency.py
 	$(BIN)/python bench/rollout_cache.py
+	$(BIN)/python bench/env_latency.py

@@ -1,0 +1,110 @@
+"""Env speed against plain Docker, measured in one run on this machine:
+
+- step latency: `execute_bash true` and an editor `view` through `AsyncSWEEnv.step` vs `docker exec` per command;
+- reset latency: `reset()` of the toy task on docker (new container + repository upload) vs `docker run` + a first
+  `docker exec` + `docker rm`;
+- throughput: N envs stepping `execute_bash true` concurrently on one event loop (steps/s, p50/p99 step latency,
+  host memory per env).
+
+Usage: python bench/env_latency.py [--steps 200] [--envs 1 8 32]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import resource
+import statistics
+import subprocess
+import time
+
+from uni_agent_gym.config import GymConfig
+from uni_agent_gym.deployments.images import base_image_name, bootstrap_base
+from uni_agent_gym.envs import AsyncSWEEnv
+
+BASH_TRUE = {"name": "execute_bash", "arguments": {"command": "true"}}
+VIEW = {"name": "str_replace_editor", "arguments": {"command": "view", "path": "/testbed/stats.py"}}
+
+
+def median_ms(samples: list[float]) -> float:
+    return statistics.median(samples) * 1000
+
+
+def percentile_ms(samples: list[float], q: float) -> float:
+    ordered = sorted(samples)
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))] * 1000
+
+
+async def timed_steps(env: AsyncSWEEnv, action: dict, count: int) -> list[float]:
+    samples = []
+    for _ in range(count):
+        started = time.perf_counter()
+        await env.step(action)
+        samples.append(time.perf_counter() - started)
+    return samples
+
+
+def docker_exec_baseline(container: str, count: int) -> list[float]:
+    samples = []
+    for _ in range(count):
+        started = time.perf_counter()
+        subprocess.run(["docker", "exec", container, "true"], check=True)
+        samples.append(time.perf_counter() - started)
+    return samples
+
+
+def docker_run_baseline(image: str, count: int) -> list[float]:
+    samples = []
+    for _ in range(count):
+        started = time.perf_counter()
+        container = subprocess.run(["docker", "run", "-d", "--init", image, "sleep", "infinity"], check=True, capture_output=True, text=True).stdout.strip()
+        subprocess.run(["docker", "exec", container, "true"], check=True)
+        samples.append(time.perf_counter() - started)
+        subprocess.run(["docker", "rm", "-f", container], check=True, capture_output=True)
+    return samples
+
+
+async def main(steps: int, env_counts: list[int]) -> None:
+    config = GymConfig.model_validate({"env": {"max_turns": 10**6}})
+    env = AsyncSWEEnv(config)
+    resets = []
+    for _ in range(5):
+        started = time.perf_counter()
+        await env.reset()
+        resets.append(time.perf_counter() - started)
+    for _ in range(20):
+        await env.step(BASH_TRUE)
+    bash = await timed_steps(env, BASH_TRUE, steps)
+    view = await timed_steps(env, VIEW, steps)
+    exec_baseline = docker_exec_baseline(env.deployment.container_id, 30)
+    await env.close()
+    run_baseline = docker_run_baseline(base_image_name("3.11"), 5)
+
+    print(f"step  execute_bash true : {median_ms(bash):7.3f} ms median   vs docker exec {median_ms(exec_baseline):6.1f} ms   ratio {median_ms(exec_baseline) / median_ms(bash):5.0f}x")
+    print(f"step  editor view       : {median_ms(view):7.3f} ms median   vs docker exec {median_ms(exec_baseline):6.1f} ms   ratio {median_ms(exec_baseline) / median_ms(view):5.0f}x")
+    print(f"reset (cold, toy task)  : {median_ms(resets):7.1f} ms median   vs docker run + exec {median_ms(run_baseline):6.1f} ms   ratio {median_ms(run_baseline) / median_ms(resets):5.2f}x")
+
+    for count in env_counts:
+        envs = [AsyncSWEEnv(config) for _ in range(count)]
+        rss_before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+        await asyncio.gather(*(e.reset() for e in envs))
+        rss_after = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+        per_env_steps = max(10, steps // count)
+        started = time.perf_counter()
+        samples = await asyncio.gather(*(timed_steps(e, BASH_TRUE, per_env_steps) for e in envs))
+        elapsed = time.perf_counter() - started
+        flat = [s for env_samples in samples for s in env_samples]
+        print(
+            f"throughput N={count:3d}: {len(flat) / elapsed:8.0f} steps/s   p50 {percentile_ms(flat, 0.5):6.2f} ms   "
+            f"p99 {percentile_ms(flat, 0.99):6.2f} ms   host memory ~{max(0, rss_after - rss_before) / 1024 / count:.2f} MiB/env (peak RSS growth)"
+        )
+        await asyncio.gather(*(e.close() for e in envs))
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--steps", type=int, default=200)
+    parser.add_argument("--envs", type=int, nargs="+", default=[1, 8, 32])
+    args = parser.parse_args()
+    bootstrap_base("3.11", log=lambda message: None)
+    asyncio.run(main(args.steps, args.envs))
