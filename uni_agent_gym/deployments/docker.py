@@ -46,6 +46,15 @@ def docker_client() -> docker.DockerClient:
     return client
 
 
+def image_exists(name: str) -> bool:
+    """Whether the engine has image `name` locally (blocking: call it through a thread from async code)."""
+    try:
+        docker_client().images.get(name)
+        return True
+    except docker.errors.ImageNotFound:
+        return False
+
+
 @functools.cache
 def default_run_id() -> str:
     """The run id of this process, used when the config names none."""
@@ -117,12 +126,8 @@ class DockerDeployment(Deployment):
 
     def _ensure_image(self) -> None:
         client, image = docker_client(), self.config.image
-        if self.config.pull != "always":
-            try:
-                client.images.get(image)
-                return
-            except docker.errors.ImageNotFound:
-                pass
+        if self.config.pull != "always" and image_exists(image):
+            return
         if self.config.pull != "never":
             try:
                 client.images.pull(image)

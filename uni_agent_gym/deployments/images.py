@@ -19,7 +19,7 @@ from pathlib import Path
 
 import docker.errors
 
-from uni_agent_gym.deployments.docker import docker_client
+from uni_agent_gym.deployments.docker import docker_client, image_exists
 from uni_agent_gym.errors import DeploymentError
 
 DEBIAN_SUITE_BY_PYTHON = {"3.9": "bullseye", "3.11": "bookworm", "3.13": "trixie"}
@@ -109,9 +109,7 @@ def bootstrap_base(
                 'CMD ["bash"]',
             ],
         )
-    try:
-        client.images.get(name)
-    except docker.errors.ImageNotFound:
-        raise DeploymentError(f"docker import did not produce {name}") from None
+    if not image_exists(name):
+        raise DeploymentError(f"docker import did not produce {name}")
     log(f"built {name}")
     return name

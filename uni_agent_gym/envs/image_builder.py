@@ -24,10 +24,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import docker.errors
 
 from uni_agent_gym.config import GymConfig
-from uni_agent_gym.deployments.docker import docker_client
+from uni_agent_gym.deployments.docker import docker_client, image_exists
 from uni_agent_gym.deployments.images import DEBIAN_SUITE_BY_PYTHON, GLIBC_MINOR_BY_PYTHON, base_image_name
 from uni_agent_gym.envs.workspace import checkout, mirror_repository
 from uni_agent_gym.errors import UniAgentGymError
@@ -109,14 +108,6 @@ def dockerfile(base: str, spec: EnvironmentSpec) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _image_exists(name: str) -> bool:
-    try:
-        docker_client().images.get(name)
-        return True
-    except docker.errors.ImageNotFound:
-        return False
-
-
 def _require_base(python: str, instance_id: str) -> str:
     base = base_image_name(python)
     if python not in DEBIAN_SUITE_BY_PYTHON:
@@ -124,7 +115,7 @@ def _require_base(python: str, instance_id: str) -> str:
             f"Instance {instance_id!r} needs Python {python}, which has no base image "
             f"(bootstrap-base makes {', '.join(DEBIAN_SUITE_BY_PYTHON)}); give it another Python in an environments file"
         )
-    if not _image_exists(base):
+    if not image_exists(base):
         raise ImageBuildError(
             f"Instance {instance_id!r} needs the base image {base}, which is missing: "
             f"run `uni-agent-gym images bootstrap-base --python {python}`"
@@ -153,7 +144,7 @@ async def build_instance_image(
 ) -> str:
     """Build the image of one instance unless it exists (or `force`); return its name."""
     instance_id, name = instance["instance_id"], image_name(instance["instance_id"])
-    if not force and await asyncio.to_thread(_image_exists, name):
+    if not force and await asyncio.to_thread(image_exists, name):
         log(f"{instance_id}: {name} exists, skipped")
         return name
     spec = environment_spec(instance, environments)

@@ -17,7 +17,7 @@ import shutil
 from dataclasses import asdict
 from pathlib import Path
 
-from uni_agent_gym.envs.workspace import FIXED_IDENTITY, WorkspaceError, git
+from uni_agent_gym.envs.workspace import FIXED_IDENTITY, git, host_command
 from uni_agent_gym.specs import EnvironmentSpec, SpecError
 
 STAMP = "uni-agent-gym-environment.json"
@@ -36,18 +36,8 @@ def find_interpreter(python: str, interpreters: dict[str, str]) -> str:
     return found
 
 
-async def _run(argv: list[str], cwd: str | Path, env: dict[str, str] | None = None) -> None:
-    process = await asyncio.create_subprocess_exec(
-        *argv, cwd=cwd, env={**os.environ, **(env or {})},
-        stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT,
-    )  # fmt: skip
-    output, _ = await process.communicate()
-    if process.returncode != 0:
-        raise WorkspaceError(f"`{' '.join(argv)[:200]}` failed ({process.returncode}):\n{output.decode(errors='replace')[-3000:]}")
-
-
 async def _shell(command: str, cwd: str | Path, env: dict[str, str]) -> None:
-    await _run(["bash", "-c", command], cwd, env)
+    await host_command(["bash", "-c", command], cwd=cwd, env=env)
 
 
 def venv_environment(venv: Path, spec: EnvironmentSpec) -> dict[str, str]:
@@ -71,12 +61,13 @@ async def ensure_local_environment(
     if venv.exists():
         await asyncio.to_thread(shutil.rmtree, venv)
     interpreter = find_interpreter(spec.python, interpreters)
-    await _run([interpreter, "-m", "venv", str(venv)], repo_dir)
+    await host_command([interpreter, "-m", "venv", str(venv)], cwd=repo_dir)
     active = venv_environment(venv, spec)
     if spec.requirements:
         requirements = venv / "requirements.txt"
         requirements.write_text("\n".join(spec.requirements) + "\n")
-        await _run([str(venv / "bin" / "python"), "-m", "pip", "install", "--quiet", "--disable-pip-version-check", "-r", str(requirements)], repo_dir, active)
+        pip = [str(venv / "bin" / "python"), "-m", "pip", "install", "--quiet", "--disable-pip-version-check", "-r", str(requirements)]
+        await host_command(pip, cwd=repo_dir, env=active)
     for command in spec.pre_install:
         await _shell(command, repo_dir, active)
     await _shell(spec.install, repo_dir, active)

@@ -43,17 +43,22 @@ class WorkspaceError(UniAgentGymError, RuntimeError):
     """The repository of an instance cannot be put into the sandbox."""
 
 
-async def git(*args: str, cwd: str | Path | None = None, env: dict[str, str] | None = None) -> str:
-    """Run host git (any owner accepted) and return stdout; `WorkspaceError` with stderr on failure."""
+async def host_command(argv: list[str], *, cwd: str | Path | None = None, env: dict[str, str] | None = None) -> str:
+    """Run a program on the host and return its stdout; `WorkspaceError` with the end of its output on failure."""
     process = await asyncio.create_subprocess_exec(
-        "git", "-c", "safe.directory=*", *args,
-        cwd=cwd, env={**os.environ, **(env or {})},
+        *argv, cwd=cwd, env={**os.environ, **(env or {})},
         stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
     )  # fmt: skip
     out, err = await process.communicate()
     if process.returncode != 0:
-        raise WorkspaceError(f"git {' '.join(args[:3])} failed: {err.decode(errors='replace').strip()[-1000:]}")
+        output = (out + err).decode(errors="replace").strip()
+        raise WorkspaceError(f"`{' '.join(argv)[:200]}` failed ({process.returncode}):\n{output[-3000:]}")
     return out.decode(errors="replace")
+
+
+async def git(*args: str, cwd: str | Path | None = None, env: dict[str, str] | None = None) -> str:
+    """Host git that accepts repositories of any owner (unpacked sdists keep their tarball's owner)."""
+    return await host_command(["git", "-c", "safe.directory=*", *args], cwd=cwd, env=env)
 
 
 def _is_git_source(source: str) -> bool:
@@ -127,21 +132,6 @@ async def reset_checkout(cache: Path, commit: str, repo_dir: str | Path) -> None
     await git("-C", str(repo_dir), "clean", "-fdq")
 
 
-async def _image_present(name: str) -> bool:
-    import docker.errors
-
-    from uni_agent_gym.deployments.docker import docker_client
-
-    def present() -> bool:
-        try:
-            docker_client().images.get(name)
-            return True
-        except docker.errors.ImageNotFound:
-            return False
-
-    return await asyncio.to_thread(present)
-
-
 async def workspace_mode(instance: dict[str, Any], config: GymConfig) -> str:
     """'image' or 'mirror' for this instance under this config (see the module docstring)."""
     mirror = config.env.mirrors.get(instance["repo"]) or instance.get("mirror")
@@ -152,7 +142,10 @@ async def workspace_mode(instance: dict[str, Any], config: GymConfig) -> str:
     if not mirror:
         return "image"
     if config.deployment.type == "docker":
-        return "image" if await _image_present(instance.get("image_name") or image_name(instance["instance_id"])) else "mirror"
+        from uni_agent_gym.deployments.docker import image_exists
+
+        image = instance.get("image_name") or image_name(instance["instance_id"])
+        return "image" if await asyncio.to_thread(image_exists, image) else "mirror"
     return "mirror"
 
 
