@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import logging
 import sys
@@ -69,21 +70,36 @@ def _apply_mirrors(config, mirrors: list[str]) -> None:
         config.env.mirrors[repo] = path
 
 
-def cmd_grade(args: argparse.Namespace, console: Console) -> None:
-    import time
-    from pathlib import Path
-
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
-
-    from uni_agent_gym.eval.grade import grade_predictions, read_predictions
-    from uni_agent_gym.instances import load_instances
-    from uni_agent_gym.rewards.swebench import SWEBenchReward
-    from uni_agent_gym.specs import load_environments
-
+def _run_config(args: argparse.Namespace):
+    """The config of a run over instances: files, overrides, then --mirror and --environments."""
     config = _load(args)
     _apply_mirrors(config, args.mirror)
     if args.environments:
         config.env.environments = args.environments
+    return config
+
+
+@contextlib.contextmanager
+def _progress(console: Console, label: str, total: int, done: int = 0):
+    """A live bar with counts; yields `advance(counts_text)` to call once per finished instance."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+
+    columns = [TextColumn(label), BarColumn(), MofNCompleteColumn(), TextColumn("{task.fields[counts]}"), TimeElapsedColumn(), TimeRemainingColumn()]
+    with Progress(*columns, console=console) as progress:
+        task = progress.add_task(label, total=total, completed=done, counts="")
+        yield lambda counts: progress.update(task, advance=1, counts=counts)
+
+
+def cmd_grade(args: argparse.Namespace, console: Console) -> None:
+    import time
+    from pathlib import Path
+
+    from uni_agent_gym.eval.grade import ERROR_STATUSES, grade_predictions, read_predictions
+    from uni_agent_gym.instances import load_instances
+    from uni_agent_gym.rewards.swebench import SWEBenchReward
+    from uni_agent_gym.specs import load_environments
+
+    config = _run_config(args)
     rows = {row["instance_id"]: row for row in load_instances(args.dataset, split=config.env.split)}
     predictions = read_predictions(args.predictions)
     if args.instance_ids:
@@ -91,14 +107,12 @@ def cmd_grade(args: argparse.Namespace, console: Console) -> None:
     reward = SWEBenchReward(config.reward, load_environments(config.env.environments))
     run_id = args.run_id or time.strftime("%Y%m%d-%H%M%S")
     counts = {"resolved": 0, "errors": 0}
-    columns = [TextColumn("grading"), BarColumn(), MofNCompleteColumn(), TextColumn("{task.fields[counts]}"), TimeElapsedColumn(), TimeRemainingColumn()]
-    with Progress(*columns, console=console) as progress:
-        task = progress.add_task("grade", total=len(predictions), counts="")
+    with _progress(console, "grading", len(predictions)) as advance:
 
         def on_result(result: dict) -> None:
             counts["resolved"] += result["status"] == "resolved"
-            counts["errors"] += result["status"] not in ("resolved", "unresolved")
-            progress.update(task, advance=1, counts=f"resolved {counts['resolved']}  errors {counts['errors']}")
+            counts["errors"] += result["status"] in ERROR_STATUSES
+            advance(f"resolved {counts['resolved']}  errors {counts['errors']}")
 
         summary, path = asyncio.run(
             grade_predictions(predictions, rows, config, reward, Path(args.output), run_id, workers=args.workers, on_result=on_result)
@@ -129,28 +143,21 @@ def cmd_ping(args: argparse.Namespace, console: Console) -> None:
 def cmd_eval(args: argparse.Namespace, console: Console) -> None:
     from pathlib import Path
 
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
-
-    from uni_agent_gym.eval.run import run_eval
+    from uni_agent_gym.eval.run import run_eval, trajectory_path
     from uni_agent_gym.instances import load_instances
 
-    config = _load(args)
-    _apply_mirrors(config, args.mirror)
-    if args.environments:
-        config.env.environments = args.environments
+    config = _run_config(args)
     instances = load_instances(args.dataset, split=config.env.split, ids=args.instance_ids, slice_spec=args.slice)
     output = Path(args.output)
     counts = {"resolved": 0, "errors": 0, "tokens": 0}
-    columns = [TextColumn("eval"), BarColumn(), MofNCompleteColumn(), TextColumn("{task.fields[counts]}"), TimeElapsedColumn(), TimeRemainingColumn()]
-    with Progress(*columns, console=console) as progress:
-        task = progress.add_task("eval", total=len(instances), counts="")
-        progress.update(task, completed=sum((output / "trajectories" / f"{i['instance_id']}.json").exists() for i in instances))
+    done = sum(trajectory_path(output, instance["instance_id"]).exists() for instance in instances)
+    with _progress(console, "eval", len(instances), done) as advance:
 
         def on_done(trajectory: dict) -> None:
             counts["resolved"] += trajectory["resolved"]
             counts["errors"] += trajectory["exit_reason"] == "env_error"
             counts["tokens"] += trajectory["usage"]["prompt_tokens"] + trajectory["usage"]["completion_tokens"]
-            progress.update(task, advance=1, counts=f"resolved {counts['resolved']}  errors {counts['errors']}  tokens {counts['tokens']}")
+            advance(f"resolved {counts['resolved']}  errors {counts['errors']}  tokens {counts['tokens']}")
 
         report = asyncio.run(run_eval(instances, config, output, workers=args.workers, on_done=on_done))
     console.print(

@@ -33,6 +33,11 @@ def _name(instance_id: str) -> str:
     return instance_id.replace("/", "_") + ".json"
 
 
+def trajectory_path(output_dir: Path, instance_id: str) -> Path:
+    """Where an instance's trajectory goes; its existence marks the instance as done."""
+    return output_dir / "trajectories" / _name(instance_id)
+
+
 async def _episode(instance: dict[str, Any], config: GymConfig, model: ChatModel, reward: SWEBenchReward) -> dict[str, Any]:
     env = AsyncSWEEnv(config, reward=reward)
     started = time.monotonic()
@@ -56,7 +61,7 @@ def write_outputs(output_dir: Path, instances: list[dict[str, Any]]) -> dict[str
     """predictions.jsonl and the report, from the trajectories on disk (of these instances)."""
     trajectories = []
     for instance in instances:
-        path = output_dir / "trajectories" / _name(instance["instance_id"])
+        path = trajectory_path(output_dir, instance["instance_id"])
         if path.exists():
             trajectories.append(json.loads(path.read_text()))
     predictions = [
@@ -80,7 +85,7 @@ async def run_eval(
     """Run every instance without a trajectory yet; return the report over all of them."""
     for sub in ("trajectories", "results"):
         (output_dir / sub).mkdir(parents=True, exist_ok=True)
-    pending = [i for i in instances if not (output_dir / "trajectories" / _name(i["instance_id"])).exists()]
+    pending = [i for i in instances if not trajectory_path(output_dir, i["instance_id"]).exists()]
     model = ChatModel(config.model)
     reward = SWEBenchReward(config.reward, load_environments(config.env.environments))
     limit = asyncio.Semaphore(workers)
@@ -90,7 +95,7 @@ async def run_eval(
             trajectory = await _episode(instance, config, model, reward)
         name = _name(instance["instance_id"])
         (output_dir / "results" / name).write_text(json.dumps(trajectory["reward_report"], indent=1))
-        (output_dir / "trajectories" / name).write_text(json.dumps(trajectory, indent=1))
+        trajectory_path(output_dir, instance["instance_id"]).write_text(json.dumps(trajectory, indent=1))
         write_outputs(output_dir, instances)
         on_done(trajectory)
 
