@@ -92,3 +92,19 @@ def repo_mirror(repo: str) -> Path:
         os.remove(env["GIT_INDEX_FILE"])
     done.write_text(",".join(sorted(row["instance_id"] for row in rows)))
     return mirror
+
+
+BUILD_CACHE = CACHE / "build-cache"  # wheelhouse, mirrors and local venvs kept between runs
+
+
+async def ensure_image(instance: dict, *, force: bool = False, log=lambda message: None) -> str:
+    """The offline image of a (normalised) fixture instance, built unless present (or `force`); its name."""
+    from uni_agent_gym.config import GymConfig
+    from uni_agent_gym.deployments.images import bootstrap_base
+    from uni_agent_gym.envs.image_builder import build_instance_image
+
+    environments = fixtures()
+    bootstrap_base(".".join(environments[instance["instance_id"]]["python"].split(".")[:2]), log=lambda message: None)
+    source = sdist_directory(instance["derived_from"]["sdist"])
+    config = GymConfig.model_validate({"env": {"cache_dir": str(BUILD_CACHE), "mirrors": {instance["repo"]: str(source)}}})
+    return await build_instance_image(instance, config, environments, force=force, log=log)

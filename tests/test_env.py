@@ -256,16 +256,11 @@ async def test_instance_image_episode():
     require_docker()
     from swebench.harness.log_parsers import MAP_REPO_TO_PARSER
 
-    from uni_agent_gym.deployments.images import bootstrap_base
-    from uni_agent_gym.envs.image_builder import build_instance_image
     from uni_agent_gym.instances import normalise
 
     row = normalise(fixture_sources.derived_rows()["pytest-dev__pytest-7168"])
     fixture = fixture_sources.fixtures()[row["instance_id"]]
-    bootstrap_base("3.9", log=lambda m: None)
-    source = fixture_sources.sdist_directory(row["derived_from"]["sdist"])
-    build_config = GymConfig.model_validate({"env": {"cache_dir": str(fixture_sources.CACHE / "build-cache"), "mirrors": {row["repo"]: str(source)}}})
-    await build_instance_image(row, build_config, fixture_sources.fixtures(), log=lambda m: None)
+    await fixture_sources.ensure_image(row)
 
     env = AsyncSWEEnv(GymConfig.model_validate({"env": {"workspace": "image"}}))
     try:

@@ -10,7 +10,7 @@ import sys
 from tests import fixture_sources
 from tests.conftest import require_docker
 from tests.scripted_endpoint import ScriptedEndpoint
-from tests.test_reward import ensure_image, row
+from tests.test_reward import row
 from uni_agent_gym.agent.model import ChatModel
 from uni_agent_gym.agent.react import run_episode
 from uni_agent_gym.config import AgentConfig, GymConfig, ModelConfig
@@ -53,7 +53,7 @@ def test_eval_run_reports_what_the_script_implies(tmp_path):
     import asyncio
 
     for instance_id in (PYTEST, FLASK):
-        asyncio.run(ensure_image(row(instance_id)))
+        asyncio.run(fixture_sources.ensure_image(row(instance_id)))
     with ScriptedEndpoint(scripts()) as endpoint:
         settings = tmp_path / "settings.json"
         settings.write_text(json.dumps({

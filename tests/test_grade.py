@@ -19,7 +19,7 @@ INTERPRETERS = {
     "3.9": Path.home() / ".pyenv" / "versions" / "3.9.18" / "bin" / "python3.9",
     "3.11": Path.home() / ".pyenv" / "versions" / "3.11.7" / "bin" / "python3.11",
 }
-CACHE = fixture_sources.CACHE / "build-cache"  # shared with the image tests: wheelhouse, images, local venvs
+CACHE = fixture_sources.BUILD_CACHE  # shared with the image tests: wheelhouse, images, local venvs
 
 
 def write_predictions(path: Path, patch_of) -> Path:

@@ -17,7 +17,6 @@ from tests.conftest import require_docker
 
 ROWS = fixture_sources.derived_rows()
 ENVIRONMENTS = fixture_sources.fixtures()
-BUILD_CACHE = fixture_sources.CACHE / "build-cache"  # wheelhouse kept between runs
 
 
 def lite_row(instance_id: str) -> dict:
@@ -95,18 +94,12 @@ async def test_built_image_passes_fail_to_pass_with_the_gold_patch(instance_id):
     require_docker()
     from swebench.harness.log_parsers import MAP_REPO_TO_PARSER
 
-    from uni_agent_gym.deployments.images import bootstrap_base
-
     row, fixture = normalise(ROWS[instance_id]), ENVIRONMENTS[instance_id]
-    bootstrap_base(".".join(fixture["python"].split(".")[:2]), log=lambda m: None)
-    source = fixture_sources.sdist_directory(row["derived_from"]["sdist"])
-    config = GymConfig.model_validate({"env": {"cache_dir": str(BUILD_CACHE), "mirrors": {row["repo"]: str(source)}}})
-    messages: list[str] = []
     rebuild = instance_id == "pytest-dev__pytest-7168"  # one real build every run (~10 s), the others when missing
-    name = await build_instance_image(row, config, ENVIRONMENTS, force=rebuild, log=messages.append)
+    name = await fixture_sources.ensure_image(row, force=rebuild)
     assert name == image_name(instance_id)
     again: list[str] = []
-    await build_instance_image(row, config, ENVIRONMENTS, log=again.append)
+    await fixture_sources.ensure_image(row, log=again.append)
     assert again == [f"{instance_id}: {name} exists, skipped"]
 
     parser = MAP_REPO_TO_PARSER[row["repo"]]

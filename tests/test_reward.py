@@ -25,17 +25,6 @@ def row(instance_id: str) -> dict:
     return normalise(fixture_sources.derived_rows()[instance_id])
 
 
-async def ensure_image(instance: dict) -> None:
-    from uni_agent_gym.deployments.images import bootstrap_base
-    from uni_agent_gym.envs.image_builder import build_instance_image
-
-    fixture = ENVIRONMENTS[instance["instance_id"]]
-    bootstrap_base(".".join(fixture["python"].split(".")[:2]), log=lambda m: None)
-    source = fixture_sources.sdist_directory(instance["derived_from"]["sdist"])
-    config = GymConfig.model_validate({"env": {"cache_dir": str(fixture_sources.CACHE / "build-cache"), "mirrors": {instance["repo"]: str(source)}}})
-    await build_instance_image(instance, config, ENVIRONMENTS, log=lambda m: None)
-
-
 @pytest.fixture
 async def sandbox_for():
     """Opens the instance's image sandbox (building the image offline if missing); closes them all."""
@@ -43,7 +32,7 @@ async def sandbox_for():
 
     async def open_(instance: dict):
         require_docker()
-        await ensure_image(instance)
+        await fixture_sources.ensure_image(instance)
         deployment, repo_dir = await open_workspace(instance, GymConfig.model_validate({"env": {"workspace": "image"}}))
         opened.append(deployment)
         return deployment, repo_dir
