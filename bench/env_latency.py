@@ -44,24 +44,34 @@ async def timed_steps(env: AsyncSWEEnv, action: dict, count: int) -> list[float]
     return samples
 
 
-def docker_exec_baseline(container: str, count: int) -> list[float]:
+def time_calls(call, count: int) -> list[float]:
+    """Seconds each of `count` calls of `call()` took."""
     samples = []
     for _ in range(count):
         started = time.perf_counter()
-        subprocess.run(["docker", "exec", container, "true"], check=True)
+        call()
         samples.append(time.perf_counter() - started)
     return samples
+
+
+def docker_exec_baseline(container: str, count: int) -> list[float]:
+    return time_calls(lambda: subprocess.run(["docker", "exec", container, "true"], check=True), count)
 
 
 def docker_run_baseline(image: str, count: int) -> list[float]:
-    samples = []
-    for _ in range(count):
-        started = time.perf_counter()
-        container = subprocess.run(["docker", "run", "-d", "--init", image, "sleep", "infinity"], check=True, capture_output=True, text=True).stdout.strip()
+    """`docker run` + a first `docker exec`, timed; the container is removed outside the timing."""
+    started_containers: list[str] = []
+
+    def run_and_exec() -> None:
+        run = ["docker", "run", "-d", "--init", image, "sleep", "infinity"]
+        container = subprocess.run(run, check=True, capture_output=True, text=True).stdout.strip()
+        started_containers.append(container)
         subprocess.run(["docker", "exec", container, "true"], check=True)
-        samples.append(time.perf_counter() - started)
-        subprocess.run(["docker", "rm", "-f", container], check=True, capture_output=True)
-    return samples
+
+    try:
+        return time_calls(run_and_exec, count)
+    finally:
+        subprocess.run(["docker", "rm", "-f", *started_containers], check=False, capture_output=True)
 
 
 async def main(steps: int, env_counts: list[int]) -> None:
