@@ -195,6 +195,15 @@ class AgentConfig(_Strict):
     system_prompt: str | None = Field(None, description="Replaces the built-in system prompt.")
 
 
+class RolloutConfig(_Strict):
+    """How `UniAgentLoop` records a trajectory for verl (the token limits come from verl's own config)."""
+
+    max_tokens_per_turn: int = Field(4096, gt=0, description="Tokens the model may sample in one turn.")
+    mask_abnormal_exit_traj: bool = Field(True, description="Zero the loss mask of trajectories that end in env_error or timeout.")
+    trajectory_timeout: float = Field(3600, gt=0, description="Seconds one trajectory may take, grading included; then exit reason timeout.")
+    max_concurrency: int = Field(32, ge=1, description="Trajectories (sandboxes) one verl agent-loop worker runs at once.")
+
+
 class GymConfig(_Strict):
     """The whole configuration of a run; sections are added by the parts that need them."""
 
@@ -203,6 +212,7 @@ class GymConfig(_Strict):
     reward: RewardConfig = Field(default_factory=RewardConfig)
     model: ModelConfig = Field(default_factory=ModelConfig)
     agent: AgentConfig = Field(default_factory=AgentConfig)
+    rollout: RolloutConfig = Field(default_factory=RolloutConfig)
 
 
 # ----- loading -----

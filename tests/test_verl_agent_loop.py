@@ -1,0 +1,183 @@
+"""`UniAgentLoop.run()` on the built-in toy task in the local sandbox, driven by `TokenServer`
+(scripted turns scored by a tiny random model: real tokens, real logprobs). Every trajectory is checked
+like compiler output: the ids are exactly what the model was conditioned on, mask 1 covers exactly the
+sampled tokens with their logprobs, and the ids equal the chat template's rendering of the conversation."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from pathlib import Path
+
+import pytest
+
+from omegaconf import OmegaConf
+from verl.experimental.agent_loop.agent_loop import DictConfigWrap
+from verl.utils.dataset.rl_dataset import RLHFDataset
+
+from tests.token_server import TokenServer, tiny_model_dir
+from uni_agent_gym import toy
+from uni_agent_gym.verl.agent_loop import UniAgentLoop, instance_from_sample
+from uni_agent_gym.verl.boundary import render
+
+TOY_SAMPLE = {"extra_info": {"index": 0, "instance_id": toy.INSTANCE_ID}, "raw_prompt": []}
+
+
+def tool_call(call: dict) -> str:
+    return "<tool_call>\n" + json.dumps(call) + "\n</tool_call>"
+
+
+def solve_toy(turn: int, repo_dir: str) -> str:
+    return tool_call(toy.scripted_solution(repo_dir)[turn])
+
+
+@pytest.fixture(scope="module")
+def model_dir(tmp_path_factory) -> Path:
+    return tiny_model_dir(tmp_path_factory.mktemp("tiny-model"))
+
+
+def make_loop(tmp_path: Path, server: TokenServer, *, prompt_length=4096, response_length=8192, gym: dict | None = None) -> UniAgentLoop:
+    """A UniAgentLoop as verl's worker builds it, with a local-sandbox gym config written beside its YAML."""
+    gym = {"deployment": {"type": "local"}, "agent": {"max_format_errors": 2}, **(gym or {})}
+    (tmp_path / "gym.json").write_text(json.dumps(gym))
+    loop_yaml = tmp_path / "uni_agent_loop.yaml"
+    loop_yaml.write_text("- name: uni_agent\n  _target_: uni_agent_gym.verl.agent_loop.UniAgentLoop\n  settings: gym.json\n")
+    config = OmegaConf.create({
+        "actor_rollout_ref": {"rollout": {"prompt_length": prompt_length, "response_length": response_length, "max_model_len": None,
+                                          "agent": {"agent_loop_config_path": str(loop_yaml)}}, "model": {}},
+        "data": {"apply_chat_template_kwargs": {}},
+    })  # fmt: skip
+    return UniAgentLoop(
+        DictConfigWrap(config), server, server.tokenizer, None, RLHFDataset, DictConfigWrap(config.data), settings="gym.json", name="uni_agent"
+    )
+
+
+def assert_exact(loop: UniAgentLoop, output, server: TokenServer) -> None:
+    """The record is what the model saw and sampled, token for token."""
+    sequence = output.prompt_ids + output.response_ids
+    calls = [call for call in server.calls if call["request_id"] == loop.trajectory.request_id]
+    sampled_at = []
+    for call in calls:  # each turn was conditioned on a prefix of the record, and its tokens follow it
+        start = len(call["prompt_ids"])
+        assert sequence[:start] == call["prompt_ids"]
+        assert sequence[start : start + len(call["ids"])] == call["ids"]
+        sampled_at += range(start - len(output.prompt_ids), start - len(output.prompt_ids) + len(call["ids"]))
+    assert [i for i, bit in enumerate(output.response_mask) if bit] == sampled_at
+    assert [output.response_logprobs[i] for i in sampled_at] == [p for call in calls for p in call["logprobs"]]
+    assert all(output.response_logprobs[i] == 0.0 for i, bit in enumerate(output.response_mask) if not bit)
+    assert len(output.response_ids) == len(output.response_mask) == len(output.response_logprobs)
+
+
+async def test_toy_solution_is_rewarded_and_matches_the_template(tmp_path, model_dir):
+    server = TokenServer(model_dir, solve_toy)
+    loop = make_loop(tmp_path, server)
+    output = await loop.run({"temperature": 1.0}, **TOY_SAMPLE)
+    trajectory = loop.trajectory
+    assert output.extra_fields["traj_exit_reason"] == "finished" and output.extra_fields["traj_masked"] is False
+    assert output.reward_score == 1.0 and output.extra_fields["reward_report"]["resolved"] is True
+    assert output.num_turns == 1 + 7 + 6  # the task, 7 model turns, 6 tool results
+    assert_exact(loop, output, server)
+    # invariant 3 (Qwen2.5 is prefix-stable): the ids are the template's rendering of the whole conversation
+    # (which adds the glue after the last <|im_end|>: the model stopped there)
+    rendered = render(server.tokenizer, trajectory.messages, tools=trajectory.tools, generation_prompt=False)
+    assert output.prompt_ids + output.response_ids + list(trajectory.cache.boundary.glue) == rendered
+    assert [m["role"] for m in trajectory.messages[:3]] == ["system", "user", "assistant"] and trajectory.tools
+    assert trajectory.env.deployment is None  # the sandbox was released
+    assert all(call["sampling_params"]["max_tokens"] == 4096 for call in server.calls)
+
+
+async def test_format_errors_end_the_trajectory_graded_and_kept(tmp_path, model_dir):
+    server = TokenServer(model_dir, lambda turn, repo_dir: "I would rather chat than call a tool.")
+    loop = make_loop(tmp_path, server)
+    output = await loop.run({}, **TOY_SAMPLE)
+    assert output.extra_fields["traj_exit_reason"] == "format_error" and output.extra_fields["traj_masked"] is False
+    assert output.reward_score == 0.0 and output.extra_fields["reward_report"]["resolved"] is False
+    assert len(server.calls) == 2 and sum(output.response_mask) == 2 * len(server.calls[0]["ids"])
+    assert_exact(loop, output, server)
+    assert "Invalid tool call" in loop.trajectory.messages[3]["content"]
+
+
+async def test_response_length_ends_with_max_tokens_within_the_limit(tmp_path, model_dir):
+    server = TokenServer(model_dir, solve_toy)
+    loop = make_loop(tmp_path, server, response_length=300)
+    output = await loop.run({}, **TOY_SAMPLE)
+    assert output.extra_fields["traj_exit_reason"] == "max_tokens"
+    assert 0 < len(output.response_ids) <= 300 and output.extra_fields["traj_masked"] is False
+    assert all(call["sampling_params"]["max_tokens"] <= 300 for call in server.calls)
+    assert_exact(loop, output, server)
+
+
+async def test_a_turn_cut_by_the_token_limit_is_kept_and_followed_by_the_turn_end(tmp_path, model_dir):
+    """max_tokens_per_turn cuts a turn before its stop token: the tokens stay (mask 1), the harness
+    writes the turn's end itself (mask 0), and the cut call is a format error shown to the model."""
+    server = TokenServer(model_dir, solve_toy)
+    loop = make_loop(tmp_path, server, gym={"rollout": {"max_tokens_per_turn": 8}})
+    output = await loop.run({}, **TOY_SAMPLE)
+    assert output.extra_fields["traj_exit_reason"] == "format_error"
+    first = server.calls[0]
+    assert len(first["ids"]) == 8 and server.stop_id not in first["ids"]
+    assert_exact(loop, output, server)
+    after = len(first["prompt_ids"]) + 8 - len(output.prompt_ids)
+    turn_end = list(loop.trajectory.cache.boundary.turn_end)
+    assert output.response_ids[after : after + len(turn_end)] == turn_end
+
+
+async def test_an_overlong_prompt_gives_an_empty_response_not_a_crash(tmp_path, model_dir):
+    server = TokenServer(model_dir, solve_toy)
+    loop = make_loop(tmp_path, server, prompt_length=64)
+    output = await loop.run({}, **TOY_SAMPLE)
+    assert output.extra_fields["traj_exit_reason"] == "max_tokens"
+    assert len(output.prompt_ids) == 64 and output.response_ids == [] == output.response_mask and server.calls == []
+    assert "max_prompt_length" in output.extra_fields["reward_report"]["error"]
+
+
+@pytest.mark.parametrize("mask_abnormal", [True, False])
+async def test_a_sandbox_stopped_from_outside_is_an_env_error_masked_when_asked(tmp_path, model_dir, mask_abnormal):
+    server = TokenServer(model_dir, lambda turn, repo_dir: tool_call({"name": "execute_bash", "arguments": {"command": "ls" if turn == 0 else "sleep 30"}}))
+    loop = make_loop(tmp_path, server, gym={"rollout": {"mask_abnormal_exit_traj": mask_abnormal}})
+
+    async def stop_it_mid_command() -> None:
+        while len(server.calls) < 2:
+            await asyncio.sleep(0.05)
+        await asyncio.sleep(0.5)
+        await loop.trajectory.env.deployment.stop()
+
+    output, _ = await asyncio.gather(loop.run({}, **TOY_SAMPLE), stop_it_mid_command())
+    assert output.extra_fields["traj_exit_reason"] == "env_error"
+    assert output.extra_fields["traj_masked"] is mask_abnormal and output.reward_score == 0.0
+    assert sum(output.response_mask) == (0 if mask_abnormal else sum(len(call["ids"]) for call in server.calls))
+    assert "while the command ran" in output.extra_fields["reward_report"]["error"]
+    assert loop.trajectory.env.deployment is None
+
+
+async def test_a_hanging_trajectory_times_out_masked_and_released(tmp_path, model_dir):
+    server = TokenServer(model_dir, lambda turn, repo_dir: tool_call({"name": "execute_bash", "arguments": {"command": "sleep 60"}}))
+    loop = make_loop(tmp_path, server, gym={"rollout": {"trajectory_timeout": 3}})
+    started = time.monotonic()
+    output = await loop.run({}, **TOY_SAMPLE)
+    assert time.monotonic() - started < 20
+    assert output.extra_fields["traj_exit_reason"] == "timeout" and output.extra_fields["traj_masked"] is True
+    assert sum(output.response_mask) == 0 and len(output.response_ids) > 0
+    assert loop.trajectory.env.deployment is None
+
+
+async def test_concurrency_is_limited_per_worker(tmp_path, model_dir):
+    server = TokenServer(model_dir, solve_toy)
+    loops = [make_loop(tmp_path, server, gym={"rollout": {"max_concurrency": 1}}) for _ in range(3)]
+    outputs = await asyncio.gather(*(loop.run({}, **TOY_SAMPLE) for loop in loops))
+    assert [output.reward_score for output in outputs] == [1.0, 1.0, 1.0]
+    order = [call["request_id"] for call in server.calls]
+    assert order == sorted(order, key=order.index) and len(set(order)) == 3
+    spans = [(order.index(r), len(order) - 1 - order[::-1].index(r)) for r in dict.fromkeys(order)]
+    assert all(spans[i][1] < spans[i + 1][0] for i in range(2))  # one trajectory after another
+
+
+def test_instance_from_sample_reads_rows_json_and_ids():
+    row = {"instance_id": "a__b-1", "repo": "a/b"}
+    assert instance_from_sample({"extra_info": {"instance": row}}) == row
+    assert instance_from_sample({"extra_info": {"instance": json.dumps(row)}}) == row
+    assert instance_from_sample({"tools_kwargs": {"instance": row}}) == row
+    assert instance_from_sample({"extra_info": {"index": 3, "instance_id": "a__b-1"}}) == "a__b-1"
+    with pytest.raises(ValueError, match="extra_info.instance"):
+        instance_from_sample({"extra_info": {"index": 3}})

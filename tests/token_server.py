@@ -1,0 +1,81 @@
+"""A token-in/token-out LLM server for the verl tests: what verl's `LLMServerClient.generate` returns
+(`TokenOutput`), served on CPU by a tiny transformers model with random weights (real tokens, real
+logprobs) or replaying scripted assistant turns (their logprobs scored by the same model).
+
+A GPU inference server (vLLM / SGLang) cannot run here; this stands in for it and nothing else.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+import shutil
+from pathlib import Path
+from typing import Any, Callable
+
+import torch
+from transformers import AutoTokenizer, Qwen2Config, Qwen2ForCausalLM
+from verl.workers.rollout.replica import TokenOutput
+
+TOKENIZERS = Path(__file__).resolve().parents[2] / "shared" / "tokenizers"
+
+
+def tiny_model_dir(directory: Path, tokenizer_name: str = "qwen2.5-instruct") -> Path:
+    """A model directory verl can load (config.json + a shared tokenizer); weights are made in memory."""
+    directory.mkdir(parents=True, exist_ok=True)
+    for path in (TOKENIZERS / tokenizer_name).iterdir():
+        shutil.copy(path, directory / path.name)
+    tokenizer = AutoTokenizer.from_pretrained(directory)
+    config = Qwen2Config(
+        vocab_size=len(tokenizer), hidden_size=32, intermediate_size=64, num_hidden_layers=1, num_attention_heads=2,
+        num_key_value_heads=1, max_position_embeddings=32768, tie_word_embeddings=True,
+    )  # fmt: skip
+    config.save_pretrained(directory)
+    return directory
+
+
+class TokenServer:
+    """`generate()` as verl calls it. `script(turn, repo_dir)` gives the text of each assistant turn
+    (the stop token is added); without one the model samples. Every call is kept in `calls`."""
+
+    def __init__(self, model_dir: Path, script: Callable[[int, str], str] | None = None, seed: int = 0) -> None:
+        torch.manual_seed(seed)
+        self.tokenizer = AutoTokenizer.from_pretrained(model_dir)
+        self.model = Qwen2ForCausalLM(Qwen2Config.from_pretrained(model_dir)).eval()
+        self.stop_id = self.tokenizer.convert_tokens_to_ids("<|im_end|>")
+        self.script = script
+        self.calls: list[dict[str, Any]] = []
+        self.turns: dict[str, int] = {}
+        self._lock = asyncio.Lock()
+
+    async def generate(self, request_id: str, *, prompt_ids: list[int], sampling_params: dict[str, Any], **kwargs: Any) -> TokenOutput:
+        async with self._lock:
+            turn = self.turns.get(request_id, 0)
+            self.turns[request_id] = turn + 1
+            if self.script is not None:
+                repo_dir = re.search(r"<uploaded_files>\n(\S+)\n", self.tokenizer.decode(prompt_ids)).group(1)
+                ids = self.tokenizer.encode(self.script(turn, repo_dir), add_special_tokens=False) + [self.stop_id]
+                ids = ids[: sampling_params["max_tokens"]]
+                logprobs = await asyncio.to_thread(self._score, prompt_ids, ids)
+            else:
+                ids, logprobs = await asyncio.to_thread(self._sample, prompt_ids, sampling_params)
+        self.calls.append({"request_id": request_id, "prompt_ids": list(prompt_ids), "ids": ids, "logprobs": logprobs,
+                           "sampling_params": dict(sampling_params)})  # fmt: skip
+        return TokenOutput(token_ids=ids, log_probs=logprobs, stop_reason="completed")
+
+    @torch.no_grad()
+    def _sample(self, prompt_ids: list[int], sampling_params: dict[str, Any]) -> tuple[list[int], list[float]]:
+        prompt = torch.tensor([prompt_ids])
+        out = self.model.generate(
+            prompt, attention_mask=torch.ones_like(prompt), do_sample=True, temperature=max(sampling_params.get("temperature") or 1.0, 1e-3),
+            top_k=0, top_p=1.0, max_new_tokens=sampling_params["max_tokens"], eos_token_id=self.stop_id, pad_token_id=self.stop_id,
+            output_logits=True, return_dict_in_generate=True,
+        )  # fmt: skip
+        ids = out.sequences[0, len(prompt_ids) :].tolist()
+        logprobs = [torch.log_softmax(logits[0].float(), -1)[token].item() for logits, token in zip(out.logits, ids)]
+        return ids, logprobs
+
+    @torch.no_grad()
+    def _score(self, prompt_ids: list[int], ids: list[int]) -> list[float]:
+        logits = self.model(torch.tensor([prompt_ids + ids])).logits[0, len(prompt_ids) - 1 : -1].float()
+        return torch.log_softmax(logits, -1).gather(1, torch.tensor(ids)[:, None])[:, 0].tolist()

@@ -1,0 +1,277 @@
+"""`UniAgentLoop`: verl's agent loop over a uni-agent-gym SWE-bench episode.
+
+verl instantiates it per sample from the YAML at `rollout.agent.agent_loop_config_path` (Hydra
+`_target_`, every other key a keyword argument; no `register()`), e.g. `configs/uni_agent_loop.yaml`:
+
+    - name: uni_agent
+      _target_: uni_agent_gym.verl.agent_loop.UniAgentLoop
+      settings: settings.json              # relative paths: to this YAML's directory
+      deployment: deployment/docker.yaml
+      overrides: ["env.max_turns=30"]
+
+Each `run()` starts an `AsyncSWEEnv` on the sample's instance and loops generate -> parse -> step
+-> append into a `RolloutCache` until the agent finishes, `max_turns` or a token limit runs out,
+the model sends `agent.max_format_errors` malformed calls in a row, the sandbox fails or the
+trajectory times out. The episode is graded at every normal end (the work so far counts), the
+sandbox is always released, and abnormal exits (env_error, timeout) are fully masked when
+`rollout.mask_abnormal_exit_traj` is on; format errors stay in so the model learns the format.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import time
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+from uuid import uuid4
+
+from omegaconf import DictConfig, ListConfig, OmegaConf
+from verl.experimental.agent_loop.agent_loop import AgentLoopBase, AgentLoopMetrics, AgentLoopOutput
+
+from uni_agent_gym.agent.react import SYSTEM_PROMPT, TEXT_TOOLS_PROMPT, shorten
+from uni_agent_gym.config import GymConfig, load_config
+from uni_agent_gym.envs import AsyncSWEEnv
+from uni_agent_gym.errors import DeploymentError
+from uni_agent_gym.verl.boundary import render
+from uni_agent_gym.verl.rollout_cache import MaxTokenExceededError, RolloutCache
+
+logger = logging.getLogger(__name__)
+
+EXIT_REASONS = ("finished", "max_turns", "max_tokens", "format_error", "env_error", "timeout")
+ABNORMAL_EXITS = ("env_error", "timeout")  # not the model's doing: never trained on when masking is on
+_semaphores: dict[tuple[int, int], asyncio.Semaphore] = {}
+
+
+@lru_cache(maxsize=16)
+def _gym_config(paths: tuple[str, ...], overrides: tuple[str, ...]) -> GymConfig:
+    return load_config(*paths, overrides=overrides)
+
+
+def _plain(value: Any) -> Any:
+    """Hydra hands nested YAML values over as DictConfig/ListConfig; the gym wants plain data."""
+    return OmegaConf.to_container(value, resolve=True) if isinstance(value, (DictConfig, ListConfig)) else value
+
+
+def instance_from_sample(sample: dict[str, Any]) -> dict[str, Any] | str:
+    """The SWE-bench row of a verl sample (`extra_info.instance` / `tools_kwargs.instance`, a dict or
+    its JSON), or just its `instance_id` (looked up in the gym's `env.dataset`)."""
+    for field in ("extra_info", "tools_kwargs"):
+        source = _plain(sample.get(field)) or {}
+        if isinstance(source, dict) and source.get("instance") is not None:
+            instance = source["instance"]
+            return json.loads(instance) if isinstance(instance, str) else dict(instance)
+    for field in ("extra_info", "tools_kwargs"):
+        source = _plain(sample.get(field)) or {}
+        if isinstance(source, dict) and source.get("instance_id"):
+            return str(source["instance_id"])
+    raise ValueError("The sample names no SWE-bench instance: put the row under extra_info.instance (or its id under extra_info.instance_id)")
+
+
+class UniAgentLoop(AgentLoopBase):
+    """One SWE-bench trajectory per `run()`, as exact token ids, loss mask and logprobs."""
+
+    def __init__(
+        self,
+        trainer_config: Any,
+        server_manager: Any,
+        tokenizer: Any,
+        processor: Any,
+        dataset_cls: Any,
+        data_config: Any,
+        hf_model_type: str | None = None,
+        *,
+        settings: str | list[str] | None = None,
+        deployment: str | None = None,
+        overrides: list[str] | None = None,
+        **kwargs: Any,
+    ) -> None:
+        """`settings` (one path or a list) and `deployment` are gym config files, layered in that order,
+        then `overrides` (`key=value`); relative paths are taken from the agent-loop YAML's directory."""
+        kwargs.pop("name", None)  # the YAML entry's name reaches us as a keyword too
+        kwargs.pop("tools", None)  # verl's tool list: the gym brings its own tools
+        super().__init__(trainer_config, server_manager, tokenizer, processor, dataset_cls, data_config, hf_model_type, **kwargs)
+        base = Path(self.rollout_config.agent.get("agent_loop_config_path") or ".").expanduser().parent
+        paths = [settings] if isinstance(settings, str) else list(_plain(settings) or [])
+        paths += [deployment] if deployment else []
+        resolved = tuple(str(path if Path(path).is_absolute() else base / path) for path in paths)
+        self.gym_config = _gym_config(resolved, tuple(_plain(overrides) or ()))
+        self.prompt_length = self.rollout_config.prompt_length
+        self.response_length = self.rollout_config.response_length
+        self.max_model_len = self.rollout_config.get("max_model_len") or self.prompt_length + self.response_length
+
+    def _make_env(self) -> AsyncSWEEnv:
+        from uni_agent_gym.rewards.swebench import SWEBenchReward
+        from uni_agent_gym.specs import load_environments
+
+        config = self.gym_config
+        return AsyncSWEEnv(config, reward=SWEBenchReward(config.reward, load_environments(config.env.environments)))
+
+    def _semaphore(self) -> asyncio.Semaphore:
+        """One per event loop (one verl worker) and limit: verl builds a new agent loop per sample."""
+        key = (id(asyncio.get_running_loop()), self.gym_config.rollout.max_concurrency)
+        if key not in _semaphores:
+            _semaphores[key] = asyncio.Semaphore(key[1])
+        return _semaphores[key]
+
+    async def run(self, sampling_params: dict[str, Any], **kwargs: Any) -> AgentLoopOutput:
+        """One trajectory of the sample in `kwargs` (verl's dataset fields); `self.trajectory` keeps its
+        conversation and state for inspection."""
+        async with self._semaphore():
+            trajectory = self.trajectory = _Trajectory(self, dict(sampling_params), kwargs)
+            try:
+                await asyncio.wait_for(trajectory.play(), timeout=self.gym_config.rollout.trajectory_timeout)
+            except asyncio.TimeoutError:
+                trajectory.exit_reason = "timeout"
+            except DeploymentError as exc:
+                logger.warning("Sandbox failed, exit reason env_error: %s", exc)
+                trajectory.exit_reason, trajectory.error = "env_error", str(exc)
+            finally:
+                await trajectory.env.close()
+            return trajectory.output()
+
+
+class _Trajectory:
+    """The state of one `UniAgentLoop.run()`; `play()` fills it, `output()` turns it into verl's record."""
+
+    def __init__(self, loop: UniAgentLoop, sampling_params: dict[str, Any], sample: dict[str, Any]) -> None:
+        self.loop, self.sampling_params, self.sample = loop, sampling_params, sample
+        self.env = loop._make_env()
+        self.cache = RolloutCache(
+            loop.tokenizer, max_model_len=loop.max_model_len, max_prompt_length=loop.prompt_length, max_response_length=loop.response_length
+        )
+        self.request_id = uuid4().hex
+        self.exit_reason: str | None = None
+        self.error: str | None = None
+        self.reward, self.report = 0.0, None
+        self.instance_id = ""
+        self.messages: list[dict[str, Any]] = []  # the conversation as the model saw it
+        self.tools: list[dict[str, Any]] | None = None
+        self.num_turns = 0
+        self.timings = {"generate": 0.0, "tools": 0.0, "reward": 0.0}
+
+    async def play(self) -> None:
+        config = self.loop.gym_config
+        instance = instance_from_sample(self.sample)
+        started = time.monotonic()
+        observation, info = await self.env.reset(options={"instance": instance} if isinstance(instance, dict) else {"instance_id": instance})
+        self.timings["tools"] += time.monotonic() - started
+        self.instance_id = info["instance_id"]
+        self.messages, self.tools, tool_role = self._first_messages(observation)
+        try:
+            self.cache.prepare(self.messages, self.tools)
+        except MaxTokenExceededError as exc:  # nothing to train on: verl gets the prompt's tail and no response
+            self.exit_reason, self.error = "max_tokens", str(exc)
+            self.cache.initial_prompt_ids = render(self.loop.tokenizer, self.messages, tools=self.tools, generation_prompt=True)
+            return
+        self.num_turns = 1
+        format_errors = 0
+        while self.exit_reason is None:
+            budget = min(
+                self.cache.max_response_length - len(self.cache.response_mask), self.cache.max_model_len - len(self.cache.prompt_ids)
+            )
+            if budget <= 0:
+                await self._finish_early("max_tokens")
+                break
+            text = await self._generate(min(config.rollout.max_tokens_per_turn, budget))
+            started = time.monotonic()
+            observation, reward, terminated, truncated, info = await self.env.step(text)
+            self.timings["tools"] += time.monotonic() - started - info["timings"]["reward"]
+            self.timings["reward"] += info["timings"]["reward"]
+            if terminated or truncated:
+                self.exit_reason, self.reward, self.report = info["exit_reason"], reward, info.get("reward_report")
+                break
+            format_errors = format_errors + 1 if info["error"] == "format_error" else 0
+            if format_errors >= config.agent.max_format_errors:
+                await self._finish_early("format_error")
+                break
+            message = {"role": tool_role, "content": shorten(observation, config.agent.observation_limit)}
+            try:
+                self.cache.append_messages([message])
+            except MaxTokenExceededError as exc:
+                self.error = str(exc)
+                await self._finish_early("max_tokens")
+                break
+            self.messages.append(message)
+            self.num_turns += 1
+
+    def _first_messages(self, task: str) -> tuple[list[dict[str, Any]], list[dict[str, Any]] | None, str]:
+        """System + task messages, and how tools reach the model: through the chat template when it
+        renders them (tool results then go back as `tool` messages), else described in the system prompt."""
+        config = self.loop.gym_config
+        system = config.agent.system_prompt or SYSTEM_PROMPT
+        schemas = self.env.tool_schemas
+        bare = [{"role": "system", "content": system}, {"role": "user", "content": task}]
+        tokenizer = self.loop.tokenizer
+        native = config.model.native_tools != "off" and render(tokenizer, bare, tools=schemas, generation_prompt=True) != render(
+            tokenizer, bare, generation_prompt=True
+        )
+        if native:
+            return bare, schemas, "tool"
+        described = system + TEXT_TOOLS_PROMPT.format(schemas=json.dumps(schemas, indent=1))
+        return [{"role": "system", "content": described}, {"role": "user", "content": task}], None, "user"
+
+    async def _generate(self, max_tokens: int) -> str:
+        started = time.monotonic()
+        output = await self.loop.server_manager.generate(
+            self.request_id, prompt_ids=list(self.cache.prompt_ids), sampling_params={**self.sampling_params, "max_tokens": max_tokens}
+        )
+        self.timings["generate"] += time.monotonic() - started
+        ids = list(output.token_ids)[:max_tokens]  # a server that ignores max_tokens still cannot overrun the limits
+        logprobs = list(output.log_probs)[: len(ids)] if output.log_probs is not None else None
+        self.cache.append_model_tokens(ids, logprobs)
+        self.num_turns += 1
+        text = self.loop.tokenizer.decode(ids, skip_special_tokens=True)
+        self.messages.append({"role": "assistant", "content": text})
+        return text
+
+    async def _finish_early(self, reason: str) -> None:
+        """End the episode for `reason` and grade the work so far (as the eval agent does)."""
+        self.exit_reason = reason
+        _, self.reward, _, _, info = await self.env.step({"name": "finish", "arguments": {}})
+        self.timings["reward"] += info["timings"]["reward"]
+        self.report = info.get("reward_report")
+
+    def output(self) -> AgentLoopOutput:
+        """verl's record: the ids as sampled and shown, within the trainer's lengths, masked if abnormal."""
+        loop, cache = self.loop, self.cache
+        if self.report and self.report.get("status") == "infra_error":  # grading failed, not the model
+            self.exit_reason, self.error = "env_error", self.report.get("error")
+        exit_reason = self.exit_reason or "env_error"
+        masked = exit_reason in ABNORMAL_EXITS and loop.gym_config.rollout.mask_abnormal_exit_traj
+        prompt_ids = list(cache.initial_prompt_ids)[-loop.prompt_length :]
+        response_ids = cache.response_ids[: loop.response_length]
+        mask = [0] * len(response_ids) if masked else cache.response_mask[: loop.response_length]
+        logprobs = cache.response_logprobs[: loop.response_length]
+        if not len(mask) == len(response_ids) == len(logprobs):
+            raise AssertionError(f"trajectory corrupted: {len(response_ids)} ids, {len(mask)} mask, {len(logprobs)} logprobs")
+        report = self.report or {}
+        summary = {
+            "status": report.get("status"),
+            "resolved": bool(report.get("resolved", self.reward >= 1.0)),
+            "fail_to_pass": {k: len(v) for k, v in report.get("tests", {}).get("FAIL_TO_PASS", {}).items()},
+            "pass_to_pass": {k: len(v) for k, v in report.get("tests", {}).get("PASS_TO_PASS", {}).items()},
+            "error": self.error,
+        }
+        return AgentLoopOutput(
+            prompt_ids=prompt_ids,
+            response_ids=response_ids,
+            response_mask=mask,
+            response_logprobs=logprobs,
+            reward_score=0.0 if masked else float(self.reward),
+            num_turns=self.num_turns,
+            metrics=AgentLoopMetrics(
+                generate_sequences=self.timings["generate"], tool_calls=self.timings["tools"], compute_score=self.timings["reward"]
+            ),
+            extra_fields={
+                "traj_exit_reason": exit_reason,
+                "traj_masked": masked,
+                "instance_id": self.instance_id,
+                "reward_report": summary,
+                "reward_extra_info": {"resolved": float(summary["resolved"]), "exit_reason": exit_reason},
+                "turn_scores": [],
+                "tool_rewards": [],
+            },
+        )
