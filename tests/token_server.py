@@ -28,7 +28,7 @@ def tiny_model_dir(directory: Path, tokenizer_name: str = "qwen2.5-instruct") ->
     tokenizer = AutoTokenizer.from_pretrained(directory)
     config = Qwen2Config(
         vocab_size=len(tokenizer), hidden_size=32, intermediate_size=64, num_hidden_layers=1, num_attention_heads=2,
-        num_key_value_heads=1, max_position_embeddings=32768, tie_word_embeddings=True,
+        num_key_value_heads=1, max_position_embeddings=32768, tie_word_embeddings=True, architectures=["Qwen2ForCausalLM"],
     )  # fmt: skip
     config.save_pretrained(directory)
     return directory
