@@ -10,6 +10,7 @@ import logging
 import sys
 
 from rich.console import Console
+from rich.markup import escape
 
 from uni_agent_gym.config import load_config
 from uni_agent_gym.errors import ConfigError, UniAgentGymError
@@ -42,10 +43,64 @@ def cmd_demo(args: argparse.Namespace, console: Console) -> None:
         raise DemoFailed(f"the scripted policy should solve the toy task, but the reward is {reward}")
 
 
+class ConfigContradiction(ConfigError):
+    """The training configs contradict each other or verl's schema (each problem was printed)."""
+
+
 def cmd_check_config(args: argparse.Namespace, console: Console) -> None:
+    if args.training:
+        _check_training(args, console)
+        return
     config = _load(args)
     console.print_json(json.dumps(config.model_dump(mode="json")))
     console.print("[green]config is valid[/green]")
+
+
+def _check_training(args: argparse.Namespace, console: Console):
+    """Load config.toml + agent-loop YAML + gym settings, print what contradicts what; the run if none."""
+    from uni_agent_gym.verl.training import check_training, load_training
+
+    run = load_training(args.training, settings=args.settings)
+    problems, warnings = check_training(run)
+    for warning in warnings:
+        console.print(f"[yellow]warning:[/yellow] {escape(warning)}", highlight=False)
+    for problem in problems:
+        console.print(f"[red]problem:[/red] {escape(problem)}", highlight=False)
+    if problems:
+        raise ConfigContradiction(f"{len(problems)} problem(s) in {args.training} and the configs it names")
+    trainer = "verl fully-async trainer" if run.async_training else "verl PPO trainer"
+    console.print(f"[green]training configs are consistent[/green] ({trainer}, agent loop {escape(str(run.loop_yaml))})")
+    return run
+
+
+def cmd_train(args: argparse.Namespace, console: Console) -> None:
+    import subprocess
+    from pathlib import Path
+
+    args.training = args.config
+    run = _check_training(args, console)
+    experiment = run.values.get("trainer.experiment_name", "uni-agent-gym")
+    generated = run.write_loop_yaml(Path(args.output) / str(experiment))
+    console.print(f"agent loop config: {generated}")
+    console.print(run.shell_command(), markup=False, highlight=False, soft_wrap=True)
+    if args.dry_run:
+        return
+    returncode = subprocess.call(run.command())
+    if returncode:
+        raise TrainingFailed(f"verl exited with status {returncode}")
+
+
+class TrainingFailed(UniAgentGymError):
+    """verl's trainer exited with an error (its output is above)."""
+
+
+def cmd_prepare_data(args: argparse.Namespace, console: Console) -> None:
+    from uni_agent_gym.instances import load_instances
+    from uni_agent_gym.verl.data import verl_rows, write_parquet
+
+    instances = load_instances(args.dataset, split=args.split, ids=args.instance_ids, slice_spec=args.slice)
+    path = write_parquet(verl_rows(instances, args.agent_name), args.output)
+    console.print(f"wrote {len(instances)} rows for agent loop {args.agent_name!r} to {path}")
 
 
 def cmd_cleanup(args: argparse.Namespace, console: Console) -> None:
@@ -192,7 +247,25 @@ def build_parser() -> argparse.ArgumentParser:
 
     check = commands.add_parser("check-config", help="validate configs together and print the result (secrets hidden)")
     _config_arguments(check)
+    check.add_argument("--training", metavar="TOML", help="check a training run: verl config.toml, its agent-loop YAML and gym settings")
+    check.add_argument("--settings", help="gym settings replacing the agent-loop YAML's own (with --training)")
     check.set_defaults(func=cmd_check_config)
+
+    train = commands.add_parser("train", help="launch verl training with UniAgentLoop (checks the configs first)")
+    train.add_argument("--config", required=True, metavar="TOML", help="verl side: configs/config.toml")
+    train.add_argument("--settings", help="gym settings (default: the agent-loop YAML's own)")
+    train.add_argument("--output", default="runs/train", help="where the resolved agent-loop YAML is written")
+    train.add_argument("--dry-run", action="store_true", help="check and print the command, do not run it")
+    train.set_defaults(func=cmd_train)
+
+    prepare = commands.add_parser("prepare-data", help="SWE-bench rows to a verl parquet routed to UniAgentLoop")
+    prepare.add_argument("--dataset", required=True, help="rows: .json/.jsonl/.parquet file or a datasets name")
+    prepare.add_argument("--split", default="test", help="dataset split (datasets names)")
+    prepare.add_argument("--instance-ids", nargs="+", help="only these instances")
+    prepare.add_argument("--slice", help="only this slice of the rows, e.g. 0:10")
+    prepare.add_argument("--agent-name", default="uni_agent", help="the agent loop's name in the agent-loop YAML")
+    prepare.add_argument("--output", required=True, help="parquet file to write, e.g. data/swe_train.parquet")
+    prepare.set_defaults(func=cmd_prepare_data)
 
     cleanup = commands.add_parser("cleanup", help="remove containers left by uni-agent-gym (label uni-agent-gym=1)")
     cleanup.add_argument("--run-id", help="only the containers of this run")

@@ -1,0 +1,144 @@
+"""The seed configs (`configs/config.toml`, `configs/uni_agent_loop.yaml`, `configs/settings.json`):
+`check-config --training` passes on them as shipped and explains each contradiction; `train` turns
+them into the verl command; `prepare-data` writes rows verl's own dataset reads back."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import yaml
+
+from uni_agent_gym.cli import main
+from uni_agent_gym.verl.agent_loop import instance_from_sample
+from uni_agent_gym.verl.trainer_config import compose_trainer_config
+from uni_agent_gym.verl.training import check_training, load_training
+
+CONFIGS = Path(__file__).resolve().parents[1] / "configs"
+SEED_TOML = (CONFIGS / "config.toml").read_text()
+SHARED = Path(__file__).resolve().parents[2] / "shared"
+
+
+def edited_toml(tmp_path: Path, *edits: tuple[str, str]) -> Path:
+    """The seed config.toml with text replacements, the agent-loop path made absolute."""
+    text = SEED_TOML.replace('"configs/uni_agent_loop.yaml"', json.dumps(str(CONFIGS / "uni_agent_loop.yaml")))
+    for old, new in edits:
+        assert old in text, old
+        text = text.replace(old, new)
+    path = tmp_path / "config.toml"
+    path.write_text(text)
+    return path
+
+
+def ppo_toml(tmp_path: Path, *edits: tuple[str, str]) -> Path:
+    """The seed config.toml made a PPO run: the fully-async tables and keys removed."""
+    path = edited_toml(tmp_path, ("use_rollout_log_probs = true\n", ""), *edits)
+    path.write_text(path.read_text().split("\n[rollouter]\n")[0])
+    return path
+
+
+def test_shipped_configs_are_consistent(capsys, monkeypatch):
+    monkeypatch.chdir(CONFIGS.parent)
+    assert main(["check-config", "--training", "configs/config.toml", "--settings", "configs/settings.json"]) == 0
+    assert "training configs are consistent (verl fully-async trainer" in capsys.readouterr().out
+
+
+def test_overrides_compose_into_verl_config_as_written(tmp_path, monkeypatch):
+    monkeypatch.setenv("MODEL_PATH", "/models/my model")
+    run = load_training(edited_toml(tmp_path))
+    trainer = compose_trainer_config(run.overrides, async_training=True)
+    assert trainer.actor_rollout_ref.model.path == "/models/my model"  # ${VAR}, a space survives the quoting
+    assert trainer.actor_rollout_ref.rollout.max_model_len == 32768 and trainer.actor_rollout_ref.rollout.prompt_length == 8192
+    assert list(trainer.trainer.logger) == ["console"] and trainer.actor_rollout_ref.actor.optim.lr == 1e-6
+    assert trainer.rollout.total_rollout_steps == 512 and trainer.async_training.staleness_threshold == 0.5
+    assert trainer.actor_rollout_ref.rollout.agent.agent_loop_config_path == str(CONFIGS / "uni_agent_loop.yaml")
+    assert run.gym_config().env.workspace == "image" and run.gym_config().deployment.type == "docker"
+
+
+@pytest.mark.parametrize(
+    "edits, expected",
+    [
+        ([("max_model_len = 32768", "max_model_len = 16384")], "8192 + 24576 = 32768 > rollout.max_model_len = 16384"),
+        ([("enable = true", "enable = false")], "multi_turn.enable is false"),
+        ([("max_parallel_calls = 1", "max_parallel_calls = 4")], "max_parallel_calls = 4"),
+        ([("staleness_threshold = 0.5", "staleness_threshold = -1")], "staleness_threshold = -1"),
+        ([("total_rollout_steps = 512", "total_rollout_steps = 16")], "training stalls at step 0"),
+        ([("trigger_parameter_sync_step = 4", "trigger_parameter_sync_step = 0")], "weights would never sync"),
+        ([("gen_batch_size = 1", "gen_batch_size = 4")], "data.gen_batch_size = 1"),
+        ([("max_parallel_calls = 1", "max_parallel_calls = 1\nmax_assistant_turns = 10")], "max_assistant_turns = 10 but the gym's env.max_turns = 50"),
+        ([("calculate_log_probs = true", "calculate_log_probs = false")], "actor.use_rollout_log_probs trains on them"),
+        ([("ppo_micro_batch_size_per_gpu = 1\n", "")], "verl rejects actor_rollout_ref.actor"),
+        ([("return_raw_chat = true", "return_raw_chat = true\nno_such_key = 3")], "Could not override 'data.no_such_key'"),
+    ],
+)
+def test_each_contradiction_is_caught_and_explained(tmp_path, edits, expected):
+    problems, _ = check_training(load_training(edited_toml(tmp_path, *edits)))
+    assert any(expected in problem for problem in problems), problems
+
+
+def test_ppo_needs_the_hybrid_engine_and_a_batch(tmp_path):
+    problems, _ = check_training(load_training(ppo_toml(tmp_path)))
+    assert any("PPO trainer (no [async_training] table) needs actor_rollout_ref.hybrid_engine = true" in problem for problem in problems)
+    problems, _ = check_training(load_training(ppo_toml(tmp_path, ("train_batch_size = 0", "train_batch_size = 8"),
+                                                        ("hybrid_engine = false", "hybrid_engine = true"))))  # fmt: skip
+    assert problems == []
+
+
+def test_a_missing_agent_loop_and_gym_contradictions(tmp_path):
+    problems, _ = check_training(load_training(edited_toml(tmp_path, (str(CONFIGS / "uni_agent_loop.yaml"), "/nowhere/loop.yaml"))))
+    assert any("/nowhere/loop.yaml does not exist" in problem for problem in problems)
+    settings = tmp_path / "settings.json"
+    settings.write_text(json.dumps({"rollout": {"max_tokens_per_turn": 30000}}))
+    problems, _ = check_training(load_training(edited_toml(tmp_path), settings=settings))
+    assert any("max_tokens_per_turn = 30000 exceeds max_response_length = 24576" in problem for problem in problems)
+
+
+def test_check_config_fails_with_the_problems_listed(tmp_path, capsys):
+    toml = edited_toml(tmp_path, ("enable = true", "enable = false"))
+    assert main(["check-config", "--training", str(toml)]) == 1
+    out = capsys.readouterr().out
+    assert "problem: rollout.multi_turn.enable is false" in out and "1 problem(s)" in out
+
+
+def test_train_dry_run_prints_the_command_and_resolves_the_agent_loop(tmp_path, capsys, monkeypatch):
+    import subprocess
+
+    monkeypatch.setattr(subprocess, "call", lambda *a, **k: pytest.fail("--dry-run must not launch"))
+    settings = tmp_path / "my-settings.json"
+    settings.write_text((CONFIGS / "settings.json").read_text())
+    toml = edited_toml(tmp_path)
+    assert main(["train", "--config", str(toml), "--settings", str(settings), "--dry-run", "--output", str(tmp_path / "runs")]) == 0
+    out = capsys.readouterr().out
+    generated = tmp_path / "runs" / "swe-grpo" / "uni_agent_loop.yaml"
+    assert "python -m verl.experimental.fully_async_policy.fully_async_main" in out
+    assert f"actor_rollout_ref.rollout.agent.agent_loop_config_path={generated}" in out
+    entry = yaml.safe_load(generated.read_text())[0]
+    assert entry["settings"] == str(settings) and entry["deployment"] == str(CONFIGS / "deployment" / "docker.yaml")
+
+
+def test_train_runs_verl_and_reports_its_failure(tmp_path, monkeypatch):
+    """verl's trainer needs GPUs, so the launch itself is captured here; the command is what runs."""
+    import subprocess
+
+    launched = []
+    monkeypatch.setattr(subprocess, "call", lambda command: launched.append(command) or 3)
+    toml = ppo_toml(tmp_path, ("train_batch_size = 0", "train_batch_size = 8"), ("hybrid_engine = false", "hybrid_engine = true"))
+    assert main(["train", "--config", str(toml), "--output", str(tmp_path / "runs")]) == 1
+    assert launched[0][1:3] == ["-m", "verl.trainer.main_ppo"] and "data.train_batch_size=8" in launched[0]
+
+
+def test_prepare_data_rows_read_back_by_verls_dataset(tmp_path):
+    from transformers import AutoTokenizer
+    from verl.utils.dataset.rl_dataset import RLHFDataset
+
+    output = tmp_path / "train.parquet"
+    assert main(["prepare-data", "--dataset", str(SHARED / "swebench" / "derived.jsonl"), "--slice", "0:3", "--output", str(output)]) == 0
+    tokenizer = AutoTokenizer.from_pretrained(SHARED / "tokenizers" / "qwen2.5-instruct")
+    dataset = RLHFDataset([str(output)], tokenizer, compose_trainer_config(["actor_rollout_ref.rollout.name=vllm"]).data)
+    rows = [json.loads(line) for line in (SHARED / "swebench" / "derived.jsonl").read_text().splitlines()[:3]]
+    assert len(dataset) == 3
+    sample = dataset[1]
+    assert sample["agent_name"] == "uni_agent"
+    instance = instance_from_sample(sample)
+    assert instance["instance_id"] == rows[1]["instance_id"] and instance["patch"] == rows[1]["patch"]

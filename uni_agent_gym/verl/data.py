@@ -1,0 +1,39 @@
+"""SWE-bench rows as verl training data: one parquet row per instance, routed to UniAgentLoop.
+
+verl's `RLHFDataset` reads `prompt` (chat messages; the env writes the real task prompt at reset, so
+this is the problem statement, used by verl for length filtering and logs), and passes `agent_name`
+and `extra_info` to the agent loop, which takes the instance from `extra_info.instance` (JSON).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+DATA_SOURCE = "swe-bench"
+
+
+def verl_rows(instances: list[dict[str, Any]], agent_name: str = "uni_agent") -> list[dict[str, Any]]:
+    """The rows verl's dataset expects, in the order given."""
+    return [
+        {
+            "data_source": DATA_SOURCE,
+            "agent_name": agent_name,
+            "prompt": [{"role": "user", "content": row["problem_statement"]}],
+            "ability": "software-engineering",
+            "reward_model": {"style": "rule", "ground_truth": row["instance_id"]},
+            "extra_info": {"index": index, "instance_id": row["instance_id"], "instance": json.dumps(row)},
+        }
+        for index, row in enumerate(instances)
+    ]
+
+
+def write_parquet(rows: list[dict[str, Any]], path: str | Path) -> Path:
+    """Write `rows` with `datasets` (the library verl reads them back with)."""
+    from datasets import Dataset
+
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    Dataset.from_list(rows).to_parquet(str(path))
+    return path
