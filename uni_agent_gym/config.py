@@ -93,6 +93,9 @@ class DockerDeploymentConfig(_SandboxOptions):
     run_id: str | None = Field(
         None, description="Label value that groups containers of one run for `uni-agent-gym cleanup --run-id`."
     )
+    pool_size: int = Field(
+        0, ge=0, description="Idle containers kept per image, scrubbed and verified clean, for later resets to reuse; 0: off."
+    )
 
 
 class ModalDeploymentConfig(_SandboxOptions):

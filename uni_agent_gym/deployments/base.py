@@ -39,6 +39,13 @@ class Deployment(abc.ABC):
         if self._session is not None:
             return
         await self._provision()
+        try:
+            self._session = await self._open_session()
+        except BaseException:
+            await self._release()
+            raise
+
+    async def _open_session(self) -> ShellSession:
         session = ShellSession(
             self._spawn_shell,
             self._run_beside,
@@ -46,12 +53,15 @@ class Deployment(abc.ABC):
             startup_timeout=self.config.startup_timeout,
             workdir=self.workdir,
         )
-        try:
-            await session.start()
-        except BaseException:
-            await self._release()
-            raise
-        self._session = session
+        await session.start()
+        return session
+
+    async def restart_shell(self) -> None:
+        """A fresh shell session in the same sandbox: the old session's processes, variables, functions
+        and working directory are gone (what a reused sandbox needs)."""
+        session, self._session = self._require_session(), None
+        await session.close()
+        self._session = await self._open_session()
 
     async def stop(self) -> None:
         """Release the sandbox; idempotent, and never raises for a sandbox that is already gone."""

@@ -217,7 +217,7 @@ class DockerDeployment(Deployment):
 
         try:
             await asyncio.to_thread(remove)
-        except docker.errors.APIError as exc:
+        except Exception as exc:  # noqa: BLE001 - cleanup boundary: an API error or an unreachable daemon
             if "is already in progress" not in str(exc):
                 logger.warning("could not remove container %s: %s (`uni-agent-gym cleanup` reaps it)", container_id, exc)
 
@@ -226,7 +226,7 @@ class DockerDeployment(Deployment):
             return False
         try:
             state = await asyncio.to_thread(lambda: docker_client().api.inspect_container(self.container_id)["State"])
-        except docker.errors.APIError:
+        except Exception:  # noqa: BLE001 - gone, or the daemon is unreachable: not alive either way
             return False
         return bool(state.get("Running")) and await super().is_alive()
 
@@ -243,6 +243,24 @@ class DockerDeployment(Deployment):
 
         await asyncio.to_thread(disconnect)
         return True
+
+    async def restore_network(self) -> None:
+        """Undo `isolate_network`: reconnect the configured network (a pooled container's next episode)."""
+        self._require_session()
+        if self.config.network == "none":
+            return
+
+        def connect() -> None:
+            api = docker_client().api
+            if not api.inspect_container(self.container_id)["NetworkSettings"]["Networks"]:
+                api.connect_container_to_network(self.container_id, self.config.network)
+
+        await asyncio.to_thread(connect)
+
+    def changes(self) -> list[tuple[str, str]]:
+        """`docker diff`: (kind, path) of what the container changed against its image; kind is A, C or D."""
+        kinds = {0: "C", 1: "A", 2: "D"}
+        return [(kinds[item["Kind"]], item["Path"]) for item in docker_client().api.diff(self.container_id) or []]
 
     async def upload(self, local_path: str | Path, remote_path: str) -> None:
         """Copy a host file or directory in with one tar archive (faster than file by file)."""

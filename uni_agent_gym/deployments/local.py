@@ -10,7 +10,9 @@ import asyncio
 import functools
 import logging
 import os
+import secrets
 import shutil
+import signal
 import tempfile
 from pathlib import Path
 
@@ -51,6 +53,27 @@ class _LocalShell(ShellProcess):
         await self._process.wait()
 
 
+MARKER_VARIABLE = "UNI_AGENT_GYM_SANDBOX"
+
+
+def kill_marked_processes(marker: str) -> list[int]:
+    """SIGKILL every process of this user whose environment carries `MARKER_VARIABLE=marker`: what a
+    sandbox started, including what left its session (`setsid`, double forks). A process that wipes
+    its own environment escapes this; the local deployment is not a security boundary."""
+    needle = f"{MARKER_VARIABLE}={marker}".encode()
+    killed = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit() or int(entry.name) == os.getpid():
+            continue
+        try:
+            if needle in (entry / "environ").read_bytes().split(b"\0"):
+                os.kill(int(entry.name), signal.SIGKILL)
+                killed.append(int(entry.name))
+        except OSError:  # gone, or not ours to read
+            continue
+    return killed
+
+
 class LocalDeployment(Deployment):
     """Runs commands in a bash on this host; see the module docstring for why it is not a sandbox."""
 
@@ -58,6 +81,7 @@ class LocalDeployment(Deployment):
         super().__init__(config)
         self._workdir: str | None = None
         self._owns_workdir = False
+        self._marker = secrets.token_hex(8)  # every process of this sandbox inherits it
 
     @property
     def workdir(self) -> str | None:
@@ -81,7 +105,7 @@ class LocalDeployment(Deployment):
             stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.STDOUT,
             cwd=self._workdir,
-            env={**os.environ, **self.config.env},
+            env={**os.environ, **self.config.env, MARKER_VARIABLE: self._marker},
             start_new_session=True,
         )
         return _LocalShell(process)
@@ -93,6 +117,7 @@ class LocalDeployment(Deployment):
         await process.wait()
 
     async def _release(self) -> None:
+        await asyncio.to_thread(kill_marked_processes, self._marker)
         if self._owns_workdir and self._workdir:
             await asyncio.to_thread(shutil.rmtree, self._workdir, True)
         self._workdir, self._owns_workdir = None, False

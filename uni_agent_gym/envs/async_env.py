@@ -19,6 +19,7 @@ from typing import Any
 
 from uni_agent_gym.config import GymConfig
 from uni_agent_gym.deployments import Deployment
+from uni_agent_gym.deployments.pool import release
 from uni_agent_gym.envs.parsing import parse_action
 from uni_agent_gym.envs.prompt import task_prompt
 from uni_agent_gym.envs.reward import Reward, split_outcome
@@ -166,4 +167,4 @@ class AsyncSWEEnv:
         deployment, self.deployment = self.deployment, None
         self._done = True
         if deployment is not None:
-            await deployment.stop()
+            await release(deployment)  # stopped, or scrubbed back into its warm pool

@@ -24,6 +24,7 @@ from typing import Any
 
 from uni_agent_gym.config import GymConfig
 from uni_agent_gym.deployments import Deployment, make_deployment
+from uni_agent_gym.deployments.pool import acquire
 from uni_agent_gym.errors import UniAgentGymError
 from uni_agent_gym.instances import image_name
 
@@ -156,9 +157,7 @@ async def open_workspace(instance: dict[str, Any], config: GymConfig) -> tuple[D
     repo_dir = config.env.repo_dir
     if mode == "image":  # SWE-bench images (official or built here) hold the repository at /testbed
         image = instance.get("image_name") or image_name(instance["instance_id"])
-        deployment = make_deployment(deployment_config.model_copy(update={"image": image, "workdir": IMAGE_REPO_DIR}))
-        await deployment.start()
-        return deployment, IMAGE_REPO_DIR
+        return await acquire(deployment_config.model_copy(update={"image": image, "workdir": IMAGE_REPO_DIR}), IMAGE_REPO_DIR), IMAGE_REPO_DIR
 
     source = config.env.mirrors.get(instance["repo"]) or instance.get("mirror")
     if not source:
@@ -170,8 +169,7 @@ async def open_workspace(instance: dict[str, Any], config: GymConfig) -> tuple[D
     if deployment_config.type == "local":
         return await _open_local(instance, config, cache)
 
-    deployment = make_deployment(deployment_config.model_copy(update={"workdir": repo_dir}))
-    await deployment.start()
+    deployment = await acquire(deployment_config.model_copy(update={"workdir": repo_dir}), repo_dir)
     try:
         with tempfile.TemporaryDirectory(prefix="uni-agent-gym-checkout-") as scratch:
             await checkout(cache, instance["base_commit"], Path(scratch) / "repo", instance["instance_id"])

@@ -81,6 +81,10 @@ class SWEBenchReward:
         `instance["environment_commit"]`, else HEAD. A dead sandbox raises `DeploymentError`."""
         started = time.monotonic()
         instance_id = instance["instance_id"]
+        repository = await deployment.run(f"git -C {shlex.quote(repo_dir)} rev-parse --git-dir", timeout=60)
+        if repository.exit_code != 0:  # the agent deleted or broke it: its work cannot be graded, and that is on it
+            error = f"{repo_dir} is no longer a git repository, so there is no patch to grade: {repository.output.strip()[-300:]}"
+            return self._finish(RewardResult(instance_id, "patch_failed", error=error), started)
         start = start_commit or instance.get("environment_commit") or (await git_in(deployment, repo_dir, "git rev-parse HEAD")).strip()
         network_isolated = False if self.config.network else await deployment.isolate_network()
         patch = await capture_patch(deployment, repo_dir, start)
