@@ -96,7 +96,7 @@ class _DockerShell(ShellProcess):
         while time.monotonic() < deadline:
             try:
                 info = await asyncio.to_thread(docker_client().api.exec_inspect, self.exec_id)
-            except docker.errors.APIError:
+            except Exception:  # noqa: BLE001 - gone, or the daemon is unreachable: the code is unknown
                 return None
             if not info.get("Running"):
                 return info.get("ExitCode")
@@ -185,6 +185,8 @@ class DockerDeployment(Deployment):
                 raise SandboxDiedError(f"Container {self.container_id} is gone") from None
             except docker.errors.APIError as exc:
                 raise SandboxDiedError(f"Cannot open a shell in container {self.container_id}: {exc}") from None
+            except Exception as exc:  # requests' ConnectionError and kin: the daemon is down or restarting
+                raise SandboxDiedError(f"The Docker daemon does not answer ({exc}); container {self.container_id} is lost") from None
             sock = getattr(raw, "_sock", raw)  # SocketIO wraps the socket on unix connections
             if not isinstance(sock, socket.socket):
                 raise DeploymentError("The Docker connection is not a plain socket (TLS is not supported)")
@@ -199,7 +201,7 @@ class DockerDeployment(Deployment):
         def run() -> None:
             try:
                 docker_client().api.exec_start(docker_client().api.exec_create(self.container_id, argv)["Id"])
-            except docker.errors.APIError as exc:
+            except Exception as exc:  # an API error, or the daemon is unreachable
                 raise SandboxDiedError(f"Container {self.container_id} does not run commands: {exc}") from None
 
         await asyncio.to_thread(run)
