@@ -31,3 +31,4 @@ bench: setup docker-engine
 	$(BIN)/python bench/deployment_latency.py
 	$(BIN)/python bench/rollout_cache.py
 	$(BIN)/python bench/env_latency.py
+	$(BIN)/python bench/reward_overhead.py

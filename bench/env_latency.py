@@ -1,12 +1,14 @@
 """Env speed against plain Docker, measured in one run on this machine:
 
 - step latency: `execute_bash true` and an editor `view` through `AsyncSWEEnv.step` vs `docker exec` per command;
-- reset latency: `reset()` of the toy task on docker (new container + repository upload) vs `docker run` + a first
-  `docker exec` + `docker rm`;
+- reset latency: `reset()` on docker, cold (new container) and warm (`deployment.pool_size`: the previous
+  episode's container scrubbed and reused), for the toy task (repository uploaded) and, when its image exists, a
+  SWE-bench instance image (repository in the image), vs `docker run` + a first `docker exec`; also what the
+  scrub costs in `close()`;
 - throughput: N envs stepping `execute_bash true` concurrently on one event loop (steps/s, p50/p99 step latency,
   host memory per env).
 
-Usage: python bench/env_latency.py [--steps 200] [--envs 1 8 32]
+Usage: python bench/env_latency.py [--steps 200] [--envs 1 8 32 64]
 """
 
 from __future__ import annotations
@@ -17,10 +19,18 @@ import resource
 import statistics
 import subprocess
 import time
+import json
+from pathlib import Path
 
 from uni_agent_gym.config import GymConfig
+from uni_agent_gym.deployments.docker import image_exists
 from uni_agent_gym.deployments.images import base_image_name, bootstrap_base
+from uni_agent_gym.deployments.pool import drain_pools
 from uni_agent_gym.envs import AsyncSWEEnv
+from uni_agent_gym.instances import image_name
+
+SHARED_ROWS = Path(__file__).resolve().parents[2] / "shared" / "swebench" / "derived.jsonl"
+IMAGE_INSTANCE = "pytest-dev__pytest-7168"  # a SWE-bench instance image, if this machine has built it
 
 BASH_TRUE = {"name": "execute_bash", "arguments": {"command": "true"}}
 VIEW = {"name": "str_replace_editor", "arguments": {"command": "view", "path": "/testbed/stats.py"}}
@@ -74,14 +84,45 @@ def docker_run_baseline(image: str, count: int) -> list[float]:
         subprocess.run(["docker", "rm", "-f", *started_containers], check=False, capture_output=True)
 
 
+async def episode_latencies(config: GymConfig, options: dict, count: int) -> tuple[list[float], list[float], float]:
+    """Seconds of `reset()` and of `close()` over `count` one-step episodes (the first, cold one dropped),
+    and the mean seconds of a background scrub (0 without a pool)."""
+    env = AsyncSWEEnv(config)
+    resets, closes, pool = [], [], None
+    for _ in range(count + 1):
+        started = time.perf_counter()
+        await env.reset(options=options)
+        resets.append(time.perf_counter() - started)
+        await env.step(BASH_TRUE)
+        pool = getattr(env.deployment, "pool", None)
+        started = time.perf_counter()
+        await env.close()
+        closes.append(time.perf_counter() - started)
+        if pool is not None:
+            await pool.settle()  # the scrub runs in the background; the next reset takes the scrubbed container
+    scrub = pool.stats["scrub_seconds"] / max(1, pool.stats["reused"] + pool.stats["evicted"]) if pool else 0.0
+    await drain_pools()
+    return resets[1:], closes[1:], scrub
+
+
+async def reset_table(run_baseline: list[float]) -> None:
+    tasks = [("toy task (uploaded)", {}, {})]
+    if SHARED_ROWS.is_file() and image_exists(image_name(IMAGE_INSTANCE)):
+        row = next(json.loads(line) for line in SHARED_ROWS.read_text().splitlines() if IMAGE_INSTANCE in line)
+        tasks.append((f"{IMAGE_INSTANCE} (image)", {"instance": row}, {"workspace": "image"}))
+    for name, options, env in tasks:
+        for pool_size, label in ((0, "cold"), (1, "warm")):
+            config = GymConfig.model_validate({"deployment": {"type": "docker", "pool_size": pool_size}, "env": env})
+            resets, closes, scrub = await episode_latencies(config, options, 5)
+            print(f"reset {label} {name:32s}: {median_ms(resets):7.1f} ms median   close {median_ms(closes):6.1f} ms"
+                  + (f" (+ {scrub * 1000:.0f} ms scrub in the background)" if scrub else "")
+                  + f"   vs docker run + exec {median_ms(run_baseline):6.1f} ms   ratio {median_ms(run_baseline) / median_ms(resets):5.2f}x")
+
+
 async def main(steps: int, env_counts: list[int]) -> None:
     config = GymConfig.model_validate({"env": {"max_turns": 10**6}})
     env = AsyncSWEEnv(config)
-    resets = []
-    for _ in range(5):
-        started = time.perf_counter()
-        await env.reset()
-        resets.append(time.perf_counter() - started)
+    await env.reset()
     for _ in range(20):
         await env.step(BASH_TRUE)
     bash = await timed_steps(env, BASH_TRUE, steps)
@@ -92,7 +133,7 @@ async def main(steps: int, env_counts: list[int]) -> None:
 
     print(f"step  execute_bash true : {median_ms(bash):7.3f} ms median   vs docker exec {median_ms(exec_baseline):6.1f} ms   ratio {median_ms(exec_baseline) / median_ms(bash):5.0f}x")
     print(f"step  editor view       : {median_ms(view):7.3f} ms median   vs docker exec {median_ms(exec_baseline):6.1f} ms   ratio {median_ms(exec_baseline) / median_ms(view):5.0f}x")
-    print(f"reset (cold, toy task)  : {median_ms(resets):7.1f} ms median   vs docker run + exec {median_ms(run_baseline):6.1f} ms   ratio {median_ms(run_baseline) / median_ms(resets):5.2f}x")
+    await reset_table(run_baseline)
 
     for count in env_counts:
         envs = [AsyncSWEEnv(config) for _ in range(count)]
@@ -114,7 +155,7 @@ async def main(steps: int, env_counts: list[int]) -> None:
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--steps", type=int, default=200)
-    parser.add_argument("--envs", type=int, nargs="+", default=[1, 8, 32])
+    parser.add_argument("--envs", type=int, nargs="+", default=[1, 8, 32, 64])
     args = parser.parse_args()
     bootstrap_base("3.11", log=lambda message: None)
     asyncio.run(main(args.steps, args.envs))

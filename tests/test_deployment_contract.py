@@ -146,6 +146,37 @@ async def test_binary_file_roundtrip(deployment):
     assert int(size.output) == len(data)
 
 
+@pytest.mark.parametrize(
+    "content",
+    [
+        "",
+        "no newline at the end",
+        "ünïcødé ✓ 文件\n\n\n",
+        "  leading and trailing spaces  \n\ttab\r\ncrlf\\backslash\\n $HOME `x` '\"\n",
+        "\ufffd is a real character here\n",
+        "x" * 300_000 + "\n",  # larger than the command output cap
+        "nul\x00inside\n",
+    ],
+    ids=["empty", "no-newline", "unicode", "shell-characters", "replacement-char", "large", "nul"],
+)
+async def test_read_text_is_exact(deployment, content):
+    """`read_text` (shell builtins, no process) returns exactly what `read_file` would, decoded."""
+    path = f"/tmp/uag-text-{secrets.token_hex(4)}.txt"
+    await deployment.write_file(path, content)
+    assert await deployment.read_text(path) == content
+    assert (await deployment.run("echo ${__uag_text-unset}")).output == "unset\n"  # no variable left behind
+
+
+async def test_read_text_errors(deployment):
+    await deployment.write_file("/tmp/uag-latin1.txt", "caf\xe9".encode("latin-1"))
+    with pytest.raises(UnicodeDecodeError):
+        await deployment.read_text("/tmp/uag-latin1.txt")
+    with pytest.raises(SandboxFileNotFoundError):
+        await deployment.read_text("/no/such/file")
+    with pytest.raises(IsADirectoryError):
+        await deployment.read_text("/tmp")
+
+
 async def test_upload_a_directory_tree(deployment, tmp_path):
     source = tmp_path / "src tree"
     (source / "nested dir").mkdir(parents=True)

@@ -96,3 +96,45 @@ async def test_missing_image_says_which_and_how_to_get_it(deployment_factory):
     pulling = deployment_factory("docker", image="uni-agent-gym/does-not-exist:0", pull="missing")
     with pytest.raises(ImageNotFoundError, match="pulling it failed"):
         await pulling.start()
+
+
+async def test_read_only_root_keeps_the_workspace_and_tmp_writable(deployment_factory):
+    """SWE-bench image layout: the repository in the image at the workdir stays there and writable."""
+    run_id = f"test-{secrets.token_hex(4)}"
+    deployment = deployment_factory("docker", run_id=run_id, workdir="/testbed", read_only_root=True)
+    await deployment.start()
+    await deployment.run("true")
+    assert (await deployment.run("touch /etc/uag-x")).exit_code != 0  # root is read-only
+    assert (await deployment.run("echo ok > /testbed/f && echo ok > /tmp/f && cat /testbed/f /tmp/f")).output == "ok\nok\n"
+    await deployment.stop()
+    assert labelled_containers(run_id) == []
+
+
+async def test_read_only_root_with_a_seeded_workspace():
+    """The anonymous volume at the workdir starts with the image's files (a SWE-bench image's /testbed)."""
+    from tests import fixture_sources
+    from tests.conftest import require_docker
+    from uni_agent_gym.config import GymConfig
+    from uni_agent_gym.envs import AsyncSWEEnv
+    from uni_agent_gym.instances import normalise
+
+    require_docker()
+    row = normalise(fixture_sources.derived_rows()["pytest-dev__pytest-7168"])
+    await fixture_sources.ensure_image(row)
+    env = AsyncSWEEnv(GymConfig.model_validate({"deployment": {"type": "docker", "read_only_root": True}, "env": {"workspace": "image"}}))
+    try:
+        await env.reset(options={"instance": row})
+        status = await env.step({"name": "execute_bash", "arguments": {"command": "git status --porcelain && git log -1 --format=%P && touch x.py"}})
+        assert status[0].strip() == row["base_commit"] and status[4]["exit_code"] == 0
+    finally:
+        await env.close()
+
+
+def test_read_only_root_needs_a_workdir():
+    import asyncio
+
+    from uni_agent_gym.deployments import make_deployment
+    from uni_agent_gym.errors import ConfigError
+
+    with pytest.raises(ConfigError, match="needs deployment.workdir"):
+        asyncio.run(make_deployment({"type": "docker", "read_only_root": True}).start())

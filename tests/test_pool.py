@@ -53,8 +53,10 @@ async def test_a_graded_episode_leaves_nothing_for_the_next_one(pooled):
             assert (await env.step(bash(command)))[4]["exit_code"] == 0
         _, reward, terminated, _, info = await env.step({"name": "finish", "arguments": {}})
         assert terminated and info["reward_report"]["network_isolated"] is True
+        pool = env.deployment.pool
     finally:
         await env.close()
+    await pool.settle()
     assert env.deployment is None and len(labelled_containers(config.deployment.run_id)) == 1  # idle in the pool
 
     try:
@@ -77,6 +79,7 @@ async def test_changes_outside_the_repository_evict_the_container(pooled):
         pool = env.deployment.pool
         await env.step(bash("touch /etc/uag-poison"))
         await env.close()
+        await pool.settle()
         assert pool.idle == [] and pool.stats["evicted"] == 1
         await env.reset()
         assert env.deployment.container_id != first
@@ -97,7 +100,9 @@ async def test_toy_episodes_reuse_one_container_and_stay_solvable(pooled):
             await env.step(bash("sed -i 's/(len(values) - 1)/len(values)/' stats.py && python3 -c 'import stats' && touch /tmp/left"))
             _, reward, *_ = await env.step({"name": "finish", "arguments": {}})
             assert reward == 1.0
+            pool = env.deployment.pool
             await env.close()
+            await pool.settle()
     finally:
         await env.close()
     assert len(containers) == 1
@@ -112,6 +117,7 @@ async def test_the_pool_is_bounded_and_skips_dead_containers(pooled):
         ids = [env.deployment.container_id for env in envs]
         for env in envs:
             await env.close()
+        await pool.settle()
         assert len(pool.idle) == 1 and len(labelled_containers(pooled.deployment.run_id)) == 1  # the rest removed
         docker_client().api.kill(pool.idle[0].container_id)  # dies while idle
         await envs[0].reset()

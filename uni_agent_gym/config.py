@@ -96,6 +96,9 @@ class DockerDeploymentConfig(_SandboxOptions):
     pool_size: int = Field(
         0, ge=0, description="Idle containers kept per image, scrubbed and verified clean, for later resets to reuse; 0: off."
     )
+    read_only_root: bool = Field(
+        False, description="Mount the root filesystem read-only; the workdir (a volume seeded from the image) and /tmp stay writable."
+    )
 
 
 class ModalDeploymentConfig(_SandboxOptions):

@@ -25,7 +25,7 @@ import docker.errors
 from uni_agent_gym.config import DockerDeploymentConfig
 from uni_agent_gym.deployments.base import Deployment
 from uni_agent_gym.deployments.session import READ_SIZE, ShellProcess
-from uni_agent_gym.errors import DeploymentError, ImageNotFoundError, SandboxDiedError
+from uni_agent_gym.errors import ConfigError, DeploymentError, ImageNotFoundError, SandboxDiedError
 
 logger = logging.getLogger(__name__)
 
@@ -121,6 +121,8 @@ class DockerDeployment(Deployment):
         self.run_id = config.run_id or default_run_id()
 
     async def _provision(self) -> None:
+        if self.config.read_only_root and not self.config.workdir:
+            raise ConfigError("deployment.read_only_root needs deployment.workdir: the workspace must stay writable")
         await asyncio.to_thread(self._ensure_image)
         self.container_id = await asyncio.to_thread(self._create_container)
 
@@ -167,6 +169,9 @@ class DockerDeployment(Deployment):
             options["network_mode"] = "none"
         if config.workdir:
             options["working_dir"] = config.workdir
+        if config.read_only_root:  # an anonymous volume at the workdir is seeded with the image's files there (the repository)
+            options.update(read_only=True, tmpfs={"/tmp": "rw,exec,size=1g", "/run": "rw,size=64m"},
+                           mounts=[docker.types.Mount(target=config.workdir, source=None, type="volume")])  # fmt: skip
         try:
             container = docker_client().containers.run(config.image, **options)
         except docker.errors.APIError as exc:

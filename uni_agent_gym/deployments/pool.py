@@ -3,7 +3,7 @@ first handed out in and verified clean, starts the next episode of the same imag
 
     deployment = await acquire(config, repo_dir)    # an idle verified container, else a fresh one
     ... episode ...
-    await release(deployment)                       # scrub + verify -> idle (bounded), else removed
+    await release(deployment)                       # returns at once; scrub + verify -> idle, else removed
 
 On (`deployment.pool_size` > 0, docker only). Scrubbing: a fresh shell session (no variables,
 functions or working directory carried over), every other process killed, the repository reset to
@@ -11,6 +11,10 @@ the commit it had when the container was first handed out and cleaned, what `doc
 under the repository and /tmp since then removed, the network reconnected (grading cuts it).
 Verified: `git status --porcelain` empty, /tmp empty, no process but init and the shell, and nothing
 else new in `docker diff` (bytecode aside). Anything else, or any error, evicts the container.
+(`docker diff` does not see volumes: with `read_only_root` the workspace is one, so there only git's
+view of it is verified, and files git ignores that the episode added stay.)
+The scrub runs in the background (`docker diff` alone costs the daemon ~0.5 s), so `close()` does not
+wait for it; `acquire` only hands out containers whose scrub is done, and `settle()` waits for them.
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ import asyncio
 import atexit
 import logging
 import shlex
+import time
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -51,7 +56,8 @@ class SandboxPool:
     config: Any
     size: int
     idle: list[Deployment] = field(default_factory=list)
-    stats: dict[str, int] = field(default_factory=lambda: {"reused": 0, "fresh": 0, "evicted": 0})
+    scrubbing: dict[asyncio.Task, Deployment] = field(default_factory=dict)
+    stats: dict[str, float] = field(default_factory=lambda: {"reused": 0, "fresh": 0, "evicted": 0, "scrub_seconds": 0.0})
 
     async def acquire(self, repo_dir: str) -> Deployment:
         while self.idle:
@@ -78,17 +84,29 @@ class SandboxPool:
         return deployment
 
     async def release(self, deployment: Deployment) -> None:
-        if len(self.idle) >= self.size:
+        if len(self.idle) + len(self.scrubbing) >= self.size:
             await deployment.stop()
             return
+        task = asyncio.ensure_future(self._return(deployment))
+        self.scrubbing[task] = deployment
+        task.add_done_callback(lambda done: self.scrubbing.pop(done, None))
+
+    async def _return(self, deployment: Deployment) -> None:
+        started = time.monotonic()
         try:
             problem = await self._scrub(deployment)
         except Exception as exc:  # noqa: BLE001 - any failure to scrub means: do not reuse
             problem = f"scrubbing failed: {exc}"
+        self.stats["scrub_seconds"] += time.monotonic() - started
         if problem:
             await self._evict(deployment, problem)
         else:
             self.idle.append(deployment)
+
+    async def settle(self) -> None:
+        """Wait until every released container is idle or removed."""
+        while self.scrubbing:
+            await asyncio.gather(*self.scrubbing, return_exceptions=True)
 
     async def _scrub(self, deployment: Any) -> str | None:
         """Return the container to its baseline; the reason it cannot be reused, or None."""
@@ -96,7 +114,7 @@ class SandboxPool:
         repo = shlex.quote(baseline.repo_dir)
         await deployment.restart_shell()
         kill = KILL_OTHERS.format(main=baseline.main_pid)
-        await deployment.run(f"{kill}; {kill}; cd /", timeout=30)  # twice: what forked meanwhile
+        await deployment.run(f"{kill}; {kill}; cd / && rm -rf /tmp/* /tmp/.[!.]* /tmp/..?*", timeout=60)  # twice: what forked meanwhile
         if baseline.commit:
             reset = await deployment.run(f"git -C {repo} reset -q --hard {baseline.commit} && git -C {repo} clean -qfd", timeout=120)
             if reset.exit_code != 0:
@@ -143,7 +161,8 @@ class SandboxPool:
         await deployment.stop()
 
     async def drain(self) -> None:
-        """Remove every idle container."""
+        """Remove every idle container (after the scrubs in progress end)."""
+        await self.settle()
         idle, self.idle = self.idle, []
         await asyncio.gather(*(deployment.stop() for deployment in idle))
 
@@ -208,7 +227,7 @@ def _remove_idle_containers() -> None:
     from uni_agent_gym.deployments.docker import docker_client
 
     for pool in _pools.values():
-        for deployment in pool.idle:
+        for deployment in [*pool.idle, *pool.scrubbing.values()]:
             try:
                 docker_client().api.remove_container(deployment.container_id, force=True, v=True)
             except Exception:  # noqa: BLE001 - best effort at exit; `uni-agent-gym cleanup` reaps the rest

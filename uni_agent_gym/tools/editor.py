@@ -15,6 +15,7 @@ from pathlib import PurePosixPath
 from typing import Any
 
 from uni_agent_gym.deployments import Deployment
+from uni_agent_gym.errors import SandboxFileNotFoundError
 from uni_agent_gym.tools.base import Tool, ToolError, ToolResult
 
 SNIPPET_LINES = 4
@@ -92,10 +93,11 @@ class StrReplaceEditor(Tool):
         if command not in COMMANDS:
             allowed = ", ".join(f'"{name}"' for name in COMMANDS)
             raise ToolError(f"Unrecognized command {command}. The allowed commands for the {self.name} tool are: {allowed}")
-        kind = await self._validate_path(deployment, command, path)
-        if command == "view":
-            output = await self._view(deployment, path, kind, arguments.get("view_range"))
-        elif command == "create":
+        if command == "view":  # one round trip: reading tells a file from a directory or nothing
+            output = await self._view(deployment, path, arguments.get("view_range"))
+            return ToolResult(output)
+        await self._validate_path(deployment, command, path)
+        if command == "create":
             output = await self._create(deployment, path, arguments.get("file_text"))
         elif command == "str_replace":
             output = await self._str_replace(deployment, path, arguments.get("old_str"), arguments.get("new_str"))
@@ -105,14 +107,18 @@ class StrReplaceEditor(Tool):
             output = await self._undo(deployment, path)
         return ToolResult(output)
 
-    async def _validate_path(self, deployment: Deployment, command: str, path: str) -> str:
-        """'file', 'directory' or 'missing' (for create), or a ToolError in SWE-agent's words."""
+    @staticmethod
+    def _require_absolute(deployment: Deployment, path: str) -> None:
         if not PurePosixPath(path).is_absolute():
             base = deployment.workdir or "/"
             raise ToolError(
                 f"The path {path} is not an absolute path, it should start with `/`. "
                 f"Maybe you meant {PurePosixPath(base) / path}?"
             )
+
+    async def _validate_path(self, deployment: Deployment, command: str, path: str) -> str:
+        """'file', 'directory' or 'missing' (for create), or a ToolError in SWE-agent's words."""
+        self._require_absolute(deployment, path)
         quoted = shlex.quote(path)
         probe = await deployment.run(f"if [ -d {quoted} ]; then echo directory; elif [ -e {quoted} ]; then echo file; else echo missing; fi")
         kind = probe.output.strip()
@@ -125,19 +131,22 @@ class StrReplaceEditor(Tool):
         return kind
 
     async def _read_text(self, deployment: Deployment, path: str) -> str:
-        data = await deployment.read_file(path)
         try:
-            return data.decode("utf-8")
+            return await deployment.read_text(path)
         except UnicodeDecodeError:
             raise ToolError(f"The file {path} is not UTF-8 text; inspect or change it with execute_bash.") from None
 
-    async def _view(self, deployment: Deployment, path: str, kind: str, view_range: Any) -> str:
-        if kind == "directory":
+    async def _view(self, deployment: Deployment, path: str, view_range: Any) -> str:
+        self._require_absolute(deployment, path)
+        try:
+            content = await self._read_text(deployment, path)
+        except SandboxFileNotFoundError:
+            raise ToolError(f"The path {path} does not exist. Please provide a valid path.") from None
+        except IsADirectoryError:
             if view_range:
-                raise ToolError("The `view_range` parameter is not allowed when `path` points to a directory.")
+                raise ToolError("The `view_range` parameter is not allowed when `path` points to a directory.") from None
             listing = await deployment.run(f"find {shlex.quote(path)} -maxdepth 2 -not -path '*/.*' | LC_ALL=C sort")
             return f"Here's the files and directories up to 2 levels deep in {path}, excluding hidden items:\n{clip(listing.output)}\n"
-        content = await self._read_text(deployment, path)
         if not view_range:
             return numbered(content, path)
         if len(view_range) != 2 or not all(isinstance(number, int) for number in view_range):
