@@ -64,7 +64,7 @@ async def test_a_graded_episode_leaves_nothing_for_the_next_one(pooled):
         assert env.deployment.container_id == first_container and env.instance["environment_commit"] == commit
         state = await env.step(bash(
             'pwd; git status --porcelain --ignored .pytest_cache NEW_FILE.txt; ls -A /tmp; echo "var=${UAG_LEFTOVER:-unset}"; '
-            "cat /proc/[0-9]*/cmdline | tr '\\0' ' ' | grep -c 'sleep 100'; tail -n +3 /proc/net/dev | cut -d: -f1 | tr -d ' ' | grep -vc lo"
+            "cat /proc/[0-9]*/cmdline | tr '\\0' ' ' | grep -c '[s]leep 100'; tail -n +3 /proc/net/dev | cut -d: -f1 | tr -d ' ' | grep -vc lo"
         ))  # fmt: skip
         assert state[0] == "/testbed\nvar=unset\n0\n1\n"  # one network interface besides loopback again
     finally:

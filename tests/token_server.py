@@ -17,6 +17,8 @@ import torch
 from transformers import AutoTokenizer, Qwen2Config, Qwen2ForCausalLM
 from verl.workers.rollout.replica import TokenOutput
 
+from uni_agent_gym.verl.boundary import probe
+
 TOKENIZERS = Path(__file__).resolve().parents[2] / "shared" / "tokenizers"
 
 
@@ -42,7 +44,8 @@ class TokenServer:
         torch.manual_seed(seed)
         self.tokenizer = AutoTokenizer.from_pretrained(model_dir)
         self.model = Qwen2ForCausalLM(Qwen2Config.from_pretrained(model_dir)).eval()
-        self.stop_id = self.tokenizer.convert_tokens_to_ids("<|im_end|>")
+        boundary = probe(self.tokenizer)  # the token a turn ends on, as the rollout cache sees it
+        self.stop_id = next(token for token in boundary.turn_end if token in boundary.stop_ids)
         self.script = script
         self.calls: list[dict[str, Any]] = []
         self.turns: dict[str, int] = {}
