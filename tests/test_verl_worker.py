@@ -83,6 +83,7 @@ async def test_worker_batch_from_a_sampling_model(tmp_path, instance):
     check_padding(out)
     assert list(out.non_tensor_batch["traj_exit_reason"]) == ["format_error", "env_error"], out.non_tensor_batch["reward_report"]
     assert list(out.non_tensor_batch["traj_masked"]) == [False, True]
+    assert list(out.non_tensor_batch["masked"]) == [0.0, 1.0] and out.meta_info["reward_extra_keys"] == ["resolved", "masked"]
     assert list(out.non_tensor_batch["instance_id"])[0] == INSTANCE_ID
     mask, logprobs, responses = out.batch["response_mask"][0], out.batch["rollout_log_probs"][0], out.batch["responses"][0]
     sampled = server.calls
@@ -114,7 +115,7 @@ async def test_worker_replays_a_solving_trajectory_to_reward_one(tmp_path, insta
 
     check_padding(out)
     assert out.non_tensor_batch["traj_exit_reason"][0] == "finished"
-    assert out.non_tensor_batch["reward_report"][0]["resolved"] is True
+    assert out.non_tensor_batch["reward_report"][0]["resolved"] is True and out.non_tensor_batch["resolved"][0] == 1.0
     valid = int(out.batch["attention_mask"][0, PROMPT_LENGTH:].sum())
     expected = torch.zeros(RESPONSE_LENGTH)
     expected[valid - 1] = 1.0

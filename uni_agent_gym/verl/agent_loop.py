@@ -270,7 +270,8 @@ class _Trajectory:
                 "traj_masked": masked,
                 "instance_id": self.instance_id,
                 "reward_report": summary,
-                "reward_extra_info": {"resolved": float(summary["resolved"]), "exit_reason": exit_reason},
+                # numbers only: verl averages these into metrics; every sample has the same keys
+                "reward_extra_info": {"resolved": float(summary["resolved"]), "masked": float(masked)},
                 "turn_scores": [],
                 "tool_rewards": [],
             },
