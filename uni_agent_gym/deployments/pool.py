@@ -115,22 +115,21 @@ class SandboxPool:
         await deployment.restart_shell()
         kill = KILL_OTHERS.format(main=baseline.main_pid)
         await deployment.run(f"{kill}; {kill}; cd / && rm -rf /tmp/* /tmp/.[!.]* /tmp/..?*", timeout=60)  # twice: what forked meanwhile
+        new = set(await asyncio.to_thread(deployment.changes)) - baseline.changes
+        tracked: set[str] = set()
         if baseline.commit:
             reset = await deployment.run(f"git -C {repo} reset -q --hard {baseline.commit} && git -C {repo} clean -qfd", timeout=120)
             if reset.exit_code != 0:
                 return f"the repository does not reset: {reset.output.strip()[-300:]}"
-        tracked = set()
-        if baseline.commit:
-            listed = await deployment.run(f"git -C {repo} ls-files", timeout=60)
-            tracked = {f"{baseline.repo_dir}/{path}" for path in listed.output.splitlines()}
+            tracked = await self._tracked(deployment, baseline.repo_dir, [path for kind, path in new if kind == "C"])
         removable, unexplained = [], []
-        for kind, path in set(await asyncio.to_thread(deployment.changes)) - baseline.changes:
+        for kind, path in new:
             in_repo = _under(path, baseline.repo_dir)
             if (_is_bytecode(path) and not in_repo) or (baseline.commit and _under(path, f"{baseline.repo_dir}/.git")):
                 continue  # system bytecode; git's own bookkeeping of the reset (an uploaded repository goes entirely)
             if kind == "A" and (_under(path, "/tmp") or in_repo):
                 removable.append(path)
-            elif kind == "C" and (path in ("/tmp", baseline.repo_dir) or path in tracked or _is_directory_of(path, tracked)):
+            elif kind == "C" and path in {"/tmp", baseline.repo_dir} | tracked:
                 continue
             elif kind == "D" and _under(path, "/tmp"):
                 continue
@@ -138,8 +137,9 @@ class SandboxPool:
                 unexplained.append(f"{kind} {path}")
         if unexplained:
             return f"changes outside the repository and /tmp: {', '.join(sorted(unexplained)[:5])}"
-        if removable:
-            await deployment.run("rm -rf -- " + " ".join(shlex.quote(path) for path in sorted(removable)), timeout=120)
+        topmost = [path for path in removable if not any(_under(path, other) and path != other for other in removable)]
+        if topmost:
+            await deployment.run("rm -rf -- " + " ".join(shlex.quote(path) for path in sorted(topmost)), timeout=120)
         checks = await deployment.run(f"git -C {repo} status --porcelain 2>/dev/null; ls -A /tmp", timeout=60)
         if checks.output.strip():
             return f"not clean after scrubbing: git status or /tmp shows leftovers ({checks.output.strip()[-200:]})"
@@ -154,6 +154,20 @@ class SandboxPool:
         if deployment.workdir:
             await deployment.run(f"cd {shlex.quote(deployment.workdir)}")  # where a new session starts
         return None
+
+    @staticmethod
+    async def _tracked(deployment: Deployment, repo_dir: str, paths: list[str]) -> set[str]:
+        """Which of `paths` (changed in the repository) git tracks, or holds tracked files (directories):
+        git status vouches for those."""
+        inside = [path for path in paths if _under(path, repo_dir) and path != repo_dir]
+        if not inside:
+            return set()
+        quoted = " ".join(shlex.quote(path) for path in inside)
+        listed = await deployment.run(
+            f"cd {shlex.quote(repo_dir)} && for p in {quoted}; do git ls-files --error-unmatch -- \"$p\" >/dev/null 2>&1 && echo \"$p\"; done",
+            timeout=120,
+        )
+        return set(listed.output.splitlines()) & set(inside)
 
     async def _evict(self, deployment: Deployment, reason: str) -> None:
         logger.info("evicting a pooled sandbox: %s", reason)
@@ -173,11 +187,6 @@ def _under(path: str, directory: str) -> bool:
 
 def _is_bytecode(path: str) -> bool:
     return path.endswith(".pyc") or "/__pycache__" in path
-
-
-def _is_directory_of(path: str, tracked: set[str]) -> bool:
-    prefix = path.rstrip("/") + "/"
-    return any(file.startswith(prefix) for file in tracked)
 
 
 _pools: dict[tuple[int, str], SandboxPool] = {}
