@@ -110,14 +110,7 @@ class Deployment(abc.ABC):
     async def read_file(self, path: str) -> bytes:
         """The bytes of `path` in the sandbox; `SandboxFileNotFoundError` if there is none."""
         quoted = shlex.quote(self.resolve(path))
-        result = await self._run_exact(
-            f"if [ -d {quoted} ]; then printf 'E:directory'; elif [ ! -e {quoted} ]; then printf 'E:missing'; "
-            f"else printf 'OK:' && base64 -w0 -- {quoted}; fi"
-        )
-        if result.output.startswith("E:missing"):
-            raise SandboxFileNotFoundError(f"No such file in the sandbox: {path}")
-        if result.output.startswith("E:directory"):
-            raise IsADirectoryError(f"Expects a file, got a directory: {path}")
+        result = await self._read_existing_file(path, f"printf 'OK:' && base64 -w0 -- {quoted}")
         if result.exit_code != 0 or not result.output.startswith("OK:"):
             raise DeploymentError(f"Cannot read {path}: {result.output.removeprefix('OK:').strip()[-500:]}")
         return base64.b64decode(result.output[3:])
@@ -127,18 +120,27 @@ class Deployment(abc.ABC):
         so it costs about what `true` does); files with NUL bytes or invalid UTF-8 go through the exact
         `read_file`, and `UnicodeDecodeError` says when they are not text."""
         quoted = shlex.quote(self.resolve(path))
+        result = await self._read_existing_file(
+            path,
+            f"if [ ! -r {quoted} ]; then printf 'E:other'; elif __uag_text=; IFS= read -r -d '' __uag_text < {quoted}; "
+            f"then printf 'E:other'; else printf 'OK:%s' \"$__uag_text\"; fi; unset __uag_text",
+        )
+        if result.exit_code == 0 and result.output.startswith("OK:") and "\ufffd" not in result.output:
+            return result.output[3:]
+        return (await self.read_file(path)).decode("utf-8")  # binary, unreadable or not UTF-8: read exactly
+
+    async def _read_existing_file(self, path: str, reader: str) -> CommandResult:
+        """Run the shell code `reader` on `path` in one round trip, after checking in the same command that
+        it is a file: `SandboxFileNotFoundError` / `IsADirectoryError` otherwise."""
+        quoted = shlex.quote(self.resolve(path))
         result = await self._run_exact(
-            f"if [ -d {quoted} ]; then printf 'E:directory'; elif [ ! -e {quoted} ]; then printf 'E:missing'; "
-            f"elif [ ! -r {quoted} ]; then printf 'E:other'; elif __uag_text=; IFS= read -r -d '' __uag_text < {quoted}; "
-            f"then printf 'E:other'; else printf 'OK:%s' \"$__uag_text\"; fi; unset __uag_text"
+            f"if [ -d {quoted} ]; then printf 'E:directory'; elif [ ! -e {quoted} ]; then printf 'E:missing'; else {reader}; fi"
         )
         if result.output.startswith("E:missing"):
             raise SandboxFileNotFoundError(f"No such file in the sandbox: {path}")
         if result.output.startswith("E:directory"):
             raise IsADirectoryError(f"Expects a file, got a directory: {path}")
-        if result.exit_code == 0 and result.output.startswith("OK:") and "\ufffd" not in result.output:
-            return result.output[3:]
-        return (await self.read_file(path)).decode("utf-8")  # binary, unreadable or not UTF-8: read exactly
+        return result
 
     async def write_file(self, path: str, content: bytes | str) -> None:
         """Write `content` to `path`, creating parent directories; str is encoded as UTF-8."""
