@@ -116,8 +116,9 @@ class StrReplaceEditor(Tool):
                 f"Maybe you meant {PurePosixPath(base) / path}?"
             )
 
-    async def _validate_path(self, deployment: Deployment, command: str, path: str) -> str:
-        """'file', 'directory' or 'missing' (for create), or a ToolError in SWE-agent's words."""
+    async def _validate_path(self, deployment: Deployment, command: str, path: str) -> None:
+        """For every command but `view` (which finds out by reading): a ToolError in SWE-agent's words
+        unless `path` is a file, or for `create` nothing yet."""
         self._require_absolute(deployment, path)
         quoted = shlex.quote(path)
         probe = await deployment.run(f"if [ -d {quoted} ]; then echo directory; elif [ -e {quoted} ]; then echo file; else echo missing; fi")
@@ -126,9 +127,8 @@ class StrReplaceEditor(Tool):
             raise ToolError(f"The path {path} does not exist. Please provide a valid path.")
         if kind != "missing" and command == "create":
             raise ToolError(f"File already exists at: {path}. Cannot overwrite files using command `create`.")
-        if kind == "directory" and command != "view":
+        if kind == "directory":
             raise ToolError(f"The path {path} is a directory and only the `view` command can be used on directories")
-        return kind
 
     async def _read_text(self, deployment: Deployment, path: str) -> str:
         try:
