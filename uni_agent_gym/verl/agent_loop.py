@@ -55,17 +55,24 @@ def _plain(value: Any) -> Any:
     return OmegaConf.to_container(value, resolve=True) if isinstance(value, (DictConfig, ListConfig)) else value
 
 
+def gym_config_files(base: Path, settings: str | list[str] | None, deployment: str | None) -> list[str]:
+    """The gym config files of an agent-loop entry in layering order; relative paths are taken from
+    `base`, the agent-loop YAML's directory."""
+    paths = [settings] if isinstance(settings, str) else list(settings or [])
+    paths += [deployment] if deployment else []
+    return [str(path if Path(path).is_absolute() else base / path) for path in paths]
+
+
 def instance_from_sample(sample: dict[str, Any]) -> dict[str, Any] | str:
     """The SWE-bench row of a verl sample (`extra_info.instance` / `tools_kwargs.instance`, a dict or
     its JSON), or just its `instance_id` (looked up in the gym's `env.dataset`)."""
-    for field in ("extra_info", "tools_kwargs"):
-        source = _plain(sample.get(field)) or {}
-        if isinstance(source, dict) and source.get("instance") is not None:
+    sources = [source for source in (_plain(sample.get(field)) for field in ("extra_info", "tools_kwargs")) if isinstance(source, dict)]
+    for source in sources:
+        if source.get("instance") is not None:
             instance = source["instance"]
             return json.loads(instance) if isinstance(instance, str) else dict(instance)
-    for field in ("extra_info", "tools_kwargs"):
-        source = _plain(sample.get(field)) or {}
-        if isinstance(source, dict) and source.get("instance_id"):
+    for source in sources:
+        if source.get("instance_id"):
             return str(source["instance_id"])
     raise ValueError("The sample names no SWE-bench instance: put the row under extra_info.instance (or its id under extra_info.instance_id)")
 
@@ -94,10 +101,7 @@ class UniAgentLoop(AgentLoopBase):
         kwargs.pop("tools", None)  # verl's tool list: the gym brings its own tools
         super().__init__(trainer_config, server_manager, tokenizer, processor, dataset_cls, data_config, hf_model_type, **kwargs)
         base = Path(self.rollout_config.agent.get("agent_loop_config_path") or ".").expanduser().parent
-        paths = [settings] if isinstance(settings, str) else list(_plain(settings) or [])
-        paths += [deployment] if deployment else []
-        resolved = tuple(str(path if Path(path).is_absolute() else base / path) for path in paths)
-        self.gym_config = _gym_config(resolved, tuple(_plain(overrides) or ()))
+        self.gym_config = _gym_config(tuple(gym_config_files(base, _plain(settings), deployment)), tuple(_plain(overrides) or ()))
         self.prompt_length = self.rollout_config.prompt_length
         self.response_length = self.rollout_config.response_length
         self.max_model_len = self.rollout_config.get("max_model_len") or self.prompt_length + self.response_length

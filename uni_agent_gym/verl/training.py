@@ -101,19 +101,23 @@ class TrainingRun:
                 return {**entry, "settings": str(self.settings)} if self.settings else dict(entry)
         return None
 
+    @property
+    def loop_dir(self) -> Path:
+        """Where the agent-loop entry's relative paths are taken from."""
+        return self.loop_yaml.parent if self.loop_yaml else Path.cwd()
+
     def gym_config(self) -> GymConfig:
-        """The gym config UniAgentLoop will load (its paths relative to the agent-loop YAML)."""
+        """The gym config UniAgentLoop will load, through the same path rules."""
+        from uni_agent_gym.verl.agent_loop import gym_config_files
+
         entry = self.loop_entry() or {}
-        base = self.loop_yaml.parent if self.loop_yaml else Path.cwd()
-        settings = entry.get("settings") or []
-        paths = [settings] if isinstance(settings, str) else list(settings)
-        paths += [entry["deployment"]] if entry.get("deployment") else []
-        return load_config(*(path if Path(path).is_absolute() else base / path for path in paths), overrides=entry.get("overrides") or [])
+        files = gym_config_files(self.loop_dir, entry.get("settings"), entry.get("deployment"))
+        return load_config(*files, overrides=entry.get("overrides") or [])
 
     def write_loop_yaml(self, directory: Path) -> Path:
         """A copy of the agent-loop YAML with absolute paths (and `--settings`), for the launch."""
         directory.mkdir(parents=True, exist_ok=True)
-        base = self.loop_yaml.parent if self.loop_yaml else Path.cwd()
+        base = self.loop_dir
 
         def absolute(value: Any) -> Any:
             if isinstance(value, list):
