@@ -25,7 +25,7 @@ demo: setup docker-engine
 	else $(BIN)/uni-agent-gym demo --deployment local; fi
 
 test: setup
-	$(BIN)/python -m pytest -ra
+	$(BIN)/python -m pytest -ra --durations=25
 
 bench: setup docker-engine
 	$(BIN)/python bench/deployment_latency.py

@@ -1,12 +1,15 @@
-"""Shared fixtures: a deployment of each type for the contract suite, and the Docker base image.
+"""Shared fixtures: a deployment of each type for the contract suite, the Docker images the tests
+need (each built once per machine, whichever test asks first), and the per-test container check.
 
 Docker tests skip where no engine is reachable, except under CI=true, where that is a failure.
 """
 
 from __future__ import annotations
 
+import functools
+import itertools
 import os
-import subprocess
+import secrets
 
 import pytest
 
@@ -19,6 +22,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 DEPLOYMENT_TYPES = ["local", "docker", "modal"]
 
 
+@functools.cache
 def docker_engine_reachable() -> bool:
     from uni_agent_gym.deployments.docker import docker_client
     from uni_agent_gym.errors import DeploymentError
@@ -47,16 +51,56 @@ def docker_image() -> str:
     return bootstrap_base("3.11", log=lambda message: None)
 
 
+@pytest.fixture(scope="session")
+def fixture_images(docker_image) -> dict[str, str]:
+    """The instance image of every offline fixture (../shared/swebench), built where missing, two at a time."""
+    import asyncio
+
+    from tests import fixture_sources
+
+    return asyncio.run(fixture_sources.ensure_images(list(fixture_sources.derived_rows().values()), workers=2))
+
+
+SESSION_RUN_ID = f"pytest-{os.getpid()}-{secrets.token_hex(2)}"
+_test_numbers = itertools.count(1)
+
+
+def containers_of(run_id_prefix: str) -> list:
+    """Containers labelled by uni-agent-gym whose run id is `run_id_prefix` or starts with it plus '-'."""
+    from uni_agent_gym.deployments.docker import LABEL, RUN_ID_LABEL, docker_client
+
+    found = docker_client().containers.list(all=True, filters={"label": f"{LABEL}=1"}, ignore_removed=True)
+    return [c for c in found if (c.labels.get(RUN_ID_LABEL) or "") == run_id_prefix or (c.labels.get(RUN_ID_LABEL) or "").startswith(run_id_prefix + "-")]
+
+
+@pytest.fixture(autouse=True)
+def container_run_id(request, monkeypatch) -> str:
+    """This test's run id. Every container the test makes, or a process it starts, carries it (through
+    `UNI_AGENT_GYM_RUN_ID`; a test that names its own run id starts it with this one). After the test,
+    even one that failed or was stopped by its timeout, its containers are removed, and one that was
+    still there fails the test by name."""
+    run_id = f"{SESSION_RUN_ID}-t{next(_test_numbers)}"
+    monkeypatch.setenv("UNI_AGENT_GYM_RUN_ID", run_id)
+    yield run_id
+    if not docker_engine_reachable():
+        return
+    left = containers_of(run_id)
+    for container in left:
+        container.remove(force=True, v=True)
+    if left:
+        pytest.fail(f"{request.node.nodeid} left {len(left)} container(s) behind: {[c.name for c in left]} (removed now)")
+
+
 @pytest.fixture(scope="session", autouse=True)
 def no_container_left_behind():
-    """After the whole suite, no container labelled uni-agent-gym may remain."""
+    """After the whole suite, no container of this session may remain (under CI=true: none at all)."""
     yield
     if not docker_engine_reachable():
         return
-    left = subprocess.run(
-        ["docker", "ps", "-aq", "--filter", "label=uni-agent-gym"], capture_output=True, text=True
-    ).stdout.split()
-    assert not left, f"containers left behind by the tests: {left}"
+    from uni_agent_gym.deployments.docker import LABEL, RUN_ID_LABEL, docker_client
+
+    left = docker_client().containers.list(all=True, filters={"label": f"{LABEL}=1"}, ignore_removed=True) if IN_CI else containers_of(SESSION_RUN_ID)
+    assert not left, f"containers left behind by the tests: {[(c.name, c.labels.get(RUN_ID_LABEL)) for c in left]}"
 
 
 @pytest.fixture

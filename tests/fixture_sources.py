@@ -97,14 +97,31 @@ def repo_mirror(repo: str) -> Path:
 BUILD_CACHE = CACHE / "build-cache"  # wheelhouse, mirrors and local venvs kept between runs
 
 
-async def ensure_image(instance: dict, *, force: bool = False, log=lambda message: None) -> str:
-    """The offline image of a (normalised) fixture instance, built unless present (or `force`); its name."""
+def _build_config(instances: list[dict]):
+    """The config that builds fixture images: one git mirror per repository (a branch per instance), the
+    test build cache; the base images the instances need are made first."""
     from uni_agent_gym.config import GymConfig
     from uni_agent_gym.deployments.images import bootstrap_base
-    from uni_agent_gym.envs.image_builder import build_instance_image
 
     environments = fixtures()
-    bootstrap_base(".".join(environments[instance["instance_id"]]["python"].split(".")[:2]), log=lambda message: None)
-    source = sdist_directory(instance["derived_from"]["sdist"])
-    config = GymConfig.model_validate({"env": {"cache_dir": str(BUILD_CACHE), "mirrors": {instance["repo"]: str(source)}}})
-    return await build_instance_image(instance, config, environments, force=force, log=log)
+    for python in sorted({".".join(environments[row["instance_id"]]["python"].split(".")[:2]) for row in instances}):
+        bootstrap_base(python, log=lambda message: None)
+    mirrors = {repo: str(repo_mirror(repo)) for repo in sorted({row["repo"] for row in instances})}
+    return GymConfig.model_validate({"env": {"cache_dir": str(BUILD_CACHE), "mirrors": mirrors}})
+
+
+async def ensure_images(instances: list[dict], *, workers: int = 1, log=lambda message: None) -> list[str]:
+    """The offline images of fixture instances, built where missing, `workers` at a time; their names."""
+    from uni_agent_gym.envs.image_builder import build_instance_images
+
+    names, failures = await build_instance_images(instances, _build_config(instances), fixtures(), workers=workers, log=log)
+    if failures:
+        raise RuntimeError(f"fixture images failed to build: {failures}")
+    return names
+
+
+async def ensure_image(instance: dict, *, force: bool = False, log=lambda message: None) -> str:
+    """The offline image of one fixture instance, built unless present (or `force`); its name."""
+    from uni_agent_gym.envs.image_builder import build_instance_image
+
+    return await build_instance_image(instance, _build_config([instance]), fixtures(), force=force, log=log)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import secrets
 import pytest
 
 from uni_agent_gym.deployments.docker import LABEL, RUN_ID_LABEL, cleanup, docker_client
@@ -14,8 +13,8 @@ def labelled_containers(run_id: str) -> list[str]:
     return [c.id for c in docker_client().containers.list(all=True, filters=filters)]
 
 
-async def test_container_is_labelled_and_removed_on_stop(deployment_factory):
-    run_id = f"test-{secrets.token_hex(4)}"
+async def test_container_is_labelled_and_removed_on_stop(deployment_factory, container_run_id):
+    run_id = container_run_id
     deployment = deployment_factory("docker", run_id=run_id)
     await deployment.start()
     assert labelled_containers(run_id) == [deployment.container_id]
@@ -59,8 +58,8 @@ async def test_env_and_workdir(deployment_factory):
     assert await deployment.read_file("/srv/work/relative.txt") == b"x"
 
 
-async def test_container_killed_from_outside(deployment_factory):
-    run_id = f"test-{secrets.token_hex(4)}"
+async def test_container_killed_from_outside(deployment_factory, container_run_id):
+    run_id = container_run_id
     deployment = deployment_factory("docker", run_id=run_id)
     await deployment.start()
     docker_client().api.kill(deployment.container_id)
@@ -71,8 +70,8 @@ async def test_container_killed_from_outside(deployment_factory):
     assert labelled_containers(run_id) == []
 
 
-async def test_container_removed_from_outside_mid_command(deployment_factory):
-    run_id = f"test-{secrets.token_hex(4)}"
+async def test_container_removed_from_outside_mid_command(deployment_factory, container_run_id):
+    run_id = container_run_id
     deployment = deployment_factory("docker", run_id=run_id)
     await deployment.start()
     import asyncio
@@ -82,6 +81,11 @@ async def test_container_removed_from_outside_mid_command(deployment_factory):
     await asyncio.to_thread(docker_client().api.remove_container, deployment.container_id, force=True)
     with pytest.raises(SandboxDiedError):
         await command
+    with pytest.raises(SandboxDiedError):  # a copy into it too: not the agent's doing
+        await deployment.upload(__file__, "/tmp/copy.py")
+    # the soak once lost the container between upload's mkdir and its archive call: a raw 404 escaped
+    with pytest.raises(SandboxDiedError, match="is gone"):
+        deployment._api("copy files", docker_client().api.put_archive, deployment.container_id, "/", b"")
     await deployment.stop()  # nothing left to remove: must not raise
     assert labelled_containers(run_id) == []
 
@@ -98,9 +102,9 @@ async def test_missing_image_says_which_and_how_to_get_it(deployment_factory):
         await pulling.start()
 
 
-async def test_read_only_root_keeps_the_workspace_and_tmp_writable(deployment_factory):
+async def test_read_only_root_keeps_the_workspace_and_tmp_writable(deployment_factory, container_run_id):
     """SWE-bench image layout: the repository in the image at the workdir stays there and writable."""
-    run_id = f"test-{secrets.token_hex(4)}"
+    run_id = container_run_id
     deployment = deployment_factory("docker", run_id=run_id, workdir="/testbed", read_only_root=True)
     await deployment.start()
     await deployment.run("true")

@@ -137,7 +137,7 @@ async def test_long_observations_are_shortened_for_the_model():
     assert len(trajectory["steps"][0]["observation"]) > 100_000, "the trajectory keeps the whole observation"
 
 
-def test_ctrl_c_releases_sandboxes_and_keeps_finished_results(tmp_path):
+def test_ctrl_c_releases_sandboxes_and_keeps_finished_results(tmp_path, docker_image, container_run_id):
     """SIGINT while one episode hangs in a docker sandbox: the run stops with 130, no container is left,
     the finished episode is kept, and a re-run only plays the one that did not finish."""
     require_docker()
@@ -154,12 +154,12 @@ def test_ctrl_c_releases_sandboxes_and_keeps_finished_results(tmp_path):
     dataset.write_text(json.dumps(first) + "\n" + json.dumps(second) + "\n")
     finish = {"tool_call": {"name": "finish", "arguments": {}}}
     hang = {"tool_call": {"name": "execute_bash", "arguments": {"command": "sleep 600"}}}
-    run_id = f"ctrl-c-{time.time_ns()}"
+    run_id = container_run_id
     settings = tmp_path / "settings.json"
     output = tmp_path / "run"
     with ScriptedEndpoint({"second copy": [hang], "stats.mean": [finish]}) as endpoint:
         settings.write_text(json.dumps({"model": {"base_url": endpoint.base_url}, "env": {"cache_dir": str(tmp_path / "cache")},
-                                        "deployment": {"type": "docker", "run_id": run_id, "command_timeout": 900}}))  # fmt: skip
+                                        "deployment": {"type": "docker", "image": docker_image, "run_id": run_id, "command_timeout": 900}}))  # fmt: skip
         command = [sys.executable, "-m", "uni_agent_gym.cli", "eval", "-c", str(settings), "--dataset", str(dataset),
                    "--workers", "2", "--output", str(output)]  # fmt: skip
         process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)

@@ -40,8 +40,8 @@ def host_processes_with(marker: str) -> list[int]:
     return found
 
 
-async def test_a_fork_bomb_is_held_by_the_pids_limit(deployment_factory):
-    run_id = f"test-{secrets.token_hex(4)}"
+async def test_a_fork_bomb_is_held_by_the_pids_limit(deployment_factory, container_run_id):
+    run_id = container_run_id
     deployment = deployment_factory("docker", run_id=run_id, pids_limit=64)
     await deployment.start()
     bomb = await deployment.run("bomb() { bomb | bomb & }; bomb", timeout=10)
@@ -107,8 +107,8 @@ async def test_a_deleted_repository_grades_as_a_failed_patch_not_a_crash():
         await env.close()
 
 
-async def test_a_host_process_killed_with_sigkill_leaves_only_what_cleanup_removes(docker_image):
-    run_id = f"test-{secrets.token_hex(4)}"
+async def test_a_host_process_killed_with_sigkill_leaves_only_what_cleanup_removes(docker_image, container_run_id):
+    run_id = container_run_id
     script = (
         "import asyncio, os, signal\n"
         "from uni_agent_gym.deployments import make_deployment\n"

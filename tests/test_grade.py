@@ -55,7 +55,8 @@ def outcomes(tmp_path: Path, run_id: str) -> dict[str, tuple]:
 
 
 @pytest.mark.slow
-def test_gold_empty_and_test_only_on_docker_and_local(tmp_path):
+@pytest.mark.timeout(3600)  # a new machine first builds 19 local venvs (the images come from `fixture_images`)
+def test_gold_empty_and_test_only_on_docker_and_local(tmp_path, fixture_images):
     require_docker()
     if not all(path.exists() for path in INTERPRETERS.values()):
         pytest.skip("local grading needs host Pythons 3.9 and 3.11 (pyenv on these machines)")

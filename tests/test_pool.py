@@ -3,7 +3,6 @@ after it is scrubbed back to where it started and verified clean; anything else 
 
 from __future__ import annotations
 
-import secrets
 
 import pytest
 
@@ -25,9 +24,9 @@ def bash(command: str) -> dict:
 
 
 @pytest.fixture
-async def pooled(docker_image):
+async def pooled(docker_image, container_run_id):
     """A config with a pool of one, and the guarantee that its idle containers are removed after."""
-    run_id = f"pool-{secrets.token_hex(4)}"
+    run_id = container_run_id
     config = GymConfig.model_validate({"deployment": {"type": "docker", "image": docker_image, "run_id": run_id, "pool_size": 1}})
     yield config
     await drain_pools()

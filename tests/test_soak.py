@@ -11,7 +11,6 @@ import glob
 import json
 import os
 import random
-import secrets
 import shutil
 import subprocess
 import time
@@ -46,13 +45,13 @@ def can_restart_dockerd() -> bool:
 
 
 @pytest.mark.slow
-async def test_dockerd_restarted_mid_episode(docker_image):
+async def test_dockerd_restarted_mid_episode(docker_image, container_run_id):
     require_docker()
     if not can_restart_dockerd():
         if IN_CI:
             pytest.fail("CI=true: the test must be able to restart dockerd (root, dockerd started by .ci/run)")
         pytest.skip("dockerd cannot be restarted from here")
-    run_id = f"test-{secrets.token_hex(4)}"
+    run_id = container_run_id
     config = GymConfig.model_validate({"deployment": {"type": "docker", "image": docker_image, "run_id": run_id}})
     env = AsyncSWEEnv(config)
     await env.reset()
@@ -73,9 +72,10 @@ async def test_dockerd_restarted_mid_episode(docker_image):
 
 
 @pytest.mark.slow
-async def test_64_concurrent_trajectories_with_random_container_kills(tmp_path, model_dir, docker_image):  # noqa: F811
+@pytest.mark.timeout(900)  # about 3 minutes here; the margin is for a loaded or new machine
+async def test_64_concurrent_trajectories_with_random_container_kills(tmp_path, model_dir, docker_image, container_run_id):  # noqa: F811
     require_docker()
-    run_id = f"soak-{secrets.token_hex(4)}"
+    run_id = container_run_id
     temp_dirs_before = set(glob.glob("/tmp/uni-agent-gym-*"))
     server = TokenServer(model_dir, solve_toy)
     gym = {"deployment": {"type": "docker", "image": docker_image, "run_id": run_id, "memory": "512m"}, "rollout": {"max_concurrency": 64}}

@@ -166,10 +166,11 @@ async def test_a_sandbox_stopped_from_outside_is_an_env_error_masked_when_asked(
 
 async def test_a_hanging_trajectory_times_out_masked_and_released(tmp_path, model_dir):
     server = TokenServer(model_dir, lambda turn, repo_dir: tool_call({"name": "execute_bash", "arguments": {"command": "sleep 60"}}))
-    loop = make_loop(tmp_path, server, gym={"rollout": {"trajectory_timeout": 3}})
+    # long enough for the first turn to be sampled on a loaded machine; the command then hangs past it
+    loop = make_loop(tmp_path, server, gym={"rollout": {"trajectory_timeout": 10}})
     started = time.monotonic()
     output = await loop.run({}, **TOY_SAMPLE)
-    assert time.monotonic() - started < 20
+    assert time.monotonic() - started < 40
     assert output.extra_fields["traj_exit_reason"] == "timeout" and output.extra_fields["traj_masked"] is True
     assert sum(output.response_mask) == 0 and len(output.response_ids) > 0
     assert loop.trajectory.env.deployment is None

@@ -230,7 +230,7 @@ def cmd_build_images(args: argparse.Namespace, console: Console) -> None:
     _apply_mirrors(config, args.mirror)
     rows = load_instances(args.dataset, ids=args.instance_ids, pattern=args.pattern, slice_spec=args.slice)
     environments = load_environments(args.environments)
-    names, failures = asyncio.run(build_instance_images(rows, config, environments, force=args.force, log=console.print))
+    names, failures = asyncio.run(build_instance_images(rows, config, environments, force=args.force, workers=args.workers, log=console.print))
     console.print(f"{len(names)} image(s) ready, {len(failures)} failed")
     if failures:
         raise ImageBuildFailed("failed: " + ", ".join(failures))
@@ -314,6 +314,7 @@ def build_parser() -> argparse.ArgumentParser:
     build.add_argument("--config", "-c", action="append", default=[], help="config file(s) (env.mirrors, env.cache_dir)")
     build.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="config override")
     build.add_argument("--force", action="store_true", help="rebuild images that exist")
+    build.add_argument("--workers", type=int, default=1, help="images built at once (downloads stay one at a time)")
     build.set_defaults(func=cmd_build_images)
     return parser
 

@@ -91,7 +91,9 @@ class DockerDeploymentConfig(_SandboxOptions):
         description="Linux capabilities kept; all others are dropped (a root shell can still own and edit files).",
     )
     run_id: str | None = Field(
-        None, description="Label value that groups containers of one run for `uni-agent-gym cleanup --run-id`."
+        None,
+        description="Label value that groups containers of one run for `uni-agent-gym cleanup --run-id`; "
+        "$UNI_AGENT_GYM_RUN_ID when null and set, else one per process.",
     )
     pool_size: int = Field(
         0, ge=0, description="Idle containers kept per image, scrubbed and verified clean, for later resets to reuse; 0: off."

@@ -12,6 +12,7 @@ import asyncio
 import functools
 import io
 import logging
+import os
 import secrets
 import shlex
 import socket
@@ -31,6 +32,7 @@ logger = logging.getLogger(__name__)
 
 LABEL = "uni-agent-gym"
 RUN_ID_LABEL = "uni-agent-gym.run-id"
+RUN_ID_VARIABLE = "UNI_AGENT_GYM_RUN_ID"  # a job sets it once; every process it starts labels its containers with it
 
 
 @functools.cache
@@ -55,9 +57,14 @@ def image_exists(name: str) -> bool:
         return False
 
 
-@functools.cache
 def default_run_id() -> str:
-    """The run id of this process, used when the config names none."""
+    """The run id used when the config names none: `$UNI_AGENT_GYM_RUN_ID` if set (so a CI job or a
+    cluster task can `cleanup --run-id` whatever its processes left), else one per process."""
+    return os.environ.get(RUN_ID_VARIABLE) or _process_run_id()
+
+
+@functools.cache
+def _process_run_id() -> str:
     return f"{time.strftime('%Y%m%d-%H%M%S')}-{secrets.token_hex(3)}"
 
 
@@ -281,10 +288,22 @@ class DockerDeployment(Deployment):
             buffer = io.BytesIO()
             with tarfile.open(fileobj=buffer, mode="w") as tar:
                 tar.add(source, arcname=target.lstrip("/"))
-            if not docker_client().api.put_archive(self.container_id, "/", buffer.getvalue()):
+            if not self._api(f"copy {source} to {target}", docker_client().api.put_archive, self.container_id, "/", buffer.getvalue()):
                 raise DeploymentError(f"Docker refused to copy {source} to {target}")
 
         await asyncio.to_thread(put)
+
+    def _api(self, what: str, call, *args, **kwargs):
+        """A blocking SDK call on this container; a container that is gone, or a daemon that does not
+        answer, is `SandboxDiedError` (not the agent's doing), any other refusal `DeploymentError`."""
+        try:
+            return call(*args, **kwargs)
+        except docker.errors.NotFound:
+            raise SandboxDiedError(f"Cannot {what}: container {self.container_id} is gone") from None
+        except docker.errors.APIError as exc:
+            raise DeploymentError(f"Cannot {what} in container {self.container_id}: {exc.explanation or exc}") from None
+        except Exception as exc:  # requests' ConnectionError and kin: the daemon is down or restarting
+            raise SandboxDiedError(f"Cannot {what}: the Docker daemon does not answer ({exc})") from None
 
 
 def cleanup(run_id: str | None = None) -> list[str]:

@@ -39,6 +39,7 @@ else:  # pragma: no cover - Python 3.10
     import tomli as tomllib
 
 DEFAULT_BUILD_REQUIREMENTS = ["setuptools", "wheel"]
+_wheelhouse_locks: dict[str, asyncio.Lock] = {}
 OFFLINE_PIP = "PIP_NO_INDEX=1 PIP_FIND_LINKS=/opt/wheelhouse PIP_DISABLE_PIP_VERSION_CHECK=1"
 
 
@@ -162,9 +163,10 @@ async def build_instance_image(
         build_requirements = spec.build_requirements or project_build_requirements(context / "testbed")
         wheelhouse = cache_dir / "wheelhouse" / f"py{spec.python}"
         log(f"{instance_id}: Python {spec.python} ({spec.source}), {len(spec.requirements)} packages + {len(build_requirements)} for the build")
-        for requirements in (spec.requirements, build_requirements):  # apart: they may pin different versions
-            await asyncio.to_thread(download_wheelhouse, requirements, spec.python, wheelhouse, log)
-        await asyncio.to_thread(shutil.copytree, wheelhouse, context / "wheelhouse", copy_function=os.link)
+        async with _wheelhouse_locks.setdefault(str(wheelhouse), asyncio.Lock()):  # parallel builds share it
+            for requirements in (spec.requirements, build_requirements):  # apart: they may pin different versions
+                await asyncio.to_thread(download_wheelhouse, requirements, spec.python, wheelhouse, log)
+            await asyncio.to_thread(shutil.copytree, wheelhouse, context / "wheelhouse", copy_function=os.link)
         (context / "requirements.txt").write_text("\n".join(spec.requirements) + "\n")
         (context / "Dockerfile").write_text(dockerfile(base, spec))
         log(f"{instance_id}: docker build {name} (network off)")
@@ -179,15 +181,23 @@ async def build_instance_images(
     environments: dict[str, dict[str, Any]],
     *,
     force: bool = False,
+    workers: int = 1,
     log: Callable[[str], None] = print,
 ) -> tuple[list[str], dict[str, str]]:
-    """Build each instance's image in turn; (built or present names, {instance_id: error}) at the end."""
-    names, failures = [], {}
-    for number, instance in enumerate(instances, 1):
-        log(f"[{number}/{len(instances)}] {instance['instance_id']}")
-        try:
-            names.append(await build_instance_image(instance, config, environments, force=force, log=log))
-        except UniAgentGymError as exc:
-            failures[instance["instance_id"]] = str(exc)
-            log(f"{instance['instance_id']}: FAILED: {exc}")
-    return names, failures
+    """Build the instances' images, `workers` at a time; (built or present names in the instances' order,
+    {instance_id: error}) at the end. A failure costs only its own image."""
+    names: dict[str, str] = {}
+    failures: dict[str, str] = {}
+    limit = asyncio.Semaphore(max(1, workers))
+
+    async def one(number: int, instance: dict[str, Any]) -> None:
+        async with limit:
+            log(f"[{number}/{len(instances)}] {instance['instance_id']}")
+            try:
+                names[instance["instance_id"]] = await build_instance_image(instance, config, environments, force=force, log=log)
+            except UniAgentGymError as exc:
+                failures[instance["instance_id"]] = str(exc)
+                log(f"{instance['instance_id']}: FAILED: {exc}")
+
+    await asyncio.gather(*(one(number, instance) for number, instance in enumerate(instances, 1)))
+    return [names[i["instance_id"]] for i in instances if i["instance_id"] in names], failures

@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# Rehearse CI on a new machine: remove everything the project and its tests build or cache here (their
+# images, ~/.cache/uni-agent-gym*, pip's cache, wheelhouses, mirrors, local venvs and workspaces; not the
+# system packages), clone main afresh beside ../shared, run .ci/run in the clone, and print the wall
+# time of each phase.
+#
+#   scripts/ci-fresh.sh            # the whole rehearsal (about 40 minutes on a 2-core machine)
+#   scripts/ci-fresh.sh --keep     # keep the clone (its path is printed) to look into afterwards
+#
+# It removes shared state of this machine: do not run it while another test run uses Docker here.
+set -euo pipefail
+keep=false
+[ "${1:-}" = "--keep" ] && keep=true
+here=$(cd "$(dirname "$0")/.." && pwd)
+shared=$(cd "$here/../shared" 2>/dev/null && pwd) || { echo "ci-fresh: no ../shared beside $here" >&2; exit 1; }
+started=$SECONDS
+
+phase() {
+  local name=$1 t=$SECONDS
+  shift
+  local rc=0
+  "$@" || rc=$?
+  echo "ci-fresh: phase '$name' took $((SECONDS - t)) s"
+  return $rc
+}
+
+forget_machine() {
+  if command -v docker >/dev/null && docker info >/dev/null 2>&1; then
+    docker ps -aq --filter label=uni-agent-gym | xargs -r docker rm -f >/dev/null
+    # the images the project names: base images, instance images (official names), anything it labelled
+    docker images --format '{{.Repository}}:{{.Tag}}' \
+      | grep -E '^(uni-agent-gym/|swebench/sweb\.eval\.)' | xargs -r docker rmi -f >/dev/null || true
+    docker images -q --filter label=uni-agent-gym.base-recipe | xargs -r docker rmi -f >/dev/null || true
+    docker image prune -f >/dev/null
+    docker builder prune -af >/dev/null 2>&1 || true
+  fi
+  rm -rf "$HOME"/.cache/uni-agent-gym* "$HOME/.cache/pip" /tmp/uni-agent-gym-*
+}
+
+workdir=$(mktemp -d /tmp/ci-fresh.XXXXXX)
+ln -s "$shared" "$workdir/shared"
+phase forget forget_machine
+phase clone git clone --quiet --branch main "$here" "$workdir/main"
+status=0
+phase ci bash "$workdir/main/.ci/run" || status=$?
+echo "ci-fresh: .ci/run exited $status after $((SECONDS - started)) s in all"
+if $keep; then echo "ci-fresh: the clone is at $workdir/main"; else rm -rf "$workdir"; fi
+exit $status
