@@ -49,7 +49,7 @@ def _instances(dataset: str, split: str, **selection) -> list[dict]:
     with argument("--dataset"):
         rows = read_rows(dataset, split=split)
     flags = {"ids": "--instance-ids", "pattern": "--pattern", "slice_spec": "--slice"}
-    with argument("/".join(flags[key] for key, value in selection.items() if value is not None)):
+    with argument("/".join(flags[key] for key, value in selection.items() if value is not None) or "--dataset"):
         selected = select(rows, **selection)
     with argument("--dataset"):
         return [normalise(row) for row in selected]
