@@ -189,19 +189,14 @@ def test_a_rerun_plays_again_the_instances_whose_sandbox_failed(tmp_path, capsys
     """An `env_error` is not the model's doing (here the local workdir holds a stray file, so no checkout
     can go there): once the cause is fixed, the next run of the same command plays that instance again
     and says so; `--no-retry-errors` keeps the error. Faked: the model endpoint only."""
-    import asyncio
-
+    from tests.blocked_toy import blocked_toy
     from uni_agent_gym import toy
     from uni_agent_gym.cli import main
 
     monkeypatch.setenv("COLUMNS", "250")  # rich wraps the summary line to the terminal width
-    cache, workdir, output = tmp_path / "cache", tmp_path / "workdir", tmp_path / "run"
-    dataset = tmp_path / "toy.jsonl"
-    dataset.write_text(json.dumps(asyncio.run(toy.toy_instance(str(cache)))) + "\n")
-    workdir.mkdir()
-    (workdir / "notes.txt").write_text("left here by hand\n")
+    blocked, output = blocked_toy(tmp_path), tmp_path / "run"
     fix = {"tool_call": {"name": "str_replace_editor", "arguments": {
-        "command": "str_replace", "path": f"{workdir.resolve()}/stats.py", "old_str": "(len(values) - 1)", "new_str": "len(values)"}}}  # fmt: skip
+        "command": "str_replace", "path": f"{blocked.workdir.resolve()}/stats.py", "old_str": "(len(values) - 1)", "new_str": "len(values)"}}}  # fmt: skip
     finish = {"tool_call": {"name": "finish", "arguments": {}}}
 
     def trajectory() -> dict:
@@ -209,16 +204,15 @@ def test_a_rerun_plays_again_the_instances_whose_sandbox_failed(tmp_path, capsys
 
     with ScriptedEndpoint({"stats.mean": [fix, finish]}) as endpoint:
         settings = tmp_path / "settings.json"
-        settings.write_text(json.dumps({"model": {"base_url": endpoint.base_url, "retry_backoff": 0.01}, "env": {"cache_dir": str(cache)},
-                                        "deployment": {"type": "local", "workdir": str(workdir)}}))  # fmt: skip
-        command = ["eval", "-c", str(settings), "--dataset", str(dataset), "--output", str(output)]
+        settings.write_text(json.dumps(blocked.settings(model={"base_url": endpoint.base_url, "retry_backoff": 0.01})))
+        command = ["eval", "-c", str(settings), "--dataset", str(blocked.dataset), "--output", str(output)]
         assert main(command) == 0
         failed = trajectory()
         assert failed["exit_reason"] == "env_error" and "neither empty nor a git checkout" in failed["error"]
         assert main([*command, "--no-retry-errors"]) == 0 and trajectory() == failed and endpoint.requests == []
         capsys.readouterr()
 
-        (workdir / "notes.txt").unlink()  # the cause, fixed
+        blocked.stray.unlink()  # the cause, fixed
         assert main(command) == 0
         assert " / 1 (" in (out := capsys.readouterr().out) and "); retried 1 whose sandbox failed before;" in out
         retried = trajectory()

@@ -122,24 +122,19 @@ def test_a_rerun_of_the_run_id_grades_infrastructure_errors_again(tmp_path, caps
     checkout can go there) is graded again by the next run of the same --run-id once the cause is fixed;
     a patch that does not apply (the model's doing) and a malformed prediction are kept. Nothing is
     faked: the local deployment on the toy task."""
-    import asyncio
-
+    from tests.blocked_toy import blocked_toy
     from uni_agent_gym import toy
     from uni_agent_gym.cli import main
 
     monkeypatch.setenv("COLUMNS", "250")  # rich wraps the summary line to the terminal width
-    cache, workdir, output = tmp_path / "cache", tmp_path / "workdir", tmp_path / "out"
-    dataset = tmp_path / "toy.jsonl"
-    dataset.write_text(json.dumps(asyncio.run(toy.toy_instance(str(cache)))) + "\n")
-    workdir.mkdir()
-    (workdir / "notes.txt").write_text("left here by hand\n")
+    blocked, output = blocked_toy(tmp_path), tmp_path / "out"
     stale = toy.GOLD_PATCH.replace("(len(values) - 1)", "(len(values) - 2)")  # its context is not in the file
     predictions = tmp_path / "predictions.jsonl"
     predictions.write_text("".join(json.dumps({"instance_id": i, "model_name_or_path": "m", "model_patch": stale}) + "\n"
                                    for i in (toy.INSTANCE_ID, "no__such-1")))  # fmt: skip
     settings = tmp_path / "settings.json"
-    settings.write_text(json.dumps({"env": {"cache_dir": str(cache)}, "deployment": {"type": "local", "workdir": str(workdir)}}))
-    command = ["grade", "-c", str(settings), "--dataset", str(dataset), "--predictions", str(predictions),
+    settings.write_text(json.dumps(blocked.settings()))
+    command = ["grade", "-c", str(settings), "--dataset", str(blocked.dataset), "--predictions", str(predictions),
                "--output", str(output), "--run-id", "again"]  # fmt: skip
 
     def report(instance_id: str) -> dict:
@@ -151,7 +146,7 @@ def test_a_rerun_of_the_run_id_grades_infrastructure_errors_again(tmp_path, caps
     assert main([*command, "--no-retry-errors"]) == 0 and report(toy.INSTANCE_ID) == failed
     capsys.readouterr()
 
-    (workdir / "notes.txt").unlink()  # the cause, fixed
+    blocked.stray.unlink()  # the cause, fixed
     assert main(command) == 0
     assert "2 errors, 1 retried after an infrastructure error)" in capsys.readouterr().out
     graded = report(toy.INSTANCE_ID)
