@@ -41,6 +41,21 @@ def test_a_bad_config_is_a_clear_error_without_the_secret(tmp_path):
     assert "Traceback" not in done.stdout + done.stderr
 
 
+def test_deployment_options_without_a_type_are_the_default_types(tmp_path):
+    """The README's `--set deployment.memory=8g`, without a config file that names the type."""
+    done = uni_agent_gym("check-config", "--set", "deployment.memory=8g")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert '"type": "docker"' in done.stdout and '"memory": "8g"' in done.stdout and "config is valid" in done.stdout
+
+
+def test_a_memory_size_docker_cannot_read_fails_the_check(tmp_path):
+    path = tmp_path / "c.yaml"
+    path.write_text("deployment: {type: docker, memory: 4gigs}\n")
+    done = uni_agent_gym("check-config", "--config", str(path))
+    assert done.returncode == 1 and "Traceback" not in done.stdout + done.stderr
+    assert "deployment.docker.memory: expects a size Docker reads" in done.stdout and "e.g. 512m or 4g" in done.stdout
+
+
 @pytest.fixture
 def wide_terminal(monkeypatch):
     monkeypatch.setenv("COLUMNS", "250")  # rich wraps table cells to the terminal width

@@ -53,8 +53,86 @@ def test_switching_keeps_working_with_options_of_the_other_type(tmp_path):
     path.write_text("deployment:\n  type: local\n  image: img:1\n  memory: 2g\n  block_network: true\n")
     assert load_config(path).deployment == LocalDeploymentConfig()
     path.write_text("deployment:\n  type: local\n  image: img:1\n  imagee: typo\n")
-    with pytest.raises(ConfigError, match="deployment.local.imagee: Extra inputs are not permitted"):
+    with pytest.raises(ConfigError, match=re.escape("deployment: imagee is not an option of any deployment type (did you mean image?)")):
         load_config(path)
+
+
+def test_options_without_a_type_merge_with_the_default_type():
+    assert load_config(overrides=["deployment.memory=8g"]).deployment == DockerDeploymentConfig(memory="8g")
+    assert deployment_config({"cpus": 1}) == DockerDeploymentConfig(cpus=1)
+
+
+SHIPPED = __import__("pathlib").Path(__file__).parent.parent / "configs" / "deployment"
+
+
+@pytest.mark.parametrize(
+    "files, overrides, model",
+    [
+        (["docker.yaml"], ["deployment.type=local"], LocalDeploymentConfig),  # what --deployment local does
+        (["modal.yaml"], ["deployment.type=docker"], DockerDeploymentConfig),  # docker is also the default type
+        (["docker.yaml", "local.yaml"], [], LocalDeploymentConfig),
+        (["docker.yaml"], ["deployment.memory=1g", "deployment.type=local"], LocalDeploymentConfig),
+    ],
+    ids=["file-then-switch", "switch-to-the-default-type", "second-file-switches", "option-then-switch"],
+)
+def test_a_switch_of_type_drops_the_options_it_leaves_behind(files, overrides, model):
+    assert type(load_config(*(SHIPPED / name for name in files), overrides=overrides).deployment) is model
+
+
+@pytest.mark.parametrize(
+    "files, overrides, expected",
+    [
+        ([], ["deployment.memory_mb=512"],
+         "deployment: memory_mb is an option of modal, not of docker (the default type): set deployment.type to modal, or remove memory_mb"),
+        (["local.yaml"], ["deployment.image=img:1"],
+         "deployment: image is an option of docker and modal, not of local (deployment.type): set deployment.type to docker or modal"),
+        (["docker.yaml"], ["deployment.memory_mb=512", "deployment.type=docker"],
+         "deployment: memory_mb is an option of modal, not of docker (deployment.type)"),
+        (["docker.yaml"], ["deployment.type=local", "deployment.cpus=2"], "deployment: cpus is an option of docker, not of local"),
+        ([], ["deployment.memroy=8g"], "deployment: memroy is not an option of any deployment type (did you mean memory?)"),
+    ],
+    ids=["no-type", "on-top-of-a-file", "same-type-again-is-no-switch", "after-a-switch", "no-type-has-it"],
+)  # fmt: skip
+def test_an_option_the_type_lacks_is_an_error_naming_the_types_that_have_it(files, overrides, expected):
+    with pytest.raises(ConfigError, match=re.escape(expected)):
+        load_config(*(SHIPPED / name for name in files), overrides=overrides)
+
+
+def test_a_dict_without_a_type_is_checked_against_the_default_type():
+    with pytest.raises(ConfigError, match=re.escape("memory_mb is an option of modal, not of docker (the default type)")):
+        deployment_config({"memory_mb": 512})
+    assert deployment_config({"type": "local", "memory_mb": 512}) == LocalDeploymentConfig()  # a switch
+
+
+MEMORY = "deployment.docker.memory: expects a size Docker reads, a number with the unit b, k, m or g of at least 6m, e.g. 512m or 4g"
+CPUS = "deployment.docker.cpus: expects a number of CPU cores of at least 0.01, e.g. 2 or 0.5"
+PIDS = "deployment.docker.pids_limit: expects a whole number of processes of at least 1, e.g. 1024"
+
+
+@pytest.mark.parametrize(
+    "option, expected",
+    [
+        ("memory: 4gigs", MEMORY), ("memory: 4 GiB", MEMORY), ("memory: ''", MEMORY), ("memory: 5m", MEMORY),
+        ("memory: -1", MEMORY), ("memory: [4g]", MEMORY), ("cpus: two", CPUS), ("cpus: 0.001", CPUS), ("cpus: 0", CPUS),
+        ("pids_limit: 1k", PIDS), ("pids_limit: 0", PIDS), ("pids_limit: 2.5", PIDS),
+    ],
+    ids=["unit-word", "iec-unit", "empty", "below-docker-minimum", "negative", "a-list", "cpus-word", "cpus-below-0.01",
+         "cpus-zero", "pids-with-unit", "pids-zero", "pids-fraction"],
+)  # fmt: skip
+def test_values_docker_would_reject_fail_when_the_config_loads(tmp_path, option, expected):
+    path = tmp_path / "c.yaml"
+    path.write_text(f"deployment:\n  type: docker\n  {option}\n")
+    with pytest.raises(ConfigError, match=re.escape(expected)):
+        load_config(path)
+
+
+@pytest.mark.parametrize("memory, limit", [("512m", 512 << 20), ("4G", 4 << 30), ("4gb", 4 << 30), ("1.5g", 3 << 29), ("6m", 6 << 20)])
+def test_memory_sizes_docker_reads_are_kept_as_written(memory, limit):
+    from docker.utils import parse_bytes
+
+    config = load_config(overrides=[f"deployment.memory={memory}"]).deployment
+    assert config.memory == memory and parse_bytes(config.memory) == limit
+    assert load_config(overrides=["deployment.memory=null", "deployment.cpus=null", "deployment.pids_limit=null"]).deployment.memory is None
 
 
 def test_defaults_without_any_file():
@@ -90,7 +168,7 @@ def test_secrets_never_appear_in_validation_errors(tmp_path):
 @pytest.mark.parametrize(
     "text, expected",
     [
-        ("deployment:\n  type: docker\n  imgae: x\n", "deployment.docker.imgae: Extra inputs are not permitted"),
+        ("deployment:\n  type: docker\n  imgae: x\n", "deployment: imgae is not an option of any deployment type (did you mean image?)"),
         ("deployment:\n  type: podman\n", "deployment: Input tag 'podman' found using 'type' does not match"),
         ("deployment:\n  type: docker\n  network: host\n", "deployment.docker.network: Input should be 'bridge' or 'none'"),
         ("deployment:\n  type: local\n  command_timeout: -1\n", "deployment.local.command_timeout: Input should be greater than 0"),
@@ -111,7 +189,7 @@ def test_unsupported_extension_and_missing_file(tmp_path):
     with pytest.raises(ConfigError, match=r"expects \.yaml, \.yml, \.json or \.toml, got '\.ini'"):
         (tmp_path / "c.ini").write_text("")
         load_config(tmp_path / "c.ini")
-    with pytest.raises(ConfigError, match="Cannot read config file"):
+    with pytest.raises(ConfigError, match="absent.yaml does not exist"):
         load_config(tmp_path / "absent.yaml")
 
 

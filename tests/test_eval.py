@@ -183,3 +183,44 @@ def test_ctrl_c_releases_sandboxes_and_keeps_finished_results(tmp_path, docker_i
         assert done.returncode == 0, done.stdout + done.stderr
         assert {r["key"] for r in endpoint.requests} == {"second copy"}, "only the unfinished instance is played"
         assert len((output / "predictions.jsonl").read_text().splitlines()) == 2
+
+
+def test_a_rerun_plays_again_the_instances_whose_sandbox_failed(tmp_path, capsys, monkeypatch):
+    """An `env_error` is not the model's doing (here the local workdir holds a stray file, so no checkout
+    can go there): once the cause is fixed, the next run of the same command plays that instance again
+    and says so; `--no-retry-errors` keeps the error. Faked: the model endpoint only."""
+    from tests.blocked_toy import blocked_toy
+    from uni_agent_gym import toy
+    from uni_agent_gym.cli import main
+
+    monkeypatch.setenv("COLUMNS", "250")  # rich wraps the summary line to the terminal width
+    blocked, output = blocked_toy(tmp_path), tmp_path / "run"
+    fix = {"tool_call": {"name": "str_replace_editor", "arguments": {
+        "command": "str_replace", "path": f"{blocked.workdir.resolve()}/stats.py", "old_str": "(len(values) - 1)", "new_str": "len(values)"}}}  # fmt: skip
+    finish = {"tool_call": {"name": "finish", "arguments": {}}}
+
+    def trajectory() -> dict:
+        return json.loads((output / "trajectories" / f"{toy.INSTANCE_ID}.json").read_text())
+
+    with ScriptedEndpoint({"stats.mean": [fix, finish]}) as endpoint:
+        settings = tmp_path / "settings.json"
+        settings.write_text(json.dumps(blocked.settings(model={"base_url": endpoint.base_url, "retry_backoff": 0.01})))
+        command = ["eval", "-c", str(settings), "--dataset", str(blocked.dataset), "--output", str(output)]
+        assert main(command) == 0
+        failed = trajectory()
+        assert failed["exit_reason"] == "env_error" and "neither empty nor a git checkout" in failed["error"]
+        assert main([*command, "--no-retry-errors"]) == 0 and trajectory() == failed and endpoint.requests == []
+        capsys.readouterr()
+
+        blocked.stray.unlink()  # the cause, fixed
+        assert main(command) == 0
+        assert " / 1 (" in (out := capsys.readouterr().out) and "); retried 1 whose sandbox failed before;" in out
+        retried = trajectory()
+        assert retried["exit_reason"] == "finished" and retried["reward"] == 1.0 and retried["earlier_errors"] == [failed["error"]]
+        report = json.loads((output / "report.json").read_text())
+        assert report["retried"] == 1 and report["exit_reasons"] == {"finished": 1}
+        assert "retried 1 instance(s) whose sandbox failed" in (output / "report.md").read_text()
+
+        played = len(endpoint.requests)
+        assert main(command) == 0 and len(endpoint.requests) == played, "a finished instance is not played again"
+        assert "retried" not in capsys.readouterr().out and json.loads((output / "report.json").read_text())["retried"] == 0

@@ -116,3 +116,45 @@ def test_summary_has_the_official_fields():
         "incomplete_ids": [], "empty_patch_ids": ["d"], "submitted_ids": ["a", "b", "c", "d"], "resolved_ids": ["a"],
         "unresolved_ids": ["b"], "error_ids": ["c"], "schema_version": 2,
     }  # fmt: skip
+
+
+def test_a_rerun_of_the_run_id_grades_infrastructure_errors_again(tmp_path, capsys, monkeypatch):
+    """Grading that failed for the infrastructure's sake (the local workdir holds a stray file, so no
+    checkout can go there) is graded again by the next run of the same --run-id once the cause is fixed;
+    a patch that does not apply (the model's doing) and a malformed prediction are kept. Nothing is
+    faked: the local deployment on the toy task."""
+    from tests.blocked_toy import blocked_toy
+    from uni_agent_gym import toy
+    from uni_agent_gym.cli import main
+
+    monkeypatch.setenv("COLUMNS", "250")  # rich wraps the summary line to the terminal width
+    blocked, output = blocked_toy(tmp_path), tmp_path / "out"
+    stale = toy.GOLD_PATCH.replace("(len(values) - 1)", "(len(values) - 2)")  # its context is not in the file
+    predictions = tmp_path / "predictions.jsonl"
+    predictions.write_text("".join(json.dumps({"instance_id": i, "model_name_or_path": "m", "model_patch": stale}) + "\n"
+                                   for i in (toy.INSTANCE_ID, "no__such-1")))  # fmt: skip
+    settings = tmp_path / "settings.json"
+    settings.write_text(json.dumps(blocked.settings()))
+    command = ["grade", "-c", str(settings), "--dataset", str(blocked.dataset), "--predictions", str(predictions),
+               "--output", str(output), "--run-id", "again"]  # fmt: skip
+
+    def report(instance_id: str) -> dict:
+        return json.loads((output / "again" / f"{instance_id}.json").read_text())
+
+    assert main(command) == 0
+    failed = report(toy.INSTANCE_ID)
+    assert failed["status"] == "infra_error" and "neither empty nor a git checkout" in failed["error"]
+    assert main([*command, "--no-retry-errors"]) == 0 and report(toy.INSTANCE_ID) == failed
+    capsys.readouterr()
+
+    blocked.stray.unlink()  # the cause, fixed
+    assert main(command) == 0
+    assert "2 errors, 1 retried after an infrastructure error)" in capsys.readouterr().out
+    graded = report(toy.INSTANCE_ID)
+    assert graded["status"] == "patch_failed" and graded["earlier_errors"] == [failed["error"]]
+    summary = json.loads((output / "m.again.json").read_text())
+    assert (summary["retried_instances"], summary["retried_ids"]) == (1, [toy.INSTANCE_ID])
+    assert "bad prediction: unknown instance no__such-1" in report("no__such-1")["error"]
+
+    assert main(command) == 0 and report(toy.INSTANCE_ID) == graded, "a patch that does not apply is the model's doing"
+    assert json.loads((output / "m.again.json").read_text())["retried_instances"] == 0 and "retried" not in capsys.readouterr().out

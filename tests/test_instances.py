@@ -70,6 +70,39 @@ def test_selection():
 
 
 @pytest.mark.parametrize(
+    "selection, described",
+    [
+        ({"slice_spec": "5:2"}, "slice '5:2'"),
+        ({"slice_spec": "400:"}, "slice '400:'"),
+        ({"pattern": "^flask"}, "pattern '^flask'"),
+        ({"repos": ["pallets/flask"], "slice_spec": "0:0"}, "repos 'pallets/flask', slice '0:0'"),
+        ({"ids": []}, "instance ids ''"),
+    ],
+    ids=["backwards-slice", "past-the-end", "pattern", "repos-then-slice", "no-ids"],
+)
+def test_a_selection_of_nothing_says_what_it_was_and_how_many_rows_there_are(selection, described):
+    with pytest.raises(InstanceError, match=re.escape(f"The selection ({described}) matches none of the dataset's 300 rows")):
+        select(read_rows(LITE), **selection)
+
+
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        ("", "is empty"), ("\n\n", "is empty"), ("[1]\n", "rows.jsonl:1: not a JSON object (got list)"),
+        (b"\xff\xfe", "is not UTF-8 text"),
+    ],
+    ids=["empty", "blank-lines", "not-an-object", "binary"],
+)  # fmt: skip
+def test_a_dataset_file_without_rows_is_an_error(tmp_path, text, expected):
+    path = tmp_path / "rows.jsonl"
+    path.write_bytes(text) if isinstance(text, bytes) else path.write_text(text)
+    with pytest.raises(InstanceError, match=re.escape(expected)):
+        read_rows(path)
+    with pytest.raises(InstanceError, match="does not exist"):
+        read_rows(tmp_path / "absent.jsonl")
+
+
+@pytest.mark.parametrize(
     "instance_id, image",
     [
         ("django__django-11099", "swebench/sweb.eval.x86_64.django_1776_django-11099:latest"),

@@ -8,11 +8,13 @@ import contextlib
 import json
 import logging
 import sys
+import traceback
 
 from rich.console import Console
 from rich.markup import escape
 
-from uni_agent_gym.config import load_config
+from uni_agent_gym.arguments import BadArgument, argument, debian_mirror, mirror, output_directory, output_file, positive_int
+from uni_agent_gym.config import load_config, read_config_file
 from uni_agent_gym.errors import ConfigError, UniAgentGymError
 
 
@@ -31,8 +33,33 @@ def _config_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _load(args: argparse.Namespace):
-    overrides = list(args.set) + ([f"deployment.type={args.deployment}"] if args.deployment else [])
+    """The config from --config files (each checked on its own first), --set and --deployment."""
+    for path in args.config:
+        with argument("--config"):
+            read_config_file(path)
+    deployment = getattr(args, "deployment", None)
+    overrides = list(args.set) + ([f"deployment.type={deployment}"] if deployment else [])
     return load_config(*args.config, overrides=overrides)
+
+
+def _instances(dataset: str, split: str, **selection) -> list[dict]:
+    """The --dataset rows picked by --instance-ids / --pattern / --slice; a selection of nothing is an error."""
+    from uni_agent_gym.instances import normalise, read_rows, select
+
+    with argument("--dataset"):
+        rows = read_rows(dataset, split=split)
+    flags = {"ids": "--instance-ids", "pattern": "--pattern", "slice_spec": "--slice"}
+    with argument("/".join(flags[key] for key, value in selection.items() if value is not None) or "--dataset"):
+        selected = select(rows, **selection)
+    with argument("--dataset"):
+        return [normalise(row) for row in selected]
+
+
+def _environments(path: str | None) -> dict:
+    from uni_agent_gym.specs import load_environments
+
+    with argument("--environments"):
+        return load_environments(path)
 
 
 def cmd_demo(args: argparse.Namespace, console: Console) -> None:
@@ -49,18 +76,24 @@ class ConfigContradiction(ConfigError):
 
 def cmd_check_config(args: argparse.Namespace, console: Console) -> None:
     if args.training:
-        _check_training(args, console)
+        _check_training(args, console, "--training")
         return
+    if args.settings:
+        raise BadArgument("--settings: only used with --training (give gym settings to a plain check with --config)")
     config = _load(args)
     console.print_json(json.dumps(config.model_dump(mode="json")))
     console.print("[green]config is valid[/green]")
 
 
-def _check_training(args: argparse.Namespace, console: Console):
+def _check_training(args: argparse.Namespace, console: Console, toml_argument: str):
     """Load config.toml + agent-loop YAML + gym settings, print what contradicts what; the run if none."""
     from uni_agent_gym.verl.training import check_training, load_training
 
-    run = load_training(args.training, settings=args.settings)
+    if args.settings:
+        with argument("--settings"):
+            read_config_file(args.settings)
+    with argument(toml_argument):
+        run = load_training(args.training, settings=args.settings)
     problems, warnings = check_training(run)
     for warning in warnings:
         console.print(f"[yellow]warning:[/yellow] {escape(warning)}", highlight=False)
@@ -78,7 +111,8 @@ def cmd_train(args: argparse.Namespace, console: Console) -> None:
     from pathlib import Path
 
     args.training = args.config
-    run = _check_training(args, console)
+    output_directory("--output", args.output)
+    run = _check_training(args, console, "--config")
     experiment = run.values.get("trainer.experiment_name", "uni-agent-gym")
     generated = run.write_loop_yaml(Path(args.output) / str(experiment))
     console.print(f"agent loop config: {generated}")
@@ -95,11 +129,10 @@ class TrainingFailed(UniAgentGymError):
 
 
 def cmd_prepare_data(args: argparse.Namespace, console: Console) -> None:
-    from uni_agent_gym.instances import load_instances
     from uni_agent_gym.verl.data import verl_rows, write_parquet
 
-    instances = load_instances(args.dataset, split=args.split, ids=args.instance_ids, slice_spec=args.slice)
-    path = write_parquet(verl_rows(instances, args.agent_name), args.output)
+    instances = _instances(args.dataset, args.split, ids=args.instance_ids, slice_spec=args.slice)
+    path = write_parquet(verl_rows(instances, args.agent_name), output_file("--output", args.output))
     console.print(f"wrote {len(instances)} rows for agent loop {args.agent_name!r} to {path}")
 
 
@@ -117,19 +150,12 @@ def cmd_bootstrap_base(args: argparse.Namespace, console: Console) -> None:
         bootstrap_base(python, mirror=args.mirror, force=args.force, log=console.print)
 
 
-def _apply_mirrors(config, mirrors: list[str]) -> None:
-    for mirror in mirrors:
-        repo, separator, path = mirror.partition("=")
-        if not separator:
-            raise ConfigError(f"--mirror expects REPO=PATH, got {mirror!r}")
-        config.env.mirrors[repo] = path
-
-
 def _run_config(args: argparse.Namespace):
-    """The config of a run over instances: files, overrides, then --mirror and --environments."""
+    """The config of a run over instances: files, overrides, then --mirror and --environments (checked)."""
     config = _load(args)
-    _apply_mirrors(config, args.mirror)
+    config.env.mirrors.update(mirror(text) for text in args.mirror)
     if args.environments:
+        _environments(args.environments)
         config.env.environments = args.environments
     return config
 
@@ -150,16 +176,19 @@ def cmd_grade(args: argparse.Namespace, console: Console) -> None:
     from pathlib import Path
 
     from uni_agent_gym.eval.grade import ERROR_STATUSES, grade_predictions, read_predictions
-    from uni_agent_gym.instances import load_instances
     from uni_agent_gym.rewards.swebench import SWEBenchReward
-    from uni_agent_gym.specs import load_environments
 
     config = _run_config(args)
-    rows = {row["instance_id"]: row for row in load_instances(args.dataset, split=config.env.split)}
-    predictions = read_predictions(args.predictions)
+    rows = {row["instance_id"]: row for row in _instances(args.dataset, config.env.split)}
+    with argument("--predictions"):
+        predictions = read_predictions(args.predictions)
     if args.instance_ids:
-        predictions = [p for p in predictions if p.get("instance_id") in set(args.instance_ids)]
-    reward = SWEBenchReward(config.reward, load_environments(config.env.environments))
+        chosen = [p for p in predictions if p.get("instance_id") in set(args.instance_ids)]
+        if not chosen:
+            raise BadArgument(f"--instance-ids {' '.join(args.instance_ids)}: none of the {len(predictions)} predictions in {args.predictions} is for them")
+        predictions = chosen
+    output_directory("--output", args.output)
+    reward = SWEBenchReward(config.reward, _environments(config.env.environments))
     run_id = args.run_id or time.strftime("%Y%m%d-%H%M%S")
     counts = {"resolved": 0, "errors": 0}
     with _progress(console, "grading", len(predictions)) as advance:
@@ -170,12 +199,14 @@ def cmd_grade(args: argparse.Namespace, console: Console) -> None:
             advance(f"resolved {counts['resolved']}  errors {counts['errors']}")
 
         summary, path = asyncio.run(
-            grade_predictions(predictions, rows, config, reward, Path(args.output), run_id, workers=args.workers, on_result=on_result)
+            grade_predictions(predictions, rows, config, reward, Path(args.output), run_id, workers=args.workers,
+                              retry_errors=args.retry_errors, on_result=on_result)  # fmt: skip
         )
+    retried = f", {summary['retried_instances']} retried after an infrastructure error" if summary["retried_instances"] else ""
     console.print(
         f"resolved {summary['resolved_instances']} / {summary['submitted_instances']} submitted "
         f"({summary['unresolved_instances']} unresolved, {summary['empty_patch_instances']} empty, "
-        f"{summary['error_instances']} errors); report: {path}"
+        f"{summary['error_instances']} errors{retried}); report: {path}"
     )
 
 
@@ -198,14 +229,13 @@ def cmd_ping(args: argparse.Namespace, console: Console) -> None:
 def cmd_eval(args: argparse.Namespace, console: Console) -> None:
     from pathlib import Path
 
-    from uni_agent_gym.eval.run import run_eval, trajectory_path
-    from uni_agent_gym.instances import load_instances
+    from uni_agent_gym.eval.run import pending_instances, run_eval
 
     config = _run_config(args)
-    instances = load_instances(args.dataset, split=config.env.split, ids=args.instance_ids, slice_spec=args.slice)
-    output = Path(args.output)
+    instances = _instances(args.dataset, config.env.split, ids=args.instance_ids, slice_spec=args.slice)
+    output = output_directory("--output", args.output)
     counts = {"resolved": 0, "errors": 0, "tokens": 0}
-    done = sum(trajectory_path(output, instance["instance_id"]).exists() for instance in instances)
+    done = len(instances) - len(pending_instances(instances, output, args.retry_errors)[0])
     with _progress(console, "eval", len(instances), done) as advance:
 
         def on_done(trajectory: dict) -> None:
@@ -214,22 +244,21 @@ def cmd_eval(args: argparse.Namespace, console: Console) -> None:
             counts["tokens"] += trajectory["usage"]["prompt_tokens"] + trajectory["usage"]["completion_tokens"]
             advance(f"resolved {counts['resolved']}  errors {counts['errors']}  tokens {counts['tokens']}")
 
-        report = asyncio.run(run_eval(instances, config, output, workers=args.workers, on_done=on_done))
+        report = asyncio.run(run_eval(instances, config, output, workers=args.workers, retry_errors=args.retry_errors, on_done=on_done))
+    retried = f"; retried {report['retried']} whose sandbox failed before" if report["retried"] else ""
     console.print(
-        f"resolved {report['resolved']} / {report['instances']} ({report['resolved_rate']:.1%}); "
+        f"resolved {report['resolved']} / {report['instances']} ({report['resolved_rate']:.1%}){retried}; "
         f"predictions: {output / 'predictions.jsonl'}; report: {output / 'report.md'}"
     )
 
 
 def cmd_build_images(args: argparse.Namespace, console: Console) -> None:
     from uni_agent_gym.envs.image_builder import build_instance_images
-    from uni_agent_gym.instances import load_instances
-    from uni_agent_gym.specs import load_environments
 
-    config = load_config(*args.config, overrides=args.set)
-    _apply_mirrors(config, args.mirror)
-    rows = load_instances(args.dataset, ids=args.instance_ids, pattern=args.pattern, slice_spec=args.slice)
-    environments = load_environments(args.environments)
+    config = _load(args)
+    config.env.mirrors.update(mirror(text) for text in args.mirror)
+    rows = _instances(args.dataset, "test", ids=args.instance_ids, pattern=args.pattern, slice_spec=args.slice)
+    environments = _environments(args.environments)
     names, failures = asyncio.run(build_instance_images(rows, config, environments, force=args.force, workers=args.workers, log=console.print))
     console.print(f"{len(names)} image(s) ready, {len(failures)} failed")
     if failures:
@@ -280,10 +309,12 @@ def build_parser() -> argparse.ArgumentParser:
     evaluate.add_argument("--dataset", required=True, help="rows: .json/.jsonl/.parquet file or a datasets name")
     evaluate.add_argument("--instance-ids", nargs="+", help="only these instances")
     evaluate.add_argument("--slice", help="only this slice of the rows, e.g. 0:10")
-    evaluate.add_argument("--workers", type=int, default=1, help="episodes at once")
+    evaluate.add_argument("--workers", type=positive_int, default=1, help="episodes at once")
     evaluate.add_argument("--output", default="runs/eval", help="directory for predictions, trajectories and report")
     evaluate.add_argument("--environments", help="per-instance exact environments (JSON; see uni_agent_gym.specs)")
     evaluate.add_argument("--mirror", action="append", default=[], metavar="REPO=PATH", help="repository mirror")
+    evaluate.add_argument("--retry-errors", action=argparse.BooleanOptionalAction, default=True,
+                          help="play again instances whose sandbox failed (env_error) on an earlier run into --output")  # fmt: skip
     evaluate.set_defaults(func=cmd_eval)
 
     grade = commands.add_parser("grade", help="grade a predictions.jsonl (official harness format) in fresh sandboxes")
@@ -291,17 +322,19 @@ def build_parser() -> argparse.ArgumentParser:
     grade.add_argument("--dataset", required=True, help="rows: .json/.jsonl/.parquet file or a datasets name")
     grade.add_argument("--predictions", required=True, help="predictions.jsonl: instance_id, model_name_or_path, model_patch")
     grade.add_argument("--instance-ids", nargs="+", help="only these predictions")
-    grade.add_argument("--workers", type=int, default=1, help="instances graded at once")
+    grade.add_argument("--workers", type=positive_int, default=1, help="instances graded at once")
     grade.add_argument("--output", default="runs/grade", help="directory for per-instance reports and the summary")
     grade.add_argument("--run-id", help="name of this run (re-use it to resume); a timestamp by default")
     grade.add_argument("--environments", help="per-instance exact environments (JSON; see uni_agent_gym.specs)")
     grade.add_argument("--mirror", action="append", default=[], metavar="REPO=PATH", help="repository mirror")
+    grade.add_argument("--retry-errors", action=argparse.BooleanOptionalAction, default=True,
+                       help="grade again instances of this --run-id whose grading failed with infra_error")  # fmt: skip
     grade.set_defaults(func=cmd_grade)
 
     images = commands.add_parser("images", help="build images without a registry").add_subparsers(dest="images_command", required=True)
     base = images.add_parser("bootstrap-base", help="minimal Debian image with a given Python, via debootstrap")
     base.add_argument("--python", action="append", required=True, help="3.9, 3.11 or 3.13; repeat for several")
-    base.add_argument("--mirror", help="Debian mirror URL (default: the one apt on this host uses)")
+    base.add_argument("--mirror", type=debian_mirror, help="Debian mirror URL (default: the one apt on this host uses)")
     base.add_argument("--force", action="store_true", help="rebuild even if the image exists")
     base.set_defaults(func=cmd_bootstrap_base)
     build = images.add_parser("build", help="SWE-bench instance images, offline (wheelhouse on the host, no network in the build)")
@@ -314,7 +347,7 @@ def build_parser() -> argparse.ArgumentParser:
     build.add_argument("--config", "-c", action="append", default=[], help="config file(s) (env.mirrors, env.cache_dir)")
     build.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="config override")
     build.add_argument("--force", action="store_true", help="rebuild images that exist")
-    build.add_argument("--workers", type=int, default=1, help="images built at once (downloads stay one at a time)")
+    build.add_argument("--workers", type=positive_int, default=1, help="images built at once (downloads stay one at a time)")
     build.set_defaults(func=cmd_build_images)
     return parser
 
@@ -325,8 +358,10 @@ def main(argv: list[str] | None = None) -> int:
     console = Console()
     try:
         args.func(args, console)
-    except UniAgentGymError as exc:
-        console.print(f"[red]error:[/red] {exc}", markup=True, highlight=False)
+    except (UniAgentGymError, OSError) as exc:  # a bad input or an unusable machine: one line, the trace with -v
+        if args.verbose:
+            traceback.print_exc()
+        console.print(f"[red]error:[/red] {escape(str(exc))}", highlight=False, soft_wrap=True)
         return 1
     except KeyboardInterrupt:
         console.print("[yellow]interrupted: sandboxes released, finished results kept (re-run to resume)[/yellow]")

@@ -7,17 +7,21 @@ are treated as secrets: they never appear in an error message, and no error show
 
 from __future__ import annotations
 
+import difflib
 import json
 import os
 import re
 import sys
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Annotated, Any, Literal, Union
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, model_validator
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, SecretStr, ValidationError, field_validator
+from pydantic_core import PydanticCustomError
 
 from uni_agent_gym.errors import ConfigError
+from uni_agent_gym.files import read_text
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -34,22 +38,7 @@ class _Strict(BaseModel):
 
 
 class _SandboxOptions(_Strict):
-    """Options every deployment has: how its shell session runs commands.
-
-    Options that belong to another deployment type are ignored rather than rejected, so switching
-    `type:` is a one-line change in a file that also sets, say, a docker `image`; unknown keys
-    (typos) are still errors.
-    """
-
-    @model_validator(mode="before")
-    @classmethod
-    def _ignore_options_of_other_types(cls, data: Any) -> Any:
-        if not isinstance(data, dict):
-            return data
-        other_types = {
-            name for model in _DEPLOYMENT_MODELS if model is not cls for name in model.model_fields
-        } - set(cls.model_fields)
-        return {key: value for key, value in data.items() if key not in other_types}
+    """Options every deployment has: how its shell session runs commands."""
 
     command_timeout: float = Field(
         120.0, gt=0, description="Seconds a command may run before it is interrupted inside the sandbox."
@@ -82,7 +71,7 @@ class DockerDeploymentConfig(_SandboxOptions):
         "missing", description="Pull the image when it is missing (default), never, or before every start."
     )
     workdir: str | None = Field(None, description="Directory the shell starts in; the image's WORKDIR when unset.")
-    cpus: float | None = Field(2.0, gt=0, description="CPU limit in cores; none when null.")
+    cpus: float | None = Field(2.0, ge=0.01, description="CPU limit in cores; none when null.")
     memory: str | None = Field("4g", description="Memory limit (docker syntax: 512m, 4g); none when null.")
     pids_limit: int | None = Field(1024, gt=0, description="Maximum number of processes in the container.")
     network: Literal["bridge", "none"] = Field("bridge", description="`none` cuts the container off any network.")
@@ -102,6 +91,29 @@ class DockerDeploymentConfig(_SandboxOptions):
         False, description="Mount the root filesystem read-only; the workdir (a volume seeded from the image) and /tmp stay writable."
     )
 
+    @field_validator("memory", "cpus", "pids_limit", mode="wrap")
+    @classmethod
+    def _docker_accepts(cls, value: Any, handler: Any, info: Any) -> Any:
+        """Docker's own rules for its limits, checked when the config loads instead of when a container starts."""
+        from docker.errors import DockerException
+        from docker.utils import parse_bytes
+
+        try:
+            value = handler(value)
+            if info.field_name == "memory" and value is not None and parse_bytes(value) < _DOCKER_MIN_MEMORY:
+                raise ValueError("below Docker's minimum")
+        except (ValueError, DockerException):  # pydantic's ValidationError is a ValueError
+            raise PydanticCustomError("docker_limit", "expects " + _DOCKER_LIMITS[info.field_name]) from None
+        return value
+
+
+_DOCKER_MIN_MEMORY = 6 * 1024 * 1024  # the engine refuses a smaller memory limit
+_DOCKER_LIMITS = {
+    "memory": "a size Docker reads, a number with the unit b, k, m or g of at least 6m, e.g. 512m or 4g (null: no limit)",
+    "cpus": "a number of CPU cores of at least 0.01, e.g. 2 or 0.5 (null: no limit)",
+    "pids_limit": "a whole number of processes of at least 1, e.g. 1024 (null: no limit)",
+}
+
 
 class ModalDeploymentConfig(_SandboxOptions):
     """A `modal.Sandbox` in Modal's cloud, from an image in a registry."""
@@ -117,9 +129,54 @@ class ModalDeploymentConfig(_SandboxOptions):
 
 
 _DEPLOYMENT_MODELS = (LocalDeploymentConfig, DockerDeploymentConfig, ModalDeploymentConfig)
+DEFAULT_DEPLOYMENT_TYPE = "docker"
+_OPTIONS_BY_TYPE = {model.model_fields["type"].default: set(model.model_fields) for model in _DEPLOYMENT_MODELS}
+
+
+def _misplaced_options(selected: str, options: Iterable[str], chosen_by: str) -> list[str]:
+    """What is wrong with deployment `options` under type `selected`: options no type has, and options of
+    other types only (`chosen_by` says where `selected` came from, for the message)."""
+    problems = []
+    for option in options:
+        if option in _OPTIONS_BY_TYPE[selected]:
+            continue
+        owners = [name for name, fields in _OPTIONS_BY_TYPE.items() if option in fields]
+        if owners:
+            problems.append(
+                f"{option} is an option of {' and '.join(owners)}, not of {selected} ({chosen_by}): "
+                f"set deployment.type to {' or '.join(owners)}, or remove {option}"
+            )
+            continue
+        known = sorted(set().union(*_OPTIONS_BY_TYPE.values()))
+        close = difflib.get_close_matches(option, known, n=1)
+        hint = f"did you mean {close[0]}?" if close else f"{selected} has: {', '.join(sorted(_OPTIONS_BY_TYPE[selected]))}"
+        problems.append(f"{option} is not an option of any deployment type ({hint})")
+    return problems
+
+
+def _choose_deployment_type(data: Any) -> Any:
+    """Before `type` picks the model: fill in the default type, and sort out options the type lacks.
+
+    Without `type`, every option was given for the default type, so one it lacks is an error naming the
+    types that have it. With `type`, options of other types are what a switch of `type` left behind and
+    are dropped, so switching is one line; `load_config` rejects those given in a later layer than the
+    switch. Options of no type at all are always errors.
+    """
+    if not isinstance(data, dict) or data.get("type", DEFAULT_DEPLOYMENT_TYPE) not in _OPTIONS_BY_TYPE:
+        return data  # the discriminator's own error names the valid types
+    selected = data.get("type", DEFAULT_DEPLOYMENT_TYPE)
+    other_types = set().union(*_OPTIONS_BY_TYPE.values()) - _OPTIONS_BY_TYPE[selected]
+    checked = [key for key in data if "type" not in data or key not in other_types]
+    problems = _misplaced_options(selected, checked, "deployment.type" if "type" in data else "the default type")
+    if problems:
+        raise PydanticCustomError("deployment_option", "; ".join(problems))
+    return {"type": selected, **{key: value for key, value in data.items() if key not in other_types}}
+
 
 DeploymentConfig = Annotated[
-    Union[LocalDeploymentConfig, DockerDeploymentConfig, ModalDeploymentConfig], Field(discriminator="type")
+    Union[LocalDeploymentConfig, DockerDeploymentConfig, ModalDeploymentConfig],
+    Field(discriminator="type"),
+    BeforeValidator(_choose_deployment_type),
 ]
 
 
@@ -229,21 +286,19 @@ class GymConfig(_Strict):
 def read_config_file(path: str | Path) -> dict[str, Any]:
     """Parse a YAML, JSON or TOML file (by extension) into a dict, without interpolation."""
     path = Path(path)
-    try:
-        text = path.read_text()
-    except OSError as exc:
-        raise ConfigError(f"Cannot read config file {path}: {exc.strerror}") from None
+    if path.suffix not in (".json", ".toml", ".yaml", ".yml"):
+        raise ConfigError(f"Config file {path}: expects .yaml, .yml, .json or .toml, got {path.suffix!r}")
+    text = read_text(path, "Config file", ConfigError)
     try:
         if path.suffix == ".json":
             data = json.loads(text)
         elif path.suffix == ".toml":
             data = tomllib.loads(text)
-        elif path.suffix in (".yaml", ".yml"):
-            data = yaml.safe_load(text)
         else:
-            raise ConfigError(f"Config file {path}: expects .yaml, .yml, .json or .toml, got {path.suffix!r}")
+            data = yaml.safe_load(text)
     except (json.JSONDecodeError, tomllib.TOMLDecodeError, yaml.YAMLError) as exc:
-        raise ConfigError(f"Config file {path} is not valid {path.suffix[1:].upper()}: {exc}") from None
+        reason = " ".join(str(exc).split())  # YAML's marks span lines; the error is one line
+        raise ConfigError(f"Config file {path} is not valid {path.suffix[1:].upper()}: {reason}") from None
     if data is None:
         return {}
     if not isinstance(data, dict):
@@ -306,26 +361,54 @@ def validate(model: type[BaseModel], data: dict[str, Any], source: str, secrets:
     try:
         return model.model_validate(data)
     except ValidationError as exc:
-        lines = []
+        problems = []
         for error in exc.errors(include_input=False, include_url=False, include_context=False):
             location = ".".join(str(part) for part in error["loc"]) or "(top level)"
-            lines.append(f"  {location}: {error['msg']}")
-        message = f"Invalid config ({source}):\n" + "\n".join(lines)
-        for secret in secrets:
-            message = message.replace(secret, "***")
-        raise ConfigError(message) from None
+            problems.append(f"{location}: {error['msg']}")
+        raise _invalid(source, problems, secrets) from None
+
+
+def _invalid(source: str, problems: list[str], secrets: set[str]) -> ConfigError:
+    message = f"Invalid config ({source}):\n" + "\n".join(f"  {problem}" for problem in problems)
+    for secret in secrets:
+        message = message.replace(secret, "***")
+    return ConfigError(message)
+
+
+def _options_given_after_the_type(layers: list[dict[str, Any]]) -> set[str]:
+    """Deployment options set by a layer after the one that last switched `deployment.type`.
+
+    A layer that sets `type` to a new value is a switch: options of the other types in it and in earlier
+    layers were left behind (dropped). An option given later was meant for the type in force.
+    """
+    chosen: Any = None
+    given_after: set[str] = set()
+    for layer in layers:
+        section = layer.get("deployment")
+        if not isinstance(section, dict):
+            continue
+        if "type" in section and section["type"] != chosen:
+            chosen, given_after = section["type"], set()
+        else:
+            given_after |= set(section) - {"type"}
+    return given_after
 
 
 def load_config(*paths: str | Path, overrides: list[str] | tuple[str, ...] = (), environ: dict[str, str] | None = None) -> GymConfig:
     """Load and merge config files (later ones win), apply `key=value` overrides, interpolate, validate."""
+    layers = [read_config_file(path) for path in paths] + [parse_override(override) for override in overrides]
     data: dict[str, Any] = {}
-    for path in paths:
-        data = merge(data, read_config_file(path))
-    for override in overrides:
-        data = merge(data, parse_override(override))
+    for layer in layers:
+        data = merge(data, layer)
     secrets: set[str] = set()
     data = interpolate(data, environ, secrets)
     source = ", ".join(str(p) for p in paths) or "defaults"
+    deployment = data.get("deployment")
+    if isinstance(deployment, dict) and deployment.get("type") in _OPTIONS_BY_TYPE:
+        given_after = _options_given_after_the_type(layers) & set(deployment)
+        problems = _misplaced_options(deployment["type"], sorted(given_after), "deployment.type")
+        if problems:
+            raise _invalid(source, [f"deployment: {problem}" for problem in problems], secrets)
     return validate(GymConfig, data, source, secrets)
 
 

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from uni_agent_gym.errors import UniAgentGymError
+from uni_agent_gym.files import check_file, read_text
 
 REQUIRED_FIELDS = (
     "instance_id", "repo", "base_commit", "problem_statement", "version", "test_patch", "FAIL_TO_PASS", "PASS_TO_PASS",
@@ -71,34 +72,61 @@ def _test_list(instance_id: str, field: str, value: Any) -> list[str]:
 def read_rows(source: str | Path, split: str = "test") -> list[dict[str, Any]]:
     """Raw rows from a local .json/.jsonl/.parquet file, or else a `datasets` name (or dataset directory)."""
     path = Path(source)
-    if path.is_file():
-        if path.suffix == ".jsonl":
-            lines = path.read_text().splitlines()
-            return [_json_line(path, number, line) for number, line in enumerate(lines, 1) if line.strip()]
-        if path.suffix == ".json":
-            data = json.loads(path.read_text())
-            rows = data if isinstance(data, list) else data.get("instances", data.get("rows"))
-            if not isinstance(rows, list):
-                raise InstanceError(f"{path}: expects a JSON list of rows (or {{'instances': [...]}})")
-            return rows
-        if path.suffix == ".parquet":
-            import datasets
+    if path.suffix in ROW_FILE_SUFFIXES or path.is_file():
+        rows = _file_rows(path)
+    else:
+        import datasets
 
+        try:
+            rows = list(datasets.load_dataset(str(source), split=split))
+        except Exception as exc:  # noqa: BLE001 - datasets raises many unrelated types; say what failed
+            reason = " ".join(f"{type(exc).__name__}: {exc}".split())
+            raise InstanceError(f"Cannot load dataset {source!r} (split {split!r}): {reason}") from None
+    if not rows:
+        raise InstanceError(f"Dataset {source} has no rows")
+    return rows
+
+
+ROW_FILE_SUFFIXES = (".json", ".jsonl", ".parquet")
+
+
+def _file_rows(path: Path) -> list[dict[str, Any]]:
+    """The rows of a dataset file; each must be a JSON object (a mapping)."""
+    if path.suffix == ".parquet":
+        import datasets
+
+        check_file(path, "Dataset file", InstanceError)
+        try:
             return list(datasets.Dataset.from_parquet(str(path)))
+        except Exception as exc:  # noqa: BLE001 - pyarrow's errors have no common base worth naming
+            raise InstanceError(f"Dataset file {path} is not valid Parquet: {type(exc).__name__}: {exc}") from None
+    text = read_text(path, "Dataset file", InstanceError)
+    if path.suffix == ".jsonl":
+        return [_json_line(path, number, line) for number, line in enumerate(text.splitlines(), 1) if line.strip()]
+    if path.suffix == ".json":
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise InstanceError(f"Dataset file {path} is not valid JSON: {exc}") from None
+        rows = data.get("instances", data.get("rows")) if isinstance(data, dict) else data
+        if not isinstance(rows, list):
+            raise InstanceError(f"Dataset file {path}: expects a JSON list of rows (or {{'instances': [...]}})")
+    else:
         raise InstanceError(f"{path}: expects a .json, .jsonl or .parquet file, or a dataset name")
-    import datasets
-
-    try:
-        return list(datasets.load_dataset(str(source), split=split))
-    except Exception as exc:  # noqa: BLE001 - datasets raises many unrelated types; say what failed
-        raise InstanceError(f"Cannot load dataset {source!r} (split {split!r}): {type(exc).__name__}: {exc}") from None
+    for number, row in enumerate(rows, 1):
+        if not isinstance(row, dict):
+            raise InstanceError(f"Dataset file {path}: row {number} is not a JSON object (got {type(row).__name__})")
+    return rows
 
 
 def _json_line(path: Path, number: int, line: str) -> dict[str, Any]:
     try:
-        return json.loads(line)
+        row = json.loads(line)
     except json.JSONDecodeError as exc:
         raise InstanceError(f"{path}:{number}: not a JSON object ({exc})") from None
+    if not isinstance(row, dict):
+        raise InstanceError(f"{path}:{number}: not a JSON object (got {type(row).__name__})")
+    return row
 
 
 def select(
@@ -109,22 +137,32 @@ def select(
     repos: Iterable[str] | None = None,
     slice_spec: str | slice | None = None,
 ) -> list[dict[str, Any]]:
-    """Filter rows by exact ids, an id regex (`re.search`), repos, then a slice such as "0:10"."""
-    rows = list(rows)
+    """Filter rows by exact ids, an id regex (`re.search`), repos, then a slice such as "0:10"; a selection
+    that keeps no row is an error (a run over nothing would look like a run)."""
+    rows, ids, repos = list(rows), None if ids is None else list(ids), None if repos is None else list(repos)
+    total = len(rows)
     if ids is not None:
-        wanted = list(ids)
         by_id = {row.get("instance_id"): row for row in rows}
-        unknown = [instance_id for instance_id in wanted if instance_id not in by_id]
+        unknown = [instance_id for instance_id in ids if instance_id not in by_id]
         if unknown:
-            raise InstanceError(f"Unknown instance id(s): {', '.join(unknown)}")
-        rows = [by_id[instance_id] for instance_id in wanted]
+            raise InstanceError(f"Unknown instance id(s): {', '.join(unknown)} (not among the dataset's {total} rows)")
+        rows = [by_id[instance_id] for instance_id in ids]
     if pattern is not None:
-        rows = [row for row in rows if re.search(pattern, row.get("instance_id") or "")]
+        try:
+            matcher = re.compile(pattern)
+        except re.error as exc:
+            raise InstanceError(f"The pattern {pattern!r} is not a regular expression: {exc}") from None
+        rows = [row for row in rows if matcher.search(row.get("instance_id") or "")]
     if repos is not None:
         repo_set = set(repos)
         rows = [row for row in rows if row.get("repo") in repo_set]
     if slice_spec is not None:
         rows = rows[_parse_slice(slice_spec)]
+    if not rows and total:
+        chosen = {"instance ids": None if ids is None else " ".join(ids), "pattern": pattern,
+                  "repos": None if repos is None else " ".join(repos), "slice": slice_spec}  # fmt: skip
+        described = ", ".join(f"{name} {value!r}" for name, value in chosen.items() if value is not None)
+        raise InstanceError(f"The selection ({described}) matches none of the dataset's {total} rows")
     return rows
 
 

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from uni_agent_gym.errors import UniAgentGymError
+from uni_agent_gym.files import read_text
 
 
 class SpecError(UniAgentGymError, LookupError):
@@ -43,14 +44,14 @@ def load_environments(path: str | Path | None) -> dict[str, dict[str, Any]]:
     if path is None:
         return {}
     try:
-        data = json.loads(Path(path).read_text())
-    except (OSError, json.JSONDecodeError) as exc:
-        raise SpecError(f"Cannot read the environments file {path}: {exc}") from None
+        data = json.loads(read_text(path, "Environments file", SpecError))
+    except json.JSONDecodeError as exc:
+        raise SpecError(f"Environments file {path} is not valid JSON: {exc}") from None
     items = data.get("instances", data) if isinstance(data, dict) else data
     if isinstance(items, dict):
         items = [{"instance_id": key, **value} for key, value in items.items()]
     if not isinstance(items, list) or not all(isinstance(item, dict) and "instance_id" in item for item in items):
-        raise SpecError(f"The environments file {path} expects a list of objects with an instance_id")
+        raise SpecError(f"Environments file {path}: expects a list of objects with an instance_id")
     return {item["instance_id"]: item for item in items}
 
 

@@ -3,8 +3,9 @@
 Each prediction (`instance_id`, `model_name_or_path`, `model_patch`) gets a new sandbox of its
 instance; the patch is applied the harness's way (`git apply`, then `--reject`, then `patch --fuzz`)
 and graded by `SWEBenchReward`. One JSON report per instance is written as soon as it is known, so a
-re-run skips what is done; a bad prediction or a failing sandbox costs only its own row. The summary
-has the fields of the official `<model>.<run_id>.json` report.
+re-run skips what is done, except `infra_error`s of the infrastructure, which it grades again unless
+`retry_errors` is off; a bad prediction or a failing sandbox costs only its own row. The summary has
+the fields of the official `<model>.<run_id>.json` report, plus how many instances were retried.
 """
 
 from __future__ import annotations
@@ -18,6 +19,9 @@ from typing import Any
 
 from uni_agent_gym.config import GymConfig
 from uni_agent_gym.envs.workspace import open_workspace
+from uni_agent_gym.errors import UniAgentGymError
+from uni_agent_gym.eval.records import keep_earlier_errors, read_record, to_redo, write_record
+from uni_agent_gym.files import read_text
 from uni_agent_gym.rewards.patches import apply_patch, git_in
 from uni_agent_gym.rewards.swebench import RewardResult, SWEBenchReward
 
@@ -26,22 +30,46 @@ logger = logging.getLogger(__name__)
 ERROR_STATUSES = ("patch_failed", "test_patch_failed", "timeout", "infra_error")
 
 
+class PredictionsError(UniAgentGymError, ValueError):
+    """The predictions file holds nothing to grade (a single bad row is reported for its instance instead)."""
+
+
 def read_predictions(path: str | Path) -> list[dict[str, Any]]:
     """Predictions from a .jsonl file (or a .json list / {id: prediction} mapping); malformed rows are kept
-    as rows without a usable patch, so they are reported rather than crash the run."""
-    text = Path(path).read_text()
+    as rows without a usable patch, so they are reported rather than crash the run. A file with no
+    prediction at all (missing, empty, not JSON) is a `PredictionsError`."""
+    text = read_text(path, "Predictions file", PredictionsError)
     if str(path).endswith(".jsonl"):
-        rows = []
-        for number, line in enumerate(text.splitlines(), 1):
-            if not line.strip():
-                continue
-            try:
-                rows.append(json.loads(line))
-            except json.JSONDecodeError as exc:
-                rows.append({"instance_id": f"<line {number}>", "error": f"not JSON: {exc}"})
+        rows = [_prediction(number, line) for number, line in enumerate(text.splitlines(), 1) if line.strip()]
+        if all("error" in row for row in rows):
+            raise PredictionsError(f"Predictions file {path} has no line that is a JSON object (line 1: {rows[0]['error']})")
         return rows
-    data = json.loads(text)
-    return list(data.values()) if isinstance(data, dict) else data
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise PredictionsError(f"Predictions file {path} is not valid JSON: {exc}") from None
+    items = list(data.values()) if isinstance(data, dict) else data
+    if not isinstance(items, list) or not items:
+        raise PredictionsError(f"Predictions file {path}: expects a non-empty JSON list of predictions or a mapping of them by instance id")
+    return [item if isinstance(item, dict) else _bad_row(number, f"not a JSON object ({type(item).__name__})") for number, item in enumerate(items, 1)]
+
+
+def _prediction(number: int, line: str) -> dict[str, Any]:
+    try:
+        row = json.loads(line)
+    except json.JSONDecodeError as exc:
+        return _bad_row(number, f"not JSON: {exc}")
+    return row if isinstance(row, dict) else _bad_row(number, f"not a JSON object ({type(row).__name__})")
+
+
+def _bad_row(number: int, reason: str) -> dict[str, Any]:
+    return {"instance_id": f"<line {number}>", "error": reason}
+
+
+def _infrastructure_failed(result: dict[str, Any]) -> bool:
+    """An `infra_error` that a new attempt may not repeat (a malformed prediction, graded below as a
+    "bad prediction", would repeat it, so its result is kept)."""
+    return result.get("status") == "infra_error" and not str(result.get("error")).startswith("bad prediction: ")
 
 
 async def grade_prediction(prediction: dict[str, Any], rows: dict[str, dict[str, Any]], config: GymConfig, reward: SWEBenchReward) -> RewardResult:
@@ -105,30 +133,34 @@ async def grade_predictions(
     run_id: str,
     *,
     workers: int = 1,
+    retry_errors: bool = True,
     on_result: Callable[[dict[str, Any]], None] = lambda result: None,
 ) -> tuple[dict[str, Any], Path]:
-    """Grade every prediction (at most `workers` at once), reusing reports on disk; (summary, its path)."""
+    """Grade every prediction (at most `workers` at once), reusing reports on disk except, with
+    `retry_errors`, those of an infrastructure failure; (summary, its path)."""
     run_dir = output_dir / run_id
     run_dir.mkdir(parents=True, exist_ok=True)
+    paths = {str(p.get("instance_id")): run_dir / f"{str(p.get('instance_id')).replace('/', '_')}.json" for p in predictions}
+    pending, retried = to_redo(paths, _infrastructure_failed if retry_errors else None)
     results: dict[str, dict[str, Any]] = {}
     limit = asyncio.Semaphore(workers)
 
     async def one(prediction: dict[str, Any]) -> None:
         instance_id = str(prediction.get("instance_id"))
-        path = run_dir / f"{instance_id.replace('/', '_')}.json"
-        if path.exists():
-            result = json.loads(path.read_text())
+        path = paths[instance_id]
+        if instance_id not in pending:
+            result = read_record(path)
         else:
             async with limit:
                 result = (await grade_prediction(prediction, rows, config, reward)).to_dict()
             result["model_name_or_path"] = prediction.get("model_name_or_path")
-            path.write_text(json.dumps(result, indent=1))
+            write_record(path, keep_earlier_errors(result, path))
         results[instance_id] = result
         on_result(result)
 
     await asyncio.gather(*(one(prediction) for prediction in predictions))
     model = str(predictions[0].get("model_name_or_path") or "model").replace("/", "__") if predictions else "model"
-    summary = summary_report(predictions, results, len(rows))
+    summary = {**summary_report(predictions, results, len(rows)), "retried_instances": len(retried), "retried_ids": sorted(retried)}
     summary_path = output_dir / f"{model}.{run_id}.json"
     summary_path.write_text(json.dumps(summary, indent=1))
     return summary, summary_path

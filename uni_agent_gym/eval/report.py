@@ -12,8 +12,9 @@ from pathlib import Path
 from typing import Any
 
 
-def build_report(trajectories: list[dict[str, Any]], repos: dict[str, str]) -> dict[str, Any]:
-    """Aggregate trajectories (`repos` maps instance id to repo)."""
+def build_report(trajectories: list[dict[str, Any]], repos: dict[str, str], retried: int = 0) -> dict[str, Any]:
+    """Aggregate trajectories (`repos` maps instance id to repo; `retried`: instances this run played
+    again because their sandbox failed on an earlier run)."""
     total = len(trajectories)
     resolved = [t for t in trajectories if t["resolved"]]
     per_repo: dict[str, dict[str, Any]] = {}
@@ -32,6 +33,7 @@ def build_report(trajectories: list[dict[str, Any]], repos: dict[str, str]) -> d
         "resolved_ids": sorted(t["instance_id"] for t in resolved),
         "per_repo": dict(sorted(per_repo.items())),
         "exit_reasons": dict(Counter(t["exit_reason"] for t in trajectories)),
+        "retried": retried,
         "turns": {t["instance_id"]: t["turns"] for t in trajectories},
         "tokens": {t["instance_id"]: tok for t, tok in zip(trajectories, tokens)},
         "total_tokens": sum(tokens),
@@ -51,7 +53,8 @@ def write_report(report: dict[str, Any], output_dir: Path) -> None:
         "",
         f"Resolved **{report['resolved']} / {report['instances']}** ({report['resolved_rate']:.1%}); "
         f"{report['total_tokens']} tokens; median {report['seconds_per_instance']['median']:.1f} s per instance.",
-        "",
+        *([f"This run retried {report['retried']} instance(s) whose sandbox failed (env_error) on an earlier run.", ""]
+          if report.get("retried") else [""]),
         "| repo | instances | resolved | rate |",
         "|---|---|---|---|",
         *(f"| {repo} | {e['instances']} | {e['resolved']} | {e['resolved_rate']:.1%} |" for repo, e in report["per_repo"].items()),

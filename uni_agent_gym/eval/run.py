@@ -3,9 +3,10 @@
 For each instance: a fresh env, one episode, its trajectory (`trajectories/<id>.json`) and reward
 report (`results/<id>.json`) written as soon as it ends; `predictions.jsonl` (the official harness's
 format) and the report are rewritten from everything on disk after each instance. A re-run skips
-instances that have a trajectory. A sandbox failure costs only its instance (exit reason
-`env_error`); a model error that no retry fixes (refused key, wrong URL) stops the run. On Ctrl-C
-every sandbox is released and finished instances are kept.
+instances that have a trajectory, except those that ended in `env_error` (the sandbox failed, not
+the model), which it plays again unless `retry_errors` is off. A sandbox failure costs only its
+instance; a model error that no retry fixes (refused key, wrong URL) stops the run. On Ctrl-C every
+sandbox is released and finished instances are kept.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from uni_agent_gym.agent.model import ChatModel, ModelError
 from uni_agent_gym.agent.react import run_episode
 from uni_agent_gym.config import GymConfig
 from uni_agent_gym.envs import AsyncSWEEnv
+from uni_agent_gym.eval.records import keep_earlier_errors, read_record, to_redo, write_record
 from uni_agent_gym.eval.report import build_report, write_report
 from uni_agent_gym.rewards.swebench import SWEBenchReward
 from uni_agent_gym.specs import load_environments
@@ -36,6 +38,20 @@ def _name(instance_id: str) -> str:
 def trajectory_path(output_dir: Path, instance_id: str) -> Path:
     """Where an instance's trajectory goes; its existence marks the instance as done."""
     return output_dir / "trajectories" / _name(instance_id)
+
+
+def _sandbox_failed(trajectory: dict[str, Any]) -> bool:
+    return trajectory.get("exit_reason") == "env_error"
+
+
+def pending_instances(
+    instances: list[dict[str, Any]], output_dir: Path, retry_errors: bool = True
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """(instances to play, those of them retried because their sandbox failed on an earlier run)."""
+    by_id = {instance["instance_id"]: instance for instance in instances}
+    paths = {instance_id: trajectory_path(output_dir, instance_id) for instance_id in by_id}
+    pending, retried = to_redo(paths, _sandbox_failed if retry_errors else None)
+    return [by_id[i] for i in pending], [by_id[i] for i in retried]
 
 
 async def _episode(instance: dict[str, Any], config: GymConfig, model: ChatModel, reward: SWEBenchReward) -> dict[str, Any]:
@@ -57,19 +73,15 @@ async def _episode(instance: dict[str, Any], config: GymConfig, model: ChatModel
         await env.close()
 
 
-def write_outputs(output_dir: Path, instances: list[dict[str, Any]]) -> dict[str, Any]:
+def write_outputs(output_dir: Path, instances: list[dict[str, Any]], retried: int = 0) -> dict[str, Any]:
     """predictions.jsonl and the report, from the trajectories on disk (of these instances)."""
-    trajectories = []
-    for instance in instances:
-        path = trajectory_path(output_dir, instance["instance_id"])
-        if path.exists():
-            trajectories.append(json.loads(path.read_text()))
+    trajectories = [t for t in (read_record(trajectory_path(output_dir, i["instance_id"])) for i in instances) if t is not None]
     predictions = [
         {"instance_id": t["instance_id"], "model_name_or_path": t["model_name_or_path"], "model_patch": t["patch"]}
         for t in trajectories
     ]
     (output_dir / "predictions.jsonl").write_text("".join(json.dumps(p) + "\n" for p in predictions))
-    report = build_report(trajectories, {instance["instance_id"]: instance["repo"] for instance in instances})
+    report = build_report(trajectories, {instance["instance_id"]: instance["repo"] for instance in instances}, retried)
     write_report(report, output_dir)
     return report
 
@@ -80,12 +92,14 @@ async def run_eval(
     output_dir: Path,
     *,
     workers: int = 1,
+    retry_errors: bool = True,
     on_done: Callable[[dict[str, Any]], None] = lambda trajectory: None,
 ) -> dict[str, Any]:
-    """Run every instance without a trajectory yet; return the report over all of them."""
+    """Run every instance without a trajectory yet (or, with `retry_errors`, whose sandbox failed last
+    time); return the report over all of them, with how many were retried."""
     for sub in ("trajectories", "results"):
         (output_dir / sub).mkdir(parents=True, exist_ok=True)
-    pending = [i for i in instances if not trajectory_path(output_dir, i["instance_id"]).exists()]
+    pending, retried = pending_instances(instances, output_dir, retry_errors)
     model = ChatModel(config.model)
     reward = SWEBenchReward(config.reward, load_environments(config.env.environments))
     limit = asyncio.Semaphore(workers)
@@ -93,10 +107,10 @@ async def run_eval(
     async def one(instance: dict[str, Any]) -> None:
         async with limit:
             trajectory = await _episode(instance, config, model, reward)
-        name = _name(instance["instance_id"])
-        (output_dir / "results" / name).write_text(json.dumps(trajectory["reward_report"], indent=1))
-        trajectory_path(output_dir, instance["instance_id"]).write_text(json.dumps(trajectory, indent=1))
-        write_outputs(output_dir, instances)
+        path = trajectory_path(output_dir, instance["instance_id"])
+        write_record(output_dir / "results" / path.name, trajectory["reward_report"])
+        write_record(path, keep_earlier_errors(trajectory, path))
+        write_outputs(output_dir, instances, len(retried))
         on_done(trajectory)
 
     try:
@@ -110,4 +124,4 @@ async def run_eval(
             raise
     finally:
         await model.close()
-    return write_outputs(output_dir, instances)
+    return write_outputs(output_dir, instances, len(retried))
