@@ -227,6 +227,17 @@ class RewardConfig(_Strict):
     network: bool = Field(
         False, description="Leave the sandbox's network on while grading (docker cuts it off by default; local cannot)."
     )
+    sandbox: Literal["fresh", "same"] = Field(
+        "fresh",
+        description="fresh: capture the agent's patch without trusting its sandbox and run the tests in a new sandbox "
+        "of the instance with only that patch applied; same: run them in the agent's own sandbox (trusted agents only).",
+    )
+    max_patch_bytes: int = Field(
+        16 * 1024 * 1024,
+        ge=1024,
+        description="Largest patch (and largest total of changed files copied out of the agent's sandbox) that is graded; "
+        "a bigger one is 'patch_rejected'.",
+    )
 
 
 class ModelConfig(_Strict):

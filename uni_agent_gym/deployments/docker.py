@@ -26,7 +26,7 @@ import docker.errors
 from uni_agent_gym.config import DockerDeploymentConfig
 from uni_agent_gym.deployments.base import Deployment
 from uni_agent_gym.deployments.session import READ_SIZE, ShellProcess
-from uni_agent_gym.errors import ConfigError, DeploymentError, ImageNotFoundError, SandboxDiedError
+from uni_agent_gym.errors import ConfigError, DeploymentError, ImageNotFoundError, SandboxDiedError, UniAgentGymError
 
 logger = logging.getLogger(__name__)
 
@@ -117,6 +117,10 @@ class _DockerShell(ShellProcess):
             await self._writer.wait_closed()
         except OSError:
             pass
+
+
+class ArchiveTooLarge(UniAgentGymError, ValueError):
+    """A copy out of a container would exceed the size it was allowed (what the agent made, not a fault)."""
 
 
 class DockerDeployment(Deployment):
@@ -288,16 +292,53 @@ class DockerDeployment(Deployment):
             buffer = io.BytesIO()
             with tarfile.open(fileobj=buffer, mode="w") as tar:
                 tar.add(source, arcname=target.lstrip("/"))
-            if not self._api(f"copy {source} to {target}", docker_client().api.put_archive, self.container_id, "/", buffer.getvalue()):
-                raise DeploymentError(f"Docker refused to copy {source} to {target}")
+            self.write_archive("/", buffer.getvalue())
 
         await asyncio.to_thread(put)
+
+    def read_archive(self, path: str, max_bytes: int) -> bytes | None:
+        """A tar of `path` (a file or a whole directory) as the daemon reads it from the container's
+        filesystem: nothing inside the container runs, so nothing the agent left there takes part.
+        None when `path` does not exist; `ArchiveTooLarge` past `max_bytes`. Blocking."""
+        api = docker_client().api
+
+        def read() -> bytes | None:
+            try:
+                stream, _ = api.get_archive(self.container_id, path)
+            except docker.errors.NotFound:
+                return None
+            data = bytearray()
+            for chunk in stream:
+                data += chunk
+                if len(data) > max_bytes:
+                    raise ArchiveTooLarge(f"{path} holds more than {max_bytes} bytes")
+            return bytes(data)
+
+        data = self._api(f"read {path}", read)
+        if data is None:  # a 404 means the path or the container is gone: only the former is an answer
+            self._api("inspect", api.inspect_container, self.container_id)
+        return data
+
+    def write_archive(self, directory: str, data: bytes) -> None:
+        """Unpack a tar into `directory` of the container (the daemon does it; nothing inside runs). Blocking."""
+        if not self._api(f"copy files to {directory}", docker_client().api.put_archive, self.container_id, directory, data):
+            raise DeploymentError(f"Docker refused to copy files to {directory} in container {self.container_id}")
+
+    def pause(self) -> None:
+        """Freeze every process in the container (the daemon's cgroup freezer). Blocking."""
+        self._api("pause", docker_client().api.pause, self.container_id)
+
+    def unpause(self) -> None:
+        """Undo `pause`. Blocking."""
+        self._api("unpause", docker_client().api.unpause, self.container_id)
 
     def _api(self, what: str, call, *args, **kwargs):
         """A blocking SDK call on this container; a container that is gone, or a daemon that does not
         answer, is `SandboxDiedError` (not the agent's doing), any other refusal `DeploymentError`."""
         try:
             return call(*args, **kwargs)
+        except UniAgentGymError:
+            raise
         except docker.errors.NotFound:
             raise SandboxDiedError(f"Cannot {what}: container {self.container_id} is gone") from None
         except docker.errors.APIError as exc:

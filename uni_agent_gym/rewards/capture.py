@@ -1,0 +1,192 @@
+"""The agent's patch, captured without trusting anything the agent could change.
+
+The patch is the difference between the repository's files at the end of an episode and the commit
+the episode started from. Everything in the agent's sandbox may be the agent's: its shell (functions
+named `git`, `PATH`), the `git` binary, the repository's `.git` (config, hooks, attributes, index,
+refs, replace objects) and processes still running. So the patch is computed with none of them:
+
+- docker (`capture_from_container`): the Docker daemon says which paths changed (`docker diff`, read
+  from the container's filesystem layer) and copies them out (`get_archive`), with the container
+  frozen; the patch is computed in the *fresh* grading container, which the agent never touched, by
+  its git, with a private index, against the start commit. Paths git ignores are not copied.
+- anywhere else (`capture_in_sandbox`: modal, `reward.sandbox: same`): in the sandbox, by
+  `/usr/bin/git` (no shell function or PATH wrapper) with no system or global config, no hooks, no
+  fsmonitor and a private index. The repository's own `.git/config` is still read there: this path is
+  for sandboxes the gym trusts or cannot see into.
+
+Both diff with `--binary --full-index --no-textconv --no-ext-diff --no-renames`: new, deleted,
+binary and mode-changed files are in the patch, a rename is a deletion plus an addition, and no
+diff driver runs. A symlink that leaves the repository, a special file, or more than
+`max_bytes` of changed files or patch is `PatchRejected`: a clear status, never a crash.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import io
+import posixpath
+import secrets
+import shlex
+import tarfile
+
+from uni_agent_gym.deployments import Deployment
+from uni_agent_gym.errors import DeploymentError, UniAgentGymError
+
+GIT = "/usr/bin/git"
+# A bash with nothing of the calling shell: no functions, aliases or variables (GIT_DIR, PATH, BASH_ENV).
+CLEAN_SHELL = "/usr/bin/env -i PATH=/usr/bin:/bin HOME=/root LANG=C.UTF-8 /bin/bash --noprofile --norc -o pipefail -c"
+# Every git run: no system/global config, no hooks, no fsmonitor, no pager, no prompt.
+GIT_ENV = "GIT_CONFIG_NOSYSTEM=1 GIT_CONFIG_GLOBAL=/dev/null GIT_TERMINAL_PROMPT=0 GIT_PAGER=cat GIT_OPTIONAL_LOCKS=0"
+GIT_FLAGS = "-c core.hooksPath=/dev/null -c core.fsmonitor=false -c core.untrackedCache=false -c safe.directory=* -c core.quotePath=false"
+git = f"{GIT} {GIT_FLAGS}"
+DIFF_FLAGS = "--binary --full-index --no-textconv --no-ext-diff --no-renames --no-color"
+
+
+class PatchRejected(UniAgentGymError, ValueError):
+    """The agent's changes cannot be graded as a patch (too large, or leaving the repository)."""
+
+
+def _clean(index: str, body: str) -> str:
+    """`body` as a command for a clean bash (see CLEAN_SHELL) whose git uses the private index `index`."""
+    return f"{CLEAN_SHELL} {shlex.quote(f'export {GIT_ENV} GIT_INDEX_FILE={index}; {body}')}"
+
+
+async def capture_in_sandbox(deployment: Deployment, repo_dir: str, start: str, max_bytes: int) -> str:
+    """The patch, computed in `deployment` by `/usr/bin/git` with a private index (see the module docstring)."""
+    scratch = f"/tmp/uni-agent-gym-capture-{secrets.token_hex(6)}"
+    script = f"cd {shlex.quote(repo_dir)} && {git} read-tree {start} && {git} add -A && {git} diff --cached {DIFF_FLAGS} {start} > {scratch}.patch"
+    try:
+        return await _read_patch(deployment, f"{scratch}.index", script, f"{scratch}.patch", max_bytes)
+    finally:
+        await deployment.run(f"rm -f {scratch}.index {scratch}.patch")
+
+
+async def capture_from_container(agent, fresh, repo_dir: str, start: str, max_bytes: int) -> str:
+    """The patch of the docker sandbox `agent`, computed in the fresh docker sandbox `fresh` of the same
+    instance (its repository at `start`, untouched by the agent). `agent` is frozen meanwhile."""
+    root = repo_dir.rstrip("/")
+    changes = await asyncio.to_thread(agent.changes)
+    changed = dict(sorted((path[len(root) + 1 :], kind) for kind, path in changes if path.startswith(root + "/")))
+    changed = {path: kind for path, kind in changed.items() if path != ".git" and not path.startswith(".git/")}
+    if not changed:
+        return ""
+    scratch = f"/tmp/uni-agent-gym-capture-{secrets.token_hex(6)}"
+    tree, index, cd = f"{scratch}/tree", f"{scratch}/index", f"cd {shlex.quote(repo_dir)} &&"
+    try:
+        await _must(fresh, index, f"mkdir -p {tree} && {cd} {git} read-tree {start}", "read the start commit")
+        # The start's .gitignore files (but those the agent changed) so that git can tell which changed
+        # paths it ignores; those are never copied.
+        listed = await _must(fresh, index, f"{cd} {git} ls-files -z -- ':(glob)**/.gitignore'", "list .gitignore files")
+        start_ignores = [path for path in listed.split("\0") if path and path not in changed]
+        await _write_list(fresh, f"{scratch}/ignores", start_ignores)
+        await _must(fresh, index, f"{cd} {git} checkout-index -z --stdin --prefix={tree}/ < {scratch}/ignores", "lay out .gitignore files")
+        await asyncio.to_thread(agent.pause)
+        try:
+            copied = 0
+            agent_ignores = [path for path, kind in changed.items() if posixpath.basename(path) == ".gitignore" and kind != "D"]
+            for path in agent_ignores:
+                copied += await _copy(agent, fresh, root, tree, path, max_bytes - copied)
+            copy, index_paths = await _plan(fresh, index, cd, scratch, changed)
+            for path in copy:
+                if path not in agent_ignores:
+                    copied += await _copy(agent, fresh, root, tree, path, max_bytes - copied)
+        finally:
+            await asyncio.to_thread(agent.unpause)
+        # The index holds the start commit; git looks at the scratch tree only for the changed paths.
+        await _write_list(fresh, f"{scratch}/paths", [f":(literal){path}" for path in index_paths + start_ignores])
+        script = (
+            f"{cd} {git} ls-files -z | {git} update-index -z --skip-worktree --stdin "
+            f"&& xargs -0 -r {git} ls-files -z -- < {scratch}/paths | {git} update-index -z --no-skip-worktree --stdin "
+            f"&& {git} --work-tree={tree} add -A && {git} diff --cached {DIFF_FLAGS} {start} > {scratch}/patch"
+        )
+        return await _read_patch(fresh, index, script, f"{scratch}/patch", max_bytes)
+    finally:
+        await fresh.run(f"rm -rf {scratch}")
+
+
+async def _write_list(deployment: Deployment, path: str, items: list[str]) -> None:
+    await deployment.write_file(path, "".join(item + "\0" for item in items))
+
+
+async def _plan(fresh: Deployment, index: str, cd: str, scratch: str, changed: dict[str, str]) -> tuple[list[str], list[str]]:
+    """(the paths to copy, the index paths the patch may change). Deleted and ignored paths are not
+    copied (tracked files always count); a new directory is copied whole when nothing in it is
+    ignored, else entry by entry; a changed directory is not a path of its own (its entries are)."""
+    directories = {path for path in changed if any(other.startswith(path + "/") for other in changed)}
+    queries = [path + "/" if path in directories else path for path, kind in changed.items() if kind != "D"]
+    await _write_list(fresh, f"{scratch}/queries", queries)
+    result = await fresh.run(_clean(index, f"{cd} {git} --work-tree={scratch}/tree check-ignore -z --stdin < {scratch}/queries"), timeout=300)
+    if result.exit_code not in (0, 1) or result.truncated:
+        raise DeploymentError(f"git check-ignore failed in the grading sandbox: {result.output[-500:]}")
+    ignored = {path.rstrip("/") for path in result.output.split("\0") if path}
+
+    def under(path: str, parents) -> bool:
+        return any(path == parent or path.startswith(parent + "/") for parent in parents)
+
+    copy: list[str] = []
+    index_paths: list[str] = []
+    for path, kind in changed.items():
+        if kind == "D":
+            index_paths.append(path)  # gone: a deleted directory takes everything under it
+        elif under(path, ignored) or under(path, copy):
+            continue
+        elif path not in directories:
+            copy.append(path)
+            index_paths.append(path)
+        elif kind == "A" and not any(under(other, ignored) for other in changed if other.startswith(path + "/")):
+            copy.append(path)
+            index_paths.append(path)
+    return copy, index_paths
+
+
+async def _copy(agent, fresh, root: str, tree: str, path: str, budget: int) -> int:
+    """Copy one path from the agent's container into the scratch tree; the bytes it took."""
+    from uni_agent_gym.deployments.docker import ArchiveTooLarge
+
+    try:
+        data = await asyncio.to_thread(agent.read_archive, f"{root}/{path}", max(budget, 0))
+    except ArchiveTooLarge:
+        raise PatchRejected(f"the changed files are larger than reward.max_patch_bytes (at {path})") from None
+    if data is None:  # gone since docker diff listed it
+        return 0
+    # Unpacked at the tree's root with repository paths, so a link to a sibling directory stays inside it.
+    await asyncio.to_thread(fresh.write_archive, tree, _checked_and_rebased(data, posixpath.dirname(path)))
+    return len(data)
+
+
+def _checked_and_rebased(data: bytes, parent: str) -> bytes:
+    """The tar with its members moved under `parent`, after refusing what a patch cannot hold safely:
+    special files, and links that leave the repository."""
+    out = io.BytesIO()
+    with tarfile.open(fileobj=io.BytesIO(data)) as tar, tarfile.open(fileobj=out, mode="w") as rebased:
+        for member in tar.getmembers():
+            where = posixpath.normpath(posixpath.join(parent, member.name))
+            if member.isdev() or member.isfifo():
+                raise PatchRejected(f"{where} is a special file (device or fifo), which a patch cannot hold")
+            if member.issym():
+                resolved = posixpath.normpath(posixpath.join(posixpath.dirname(where), member.linkname))
+                if posixpath.isabs(member.linkname) or resolved == ".." or resolved.startswith("../"):
+                    raise PatchRejected(f"the symlink {where} -> {member.linkname} points outside the repository")
+            elif member.islnk():
+                member.linkname = posixpath.normpath(posixpath.join(parent, member.linkname))
+            member.name = where
+            rebased.addfile(member, tar.extractfile(member) if member.isreg() else None)
+    return out.getvalue()
+
+
+async def _must(deployment: Deployment, index: str, command: str, what: str) -> str:
+    result = await deployment.run(_clean(index, command), timeout=300)
+    if result.exit_code != 0:
+        raise DeploymentError(f"Could not {what} in the grading sandbox ({result.exit_code}): {result.output[-1000:]}")
+    return result.output
+
+
+async def _read_patch(deployment: Deployment, index: str, script: str, patch_path: str, max_bytes: int) -> str:
+    """Run the capture script (it writes the patch to `patch_path`) and read the patch unless it is too large."""
+    result = await deployment.run(_clean(index, f"{script} && wc -c < {patch_path}"), timeout=600)
+    size = result.output.strip().splitlines()[-1] if result.exit_code == 0 and result.output.strip() else ""
+    if not size.isdigit():
+        raise DeploymentError(f"Could not capture the patch ({result.exit_code}): {result.output[-1000:]}")
+    if int(size) > max_bytes:
+        raise PatchRejected(f"the patch is {int(size)} bytes, more than reward.max_patch_bytes ({max_bytes})")
+    return (await deployment.read_file(patch_path)).decode("utf-8", errors="replace")
