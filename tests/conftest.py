@@ -65,12 +65,32 @@ SESSION_RUN_ID = f"pytest-{os.getpid()}-{secrets.token_hex(2)}"
 _test_numbers = itertools.count(1)
 
 
-def containers_of(run_id_prefix: str) -> list:
-    """Containers labelled by uni-agent-gym whose run id is `run_id_prefix` or starts with it plus '-'."""
-    from uni_agent_gym.deployments.docker import LABEL, RUN_ID_LABEL, docker_client
+def labelled_containers() -> list[dict]:
+    """Every container labelled by uni-agent-gym, as the daemon lists them (one call, no inspection each)."""
+    from uni_agent_gym.deployments.docker import LABEL, docker_client
 
-    found = docker_client().containers.list(all=True, filters={"label": f"{LABEL}=1"}, ignore_removed=True)
-    return [c for c in found if (c.labels.get(RUN_ID_LABEL) or "") == run_id_prefix or (c.labels.get(RUN_ID_LABEL) or "").startswith(run_id_prefix + "-")]
+    return docker_client().api.containers(all=True, filters={"label": f"{LABEL}=1"})
+
+
+def containers_of(run_id_prefix: str) -> list[dict]:
+    """Containers labelled by uni-agent-gym whose run id is `run_id_prefix` or starts with it plus '-'."""
+    from uni_agent_gym.deployments.docker import RUN_ID_LABEL
+
+    def run_id(container: dict) -> str:
+        return (container.get("Labels") or {}).get(RUN_ID_LABEL) or ""
+
+    return [c for c in labelled_containers() if run_id(c) == run_id_prefix or run_id(c).startswith(run_id_prefix + "-")]
+
+
+def remove_container(container: dict) -> None:
+    import docker.errors
+
+    from uni_agent_gym.deployments.docker import docker_client
+
+    try:
+        docker_client().api.remove_container(container["Id"], force=True, v=True)
+    except docker.errors.NotFound:
+        pass
 
 
 @pytest.fixture(autouse=True)
@@ -86,9 +106,9 @@ def container_run_id(request, monkeypatch) -> str:
         return
     left = containers_of(run_id)
     for container in left:
-        container.remove(force=True, v=True)
+        remove_container(container)
     if left:
-        pytest.fail(f"{request.node.nodeid} left {len(left)} container(s) behind: {[c.name for c in left]} (removed now)")
+        pytest.fail(f"{request.node.nodeid} left {len(left)} container(s) behind: {[c['Names'] for c in left]} (removed now)")
 
 
 @pytest.fixture(scope="session", autouse=True)
@@ -97,10 +117,8 @@ def no_container_left_behind():
     yield
     if not docker_engine_reachable():
         return
-    from uni_agent_gym.deployments.docker import LABEL, RUN_ID_LABEL, docker_client
-
-    left = docker_client().containers.list(all=True, filters={"label": f"{LABEL}=1"}, ignore_removed=True) if IN_CI else containers_of(SESSION_RUN_ID)
-    assert not left, f"containers left behind by the tests: {[(c.name, c.labels.get(RUN_ID_LABEL)) for c in left]}"
+    left = labelled_containers() if IN_CI else containers_of(SESSION_RUN_ID)
+    assert not left, f"containers left behind by the tests: {[(c['Names'], c.get('Labels')) for c in left]}"
 
 
 @pytest.fixture

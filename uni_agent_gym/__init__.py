@@ -38,9 +38,8 @@ def make_env(config: Any = None, **kwargs: Any) -> "SWEEnv":
     config = config or GymConfig()
     if "reward" not in kwargs:
         from uni_agent_gym.rewards.swebench import SWEBenchReward
-        from uni_agent_gym.specs import load_environments
 
-        kwargs["reward"] = SWEBenchReward(config.reward, load_environments(config.env.environments))
+        kwargs["reward"] = SWEBenchReward.from_config(config)
     return SWEEnv(config, **kwargs)
 
 

@@ -188,7 +188,7 @@ def cmd_grade(args: argparse.Namespace, console: Console) -> None:
             raise BadArgument(f"--instance-ids {' '.join(args.instance_ids)}: none of the {len(predictions)} predictions in {args.predictions} is for them")
         predictions = chosen
     output_directory("--output", args.output)
-    reward = SWEBenchReward(config.reward, _environments(config.env.environments))
+    reward = SWEBenchReward(config.reward, _environments(config.env.environments), gym=config)
     run_id = args.run_id or time.strftime("%Y%m%d-%H%M%S")
     counts = {"resolved": 0, "errors": 0}
     with _progress(console, "grading", len(predictions)) as advance:
@@ -199,7 +199,7 @@ def cmd_grade(args: argparse.Namespace, console: Console) -> None:
             advance(f"resolved {counts['resolved']}  errors {counts['errors']}")
 
         summary, path = asyncio.run(
-            grade_predictions(predictions, rows, config, reward, Path(args.output), run_id, workers=args.workers,
+            grade_predictions(predictions, rows, reward, Path(args.output), run_id, workers=args.workers,
                               retry_errors=args.retry_errors, on_result=on_result)  # fmt: skip
         )
     retried = f", {summary['retried_instances']} retried after an infrastructure error" if summary["retried_instances"] else ""
@@ -227,8 +227,6 @@ def cmd_ping(args: argparse.Namespace, console: Console) -> None:
 
 
 def cmd_eval(args: argparse.Namespace, console: Console) -> None:
-    from pathlib import Path
-
     from uni_agent_gym.eval.run import pending_instances, run_eval
 
     config = _run_config(args)

@@ -9,6 +9,7 @@ can reap what a crashed process left behind.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
 import io
 import logging
@@ -303,16 +304,19 @@ class DockerDeployment(Deployment):
         api = docker_client().api
 
         def read() -> bytes | None:
-            try:
-                stream, _ = api.get_archive(self.container_id, path)
-            except docker.errors.NotFound:
-                return None
-            data = bytearray()
-            for chunk in stream:
-                data += chunk
-                if len(data) > max_bytes:
-                    raise ArchiveTooLarge(f"{path} holds more than {max_bytes} bytes")
-            return bytes(data)
+            # The SDK's get_archive leaves the response open when its reader stops early, and the daemon
+            # holds the container's lock (pause, exec, remove wait on it) until the stream is closed.
+            response = api.get(api._url("/containers/{0}/archive", self.container_id), params={"path": path}, stream=True)
+            with contextlib.closing(response):
+                if response.status_code == 404:
+                    return None
+                api._raise_for_status(response)
+                data = bytearray()
+                for chunk in response.iter_content(1 << 16):
+                    data += chunk
+                    if len(data) > max_bytes:
+                        raise ArchiveTooLarge(f"{path} holds more than {max_bytes} bytes")
+                return bytes(data)
 
         data = self._api(f"read {path}", read)
         if data is None:  # a 404 means the path or the container is gone: only the former is an answer

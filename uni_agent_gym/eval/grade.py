@@ -17,17 +17,14 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from uni_agent_gym.config import GymConfig
-from uni_agent_gym.envs.workspace import open_workspace
 from uni_agent_gym.errors import UniAgentGymError
 from uni_agent_gym.eval.records import keep_earlier_errors, read_record, to_redo, write_record
 from uni_agent_gym.files import read_text
-from uni_agent_gym.rewards.patches import apply_patch, git_in
 from uni_agent_gym.rewards.swebench import RewardResult, SWEBenchReward
 
 logger = logging.getLogger(__name__)
 
-ERROR_STATUSES = ("patch_failed", "test_patch_failed", "timeout", "infra_error")
+ERROR_STATUSES = ("patch_failed", "patch_rejected", "test_patch_failed", "timeout", "infra_error")
 
 
 class PredictionsError(UniAgentGymError, ValueError):
@@ -72,7 +69,7 @@ def _infrastructure_failed(result: dict[str, Any]) -> bool:
     return result.get("status") == "infra_error" and not str(result.get("error")).startswith("bad prediction: ")
 
 
-async def grade_prediction(prediction: dict[str, Any], rows: dict[str, dict[str, Any]], config: GymConfig, reward: SWEBenchReward) -> RewardResult:
+async def grade_prediction(prediction: dict[str, Any], rows: dict[str, dict[str, Any]], reward: SWEBenchReward) -> RewardResult:
     """The grade of one prediction; never raises (errors become an `infra_error` result)."""
     instance_id = str(prediction.get("instance_id"))
     patch = prediction.get("model_patch")
@@ -81,17 +78,8 @@ async def grade_prediction(prediction: dict[str, Any], rows: dict[str, dict[str,
         return RewardResult(instance_id, "infra_error", error=f"bad prediction: {reason}")
     if not (patch or "").strip():
         return RewardResult(instance_id, "unresolved", error="empty patch: nothing to grade")
-    instance = rows[instance_id]
     try:
-        deployment, repo_dir = await open_workspace(instance, config)
-        try:
-            start = (await git_in(deployment, repo_dir, "git rev-parse HEAD")).strip()
-            applied, log = await apply_patch(deployment, repo_dir, patch, "prediction")
-            if not applied:
-                return RewardResult(instance_id, "patch_failed", patch=patch, error=log[-4000:])
-            return await reward.grade(deployment, instance, repo_dir, start_commit=start)
-        finally:
-            await deployment.stop()
+        return await reward.grade_patch(rows[instance_id], patch)
     except Exception as exc:  # noqa: BLE001 - boundary: one instance's failure is its own row
         logger.warning("grading %s failed: %s", instance_id, exc)
         return RewardResult(instance_id, "infra_error", patch=patch, error=f"{type(exc).__name__}: {exc}")
@@ -127,7 +115,6 @@ def summary_report(predictions: list[dict[str, Any]], results: dict[str, dict[st
 async def grade_predictions(
     predictions: list[dict[str, Any]],
     rows: dict[str, dict[str, Any]],
-    config: GymConfig,
     reward: SWEBenchReward,
     output_dir: Path,
     run_id: str,
@@ -152,7 +139,7 @@ async def grade_predictions(
             result = read_record(path)
         else:
             async with limit:
-                result = (await grade_prediction(prediction, rows, config, reward)).to_dict()
+                result = (await grade_prediction(prediction, rows, reward)).to_dict()
             result["model_name_or_path"] = prediction.get("model_name_or_path")
             write_record(path, keep_earlier_errors(result, path))
         results[instance_id] = result

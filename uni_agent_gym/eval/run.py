@@ -26,7 +26,6 @@ from uni_agent_gym.envs import AsyncSWEEnv
 from uni_agent_gym.eval.records import keep_earlier_errors, read_record, to_redo, write_record
 from uni_agent_gym.eval.report import build_report, write_report
 from uni_agent_gym.rewards.swebench import SWEBenchReward
-from uni_agent_gym.specs import load_environments
 
 logger = logging.getLogger(__name__)
 
@@ -101,7 +100,7 @@ async def run_eval(
         (output_dir / sub).mkdir(parents=True, exist_ok=True)
     pending, retried = pending_instances(instances, output_dir, retry_errors)
     model = ChatModel(config.model)
-    reward = SWEBenchReward(config.reward, load_environments(config.env.environments))
+    reward = SWEBenchReward.from_config(config)
     limit = asyncio.Semaphore(workers)
 
     async def one(instance: dict[str, Any]) -> None:

@@ -31,14 +31,10 @@ import tarfile
 
 from uni_agent_gym.deployments import Deployment
 from uni_agent_gym.errors import DeploymentError, UniAgentGymError
+from uni_agent_gym.rewards.patches import GIT, GIT_ENV
 
-GIT = "/usr/bin/git"
 # A bash with nothing of the calling shell: no functions, aliases or variables (GIT_DIR, PATH, BASH_ENV).
 CLEAN_SHELL = "/usr/bin/env -i PATH=/usr/bin:/bin HOME=/root LANG=C.UTF-8 /bin/bash --noprofile --norc -o pipefail -c"
-# Every git run: no system/global config, no hooks, no fsmonitor, no pager, no prompt.
-GIT_ENV = "GIT_CONFIG_NOSYSTEM=1 GIT_CONFIG_GLOBAL=/dev/null GIT_TERMINAL_PROMPT=0 GIT_PAGER=cat GIT_OPTIONAL_LOCKS=0"
-GIT_FLAGS = "-c core.hooksPath=/dev/null -c core.fsmonitor=false -c core.untrackedCache=false -c safe.directory=* -c core.quotePath=false"
-git = f"{GIT} {GIT_FLAGS}"
 DIFF_FLAGS = "--binary --full-index --no-textconv --no-ext-diff --no-renames --no-color"
 
 
@@ -54,7 +50,7 @@ def _clean(index: str, body: str) -> str:
 async def capture_in_sandbox(deployment: Deployment, repo_dir: str, start: str, max_bytes: int) -> str:
     """The patch, computed in `deployment` by `/usr/bin/git` with a private index (see the module docstring)."""
     scratch = f"/tmp/uni-agent-gym-capture-{secrets.token_hex(6)}"
-    script = f"cd {shlex.quote(repo_dir)} && {git} read-tree {start} && {git} add -A && {git} diff --cached {DIFF_FLAGS} {start} > {scratch}.patch"
+    script = f"cd {shlex.quote(repo_dir)} && {GIT} read-tree {start} && {GIT} add -A && {GIT} diff --cached {DIFF_FLAGS} {start} > {scratch}.patch"
     try:
         return await _read_patch(deployment, f"{scratch}.index", script, f"{scratch}.patch", max_bytes)
     finally:
@@ -73,13 +69,13 @@ async def capture_from_container(agent, fresh, repo_dir: str, start: str, max_by
     scratch = f"/tmp/uni-agent-gym-capture-{secrets.token_hex(6)}"
     tree, index, cd = f"{scratch}/tree", f"{scratch}/index", f"cd {shlex.quote(repo_dir)} &&"
     try:
-        await _must(fresh, index, f"mkdir -p {tree} && {cd} {git} read-tree {start}", "read the start commit")
+        await _must(fresh, index, f"mkdir -p {tree} && {cd} {GIT} read-tree {start}", "read the start commit")
         # The start's .gitignore files (but those the agent changed) so that git can tell which changed
         # paths it ignores; those are never copied.
-        listed = await _must(fresh, index, f"{cd} {git} ls-files -z -- ':(glob)**/.gitignore'", "list .gitignore files")
+        listed = await _must(fresh, index, f"{cd} {GIT} ls-files -z -- ':(glob)**/.gitignore'", "list .gitignore files")
         start_ignores = [path for path in listed.split("\0") if path and path not in changed]
         await _write_list(fresh, f"{scratch}/ignores", start_ignores)
-        await _must(fresh, index, f"{cd} {git} checkout-index -z --stdin --prefix={tree}/ < {scratch}/ignores", "lay out .gitignore files")
+        await _must(fresh, index, f"{cd} {GIT} checkout-index -z --stdin --prefix={tree}/ < {scratch}/ignores", "lay out .gitignore files")
         await asyncio.to_thread(agent.pause)
         try:
             copied = 0
@@ -95,9 +91,9 @@ async def capture_from_container(agent, fresh, repo_dir: str, start: str, max_by
         # The index holds the start commit; git looks at the scratch tree only for the changed paths.
         await _write_list(fresh, f"{scratch}/paths", [f":(literal){path}" for path in index_paths + start_ignores])
         script = (
-            f"{cd} {git} ls-files -z | {git} update-index -z --skip-worktree --stdin "
-            f"&& xargs -0 -r {git} ls-files -z -- < {scratch}/paths | {git} update-index -z --no-skip-worktree --stdin "
-            f"&& {git} --work-tree={tree} add -A && {git} diff --cached {DIFF_FLAGS} {start} > {scratch}/patch"
+            f"{cd} {GIT} ls-files -z | {GIT} update-index -z --skip-worktree --stdin "
+            f"&& xargs -0 -r {GIT} ls-files -z -- < {scratch}/paths | {GIT} update-index -z --no-skip-worktree --stdin "
+            f"&& {GIT} --work-tree={tree} add -A && {GIT} diff --cached {DIFF_FLAGS} {start} > {scratch}/patch"
         )
         return await _read_patch(fresh, index, script, f"{scratch}/patch", max_bytes)
     finally:
@@ -115,7 +111,7 @@ async def _plan(fresh: Deployment, index: str, cd: str, scratch: str, changed: d
     directories = {path for path in changed if any(other.startswith(path + "/") for other in changed)}
     queries = [path + "/" if path in directories else path for path, kind in changed.items() if kind != "D"]
     await _write_list(fresh, f"{scratch}/queries", queries)
-    result = await fresh.run(_clean(index, f"{cd} {git} --work-tree={scratch}/tree check-ignore -z --stdin < {scratch}/queries"), timeout=300)
+    result = await fresh.run(_clean(index, f"{cd} {GIT} --work-tree={scratch}/tree check-ignore -z --stdin < {scratch}/queries"), timeout=300)
     if result.exit_code not in (0, 1) or result.truncated:
         raise DeploymentError(f"git check-ignore failed in the grading sandbox: {result.output[-500:]}")
     ignored = {path.rstrip("/") for path in result.output.split("\0") if path}

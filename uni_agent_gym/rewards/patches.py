@@ -1,4 +1,4 @@
-"""Patches in the sandbox: capture the agent's work as a diff, apply a prediction the harness's way."""
+"""Patches in a grading sandbox: apply a prediction the harness's way, return files to a commit."""
 
 from __future__ import annotations
 
@@ -7,6 +7,12 @@ import shlex
 
 from uni_agent_gym.deployments import Deployment
 from uni_agent_gym.errors import DeploymentError
+
+# git as the grader runs it: /usr/bin/git (no shell function or PATH wrapper), no system or global config,
+# no hooks, no fsmonitor, no replace objects, no pager or prompt.
+GIT_ENV = "GIT_CONFIG_NOSYSTEM=1 GIT_CONFIG_GLOBAL=/dev/null GIT_NO_REPLACE_OBJECTS=1 GIT_TERMINAL_PROMPT=0 GIT_PAGER=cat GIT_OPTIONAL_LOCKS=0"
+GIT = "/usr/bin/git -c core.hooksPath=/dev/null -c core.fsmonitor=false -c core.untrackedCache=false -c safe.directory=* -c core.quotePath=false"
+SAFE_GIT = f"{GIT_ENV} {GIT}"  # one simple command's worth
 
 # The official harness's order of attempts for a prediction that does not apply cleanly.
 APPLY_COMMANDS = ("git apply --verbose {patch}", "git apply --verbose --reject {patch}", "patch --batch --fuzz=5 -p1 -i {patch}")
@@ -20,20 +26,6 @@ async def git_in(deployment: Deployment, repo_dir: str, command: str, timeout: f
     return result.output
 
 
-async def capture_patch(deployment: Deployment, repo_dir: str, start_commit: str) -> str:
-    """The agent's changes since `start_commit`, new and binary files included (the index is left as it was)."""
-    await git_in(deployment, repo_dir, "git add -A")
-    try:
-        patch = await deployment.run(
-            f"cd {shlex.quote(repo_dir)} && git -c core.fileMode=false diff --cached --binary {start_commit}", timeout=120
-        )
-    finally:
-        await git_in(deployment, repo_dir, "git reset --quiet")
-    if patch.exit_code != 0:
-        raise DeploymentError(f"git diff failed in {repo_dir}: {patch.output[-1000:]}")
-    return patch.output
-
-
 async def reset_files(deployment: Deployment, repo_dir: str, start_commit: str, paths: list[str]) -> None:
     """Return `paths` to `start_commit`: restored where they exist there, deleted where they do not."""
     if not paths:
@@ -41,8 +33,8 @@ async def reset_files(deployment: Deployment, repo_dir: str, start_commit: str, 
     quoted = " ".join(shlex.quote(path) for path in dict.fromkeys(paths))
     await git_in(
         deployment, repo_dir,
-        f'for f in {quoted}; do if git cat-file -e {start_commit}:"$f" 2>/dev/null; '
-        f'then git checkout {start_commit} -- "$f"; else rm -rf -- "$f"; fi; done',
+        f'for f in {quoted}; do if {SAFE_GIT} cat-file -e {start_commit}:"$f" 2>/dev/null; '
+        f'then {SAFE_GIT} checkout {start_commit} -- "$f"; else rm -rf -- "$f"; fi; done',
     )  # fmt: skip
 
 

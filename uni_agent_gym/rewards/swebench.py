@@ -1,44 +1,56 @@
 """The SWE-bench reward: FAIL_TO_PASS (and PASS_TO_PASS) graded by the `swebench` package's rules.
 
-At the end of an episode, in the episode's own sandbox:
+The agent is an adversary: whatever it can change that takes part in grading, an RL policy will
+eventually change. So by default (`reward.sandbox: fresh`) the reward depends on the agent's patch
+alone:
 
-1. capture the agent's patch: `git diff` (new and binary files included) against the commit the
-   episode started from (SWE-bench images carry one environment commit over `base_commit`);
-2. return the files `test_patch` touches, and any test-runner configuration the agent touched
-   (`conftest.py`, `pytest.ini`, `tox.ini`), to that commit; delete files that did not exist there;
-3. apply `test_patch` (failing to is an infrastructure error, never a pass);
-4. run the spec's test command on the test files, with a timeout, its output going to a log file
-   (docker sandboxes are cut off every network first, unless `reward.network`);
-5. parse the log with swebench's parser for the repo, cross-check it against the runner's exit code
+1. capture the agent's patch against the commit the episode started from, without trusting the
+   agent's sandbox (`capture.py`: the Docker daemon's view of its files, computed in a fresh
+   container; the host's git for `local`);
+2. open a *fresh* sandbox of the instance (a new container of its image, from the warm pool when
+   there is one, or a fresh checkout) and apply the patch there the way the official harness applies
+   predictions (`git apply`, `--reject`, `patch --fuzz`);
+3. return to the start commit the files `test_patch` touches and what runs the tests (`conftest.py`,
+   pytest's configuration, the runner script: `runner_files.py`), deleting files it did not have;
+4. apply `test_patch` (failing to is an infrastructure error, never a pass);
+5. run the spec's test command with a timeout, its output going to a log file (docker sandboxes are
+   cut off every network first, unless `reward.network`);
+6. parse the log with swebench's parser for the repo, cross-check it against the runner's exit code
    and own summary (`integrity.py`), and grade with swebench's `get_eval_tests_report` and
    `get_resolution_status`. A FAIL_TO_PASS test that is skipped, missing or errors has not passed.
 
-The hidden tests enter the sandbox only in step 3, after the agent is done.
+`reward.sandbox: same` runs steps 3-6 in the agent's own sandbox after capturing the patch there:
+cheaper, and only for agents that are trusted. Predictions (`uni-agent-gym grade`) take steps 2-6.
+The hidden tests enter a sandbox only in step 4, after the agent is done.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import logging
 import secrets
 import shlex
 import time
 from dataclasses import dataclass, field
-from pathlib import PurePosixPath
 from typing import Any
 
 from swebench.harness.constants import END_TEST_OUTPUT, FAIL_TO_PASS, PASS_TO_PASS, START_TEST_OUTPUT, ResolvedStatus
 from swebench.harness.grading import get_eval_tests_report, get_resolution_status
 from swebench.harness.log_parsers import MAP_REPO_TO_PARSER
 
-from uni_agent_gym.config import RewardConfig
+from uni_agent_gym.config import GymConfig, RewardConfig
 from uni_agent_gym.deployments import Deployment
+from uni_agent_gym.deployments.pool import release
+from uni_agent_gym.errors import DeploymentError
 from uni_agent_gym.instances import patch_files
+from uni_agent_gym.rewards.capture import PatchRejected, capture_from_container, capture_in_sandbox
 from uni_agent_gym.rewards.integrity import check_log
-from uni_agent_gym.rewards.patches import capture_patch, git_in, reset_files
-from uni_agent_gym.specs import environment_spec
+from uni_agent_gym.rewards.patches import SAFE_GIT, apply_patch, git_in, reset_files
+from uni_agent_gym.rewards.runner_files import runner_files_to_restore
+from uni_agent_gym.specs import environment_spec, load_environments
 
-HARNESS_FILES = ("conftest.py", "pytest.ini", "tox.ini")  # test-runner configuration the agent may not change
-STATUSES = ("resolved", "unresolved", "patch_failed", "test_patch_failed", "timeout", "infra_error")
+logger = logging.getLogger(__name__)
+STATUSES = ("resolved", "unresolved", "patch_failed", "patch_rejected", "test_patch_failed", "timeout", "infra_error")
 
 
 @dataclass
@@ -53,6 +65,8 @@ class RewardResult:
     test_statuses: dict[str, str | None] = field(default_factory=dict)  # each graded test's parsed outcome (None: missing)
     integrity_problems: list[str] = field(default_factory=list)
     patch: str = ""
+    restored: dict[str, str] = field(default_factory=dict)  # runner files returned to the start commit, and why
+    sandbox: str = "fresh"  # where the tests ran: "fresh" (only the patch applied) or "same" (the agent's own)
     test_command: str = ""
     exit_code: int | None = None
     log: str = ""
@@ -65,40 +79,138 @@ class RewardResult:
 
 
 class SWEBenchReward:
-    """Grades the sandbox of a finished episode; an env `Reward` (returns the report, with "reward")."""
+    """Grades a finished episode (an env `Reward`: returns the report, with "reward") or a prediction."""
 
-    def __init__(self, config: RewardConfig | None = None, environments: dict[str, dict[str, Any]] | None = None) -> None:
+    def __init__(
+        self,
+        config: RewardConfig | None = None,
+        environments: dict[str, dict[str, Any]] | None = None,
+        gym: GymConfig | None = None,
+    ) -> None:
+        """`gym` is how fresh sandboxes of an instance are opened (deployment and env sections); without
+        it episodes are graded in their own sandbox, as with `reward.sandbox: same`."""
         self.config = config or RewardConfig()
         self.environments = environments or {}
+        self.gym = gym
+
+    @classmethod
+    def from_config(cls, config: GymConfig) -> "SWEBenchReward":
+        """The reward a run of `config` grades with (its reward section, environments and sandboxes)."""
+        return cls(config.reward, load_environments(config.env.environments), gym=config)
 
     async def __call__(self, deployment: Deployment, instance: dict[str, Any], repo_dir: str) -> dict[str, Any]:
-        return (await self.grade(deployment, instance, repo_dir)).to_dict()
+        return (await self.grade_episode(deployment, instance, repo_dir)).to_dict()
+
+    async def grade_episode(self, deployment: Deployment, instance: dict[str, Any], repo_dir: str) -> RewardResult:
+        """The grade of the agent's work in `deployment`, in a fresh sandbox unless `reward.sandbox: same`.
+        A sandbox that fails raises `DeploymentError` (not the agent's doing)."""
+        if self.config.sandbox == "same" or self.gym is None:
+            return await self.grade(deployment, instance, repo_dir)
+        started = time.monotonic()
+        instance_id = instance["instance_id"]
+        start = instance.get("environment_commit") or (await git_in(deployment, repo_dir, "git rev-parse HEAD")).strip()
+        if deployment.config.type == "docker" and self.gym.deployment.type == "docker":
+            fresh, fresh_repo = await self._open_fresh(instance, start)
+            try:
+                try:
+                    patch = await capture_from_container(deployment, fresh, repo_dir, start, self.config.max_patch_bytes)
+                except PatchRejected as exc:
+                    return self._finish(RewardResult(instance_id, "patch_rejected", error=str(exc)), started)
+                return await self._grade_patch_in(fresh, instance, fresh_repo, start, patch, started)
+            finally:
+                await release(fresh)
+        try:
+            patch = await capture_in_sandbox(deployment, repo_dir, start, self.config.max_patch_bytes)
+        except PatchRejected as exc:
+            return self._finish(RewardResult(instance_id, "patch_rejected", error=str(exc)), started)
+        except DeploymentError as exc:
+            if await deployment.is_alive():  # the agent broke its repository (deleted, corrupted): its work cannot be graded
+                return self._finish(RewardResult(instance_id, "patch_failed", error=f"no patch can be taken from {repo_dir}: {exc}"), started)
+            raise
+        if self.gym.deployment.type == "local":
+            await deployment.stop()  # its processes run on this host: none may touch the fresh checkout
+        fresh, fresh_repo = await self._open_fresh(instance, start)
+        try:
+            return await self._grade_patch_in(fresh, instance, fresh_repo, start, patch, started)
+        finally:
+            await release(fresh)
+
+    async def grade_patch(self, instance: dict[str, Any], patch: str) -> RewardResult:
+        """The grade of `patch` (a prediction) in a fresh sandbox of the instance; needs `gym`."""
+        if self.gym is None:
+            raise ValueError("SWEBenchReward.grade_patch needs the gym config to open sandboxes (SWEBenchReward.from_config)")
+        started = time.monotonic()
+        if len(patch.encode()) > self.config.max_patch_bytes:
+            error = f"the patch is {len(patch.encode())} bytes, more than reward.max_patch_bytes ({self.config.max_patch_bytes})"
+            return self._finish(RewardResult(instance["instance_id"], "patch_rejected", patch=patch, error=error), started)
+        fresh, repo_dir = await self._open_fresh(instance, None)
+        try:
+            start = (await git_in(fresh, repo_dir, "git rev-parse HEAD")).strip()
+            return await self._grade_patch_in(fresh, instance, repo_dir, start, patch, started)
+        finally:
+            await release(fresh)
 
     async def grade(
         self, deployment: Deployment, instance: dict[str, Any], repo_dir: str, start_commit: str | None = None
     ) -> RewardResult:
-        """Run steps 1-5 of the module docstring. `start_commit` defaults to the episode's
-        `instance["environment_commit"]`, else HEAD. A dead sandbox raises `DeploymentError`."""
+        """Grade in the agent's own sandbox (`reward.sandbox: same`): the patch is taken there, then steps
+        3-6. `start_commit` defaults to the episode's `instance["environment_commit"]`, else HEAD."""
         started = time.monotonic()
         instance_id = instance["instance_id"]
         repository = await deployment.run(f"git -C {shlex.quote(repo_dir)} rev-parse --git-dir", timeout=60)
         if repository.exit_code != 0:  # the agent deleted or broke it: its work cannot be graded, and that is on it
             error = f"{repo_dir} is no longer a git repository, so there is no patch to grade: {repository.output.strip()[-300:]}"
-            return self._finish(RewardResult(instance_id, "patch_failed", error=error), started)
+            return self._finish(RewardResult(instance_id, "patch_failed", error=error, sandbox="same"), started)
         start = start_commit or instance.get("environment_commit") or (await git_in(deployment, repo_dir, "git rev-parse HEAD")).strip()
-        network_isolated = False if self.config.network else await deployment.isolate_network()
-        patch = await capture_patch(deployment, repo_dir, start)
+        try:
+            patch = await capture_in_sandbox(deployment, repo_dir, start, self.config.max_patch_bytes)
+        except PatchRejected as exc:
+            return self._finish(RewardResult(instance_id, "patch_rejected", error=str(exc), sandbox="same"), started)
+        return await self._test(deployment, instance, repo_dir, start, RewardResult(instance_id, "unresolved", patch=patch, sandbox="same"), started)
+
+    async def _open_fresh(self, instance: dict[str, Any], start: str | None) -> tuple[Deployment, str]:
+        """A new sandbox of the instance (the warm pool's when there is one), at `start` when given."""
+        from uni_agent_gym.envs.workspace import open_workspace
+
+        deployment, repo_dir = await open_workspace(instance, self.gym)
+        if start is not None:
+            try:
+                head = (await git_in(deployment, repo_dir, "git rev-parse HEAD")).strip()
+                if head != start:
+                    raise DeploymentError(f"a fresh sandbox of {instance['instance_id']} starts at {head}, the episode at {start}")
+            except BaseException:
+                await release(deployment)
+                raise
+        return deployment, repo_dir
+
+    async def _grade_patch_in(
+        self, deployment: Deployment, instance: dict[str, Any], repo_dir: str, start: str, patch: str, started: float
+    ) -> RewardResult:
+        """Steps 2-6 in a fresh sandbox: apply the patch the official harness's way, then test."""
+        result = RewardResult(instance["instance_id"], "unresolved", patch=patch)
+        if patch.strip():
+            applied, log = await apply_patch(deployment, repo_dir, patch, "patch")
+            if not applied:
+                result.status, result.error = "patch_failed", log[-4000:]
+                return self._finish(result, started)
+        return await self._test(deployment, instance, repo_dir, start, result, started)
+
+    async def _test(
+        self, deployment: Deployment, instance: dict[str, Any], repo_dir: str, start: str, result: RewardResult, started: float
+    ) -> RewardResult:
+        """Steps 3-6: runner files and test files back to `start`, the test patch, the tests, the grade."""
         spec = environment_spec(instance, self.environments)
-        harness = [path for path in patch_files(patch) if PurePosixPath(path).name in HARNESS_FILES]
-        await reset_files(deployment, repo_dir, start, patch_files(instance["test_patch"]) + harness)
-        durations = {"reset": time.monotonic() - started}
-        result = RewardResult(instance_id, "unresolved", patch=patch, test_command=spec.test_command, durations=durations,
-                              network_isolated=network_isolated)  # fmt: skip
+        result.test_command = spec.test_command
+        result.network_isolated = False if self.config.network else await deployment.isolate_network()
+        result.restored = await runner_files_to_restore(deployment, repo_dir, start, result.patch, spec.test_command)
+        await reset_files(deployment, repo_dir, start, patch_files(instance["test_patch"]) + list(result.restored))
+        durations = result.durations
+        durations["reset"] = time.monotonic() - started
 
         scratch = f"/tmp/uni-agent-gym-grade-{secrets.token_hex(6)}"  # unique: local graders share the host's /tmp
         if instance["test_patch"]:
             await deployment.write_file(f"{scratch}.diff", instance["test_patch"])
-            applied = await deployment.run(f"cd {shlex.quote(repo_dir)} && git apply --verbose {scratch}.diff; rc=$?; rm -f {scratch}.diff; (exit $rc)", timeout=120)
+            applied = await deployment.run(f"cd {shlex.quote(repo_dir)} && {SAFE_GIT} apply --verbose {scratch}.diff; rc=$?; rm -f {scratch}.diff; (exit $rc)", timeout=120)
             if applied.exit_code != 0:
                 result.status, result.error = "test_patch_failed", applied.output[-2000:]
                 return self._finish(result, started)
@@ -128,7 +240,6 @@ class SWEBenchReward:
         result.status = "resolved" if result.resolved else "unresolved"
         result.reward = 1.0 if result.resolved else 0.0
         return self._finish(result, started)
-
     async def _read_log(self, deployment: Deployment, path: str) -> tuple[str, int | None]:
         await deployment.run(f"tail -c {self.config.log_limit} {path} > {path}.tail 2>/dev/null", timeout=120)
         log = (await deployment.read_file(f"{path}.tail")).decode("utf-8", errors="replace")

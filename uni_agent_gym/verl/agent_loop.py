@@ -108,10 +108,8 @@ class UniAgentLoop(AgentLoopBase):
 
     def _make_env(self) -> AsyncSWEEnv:
         from uni_agent_gym.rewards.swebench import SWEBenchReward
-        from uni_agent_gym.specs import load_environments
 
-        config = self.gym_config
-        return AsyncSWEEnv(config, reward=SWEBenchReward(config.reward, load_environments(config.env.environments)))
+        return AsyncSWEEnv(self.gym_config, reward=SWEBenchReward.from_config(self.gym_config))
 
     def _semaphore(self) -> asyncio.Semaphore:
         """One per event loop (one verl worker) and limit: verl builds a new agent loop per sample."""
