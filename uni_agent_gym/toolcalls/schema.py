@@ -38,7 +38,8 @@ class ResponseSchemaFormat(ToolCallFormat):
         try:
             parsed = self.tokenizer.parse_response(text)
         except (ValueError, TypeError, KeyError) as exc:
-            reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+            lines = [line for line in str(exc).splitlines() if line.strip()] or [type(exc).__name__]
+            reason = next((line.removeprefix("Error: ") for line in lines if line.startswith("Error: ")), lines[0])
             raise ToolCallFormatError(f"The tool call does not fit the response schema of {tokenizer_name(self.tokenizer)}: {reason}") from None
         parsed = parsed if isinstance(parsed, dict) else {}
         properties = parameter_properties(tools)
