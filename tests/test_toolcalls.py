@@ -263,8 +263,8 @@ def test_the_config_offers_exactly_the_known_formats():
 
 
 def test_the_readme_table_names_every_format():
-    table = README.read_text().split("### Tool-call formats", 1)[1].split("\n\n", 2)[1]
-    assert {row.split("|")[1].strip(" `") for row in table.splitlines()[2:]} == set(FORMATS)
+    section = README.read_text().split("### Tool-call formats", 1)[1].split("\n#", 1)[0]
+    assert {line.split("|")[1].strip(" `") for line in section.splitlines() if line.startswith("| `")} == set(FORMATS)
 
 
 # ----- real-looking outputs, per format -----

@@ -35,7 +35,7 @@ from uni_agent_gym.agent.react import SYSTEM_PROMPT, shorten
 from uni_agent_gym.config import GymConfig, load_config
 from uni_agent_gym.envs import AsyncSWEEnv
 from uni_agent_gym.errors import ConfigError, DeploymentError
-from uni_agent_gym.toolcalls import detect_format, resolve_format, tools_prompt
+from uni_agent_gym.toolcalls import UnknownToolCallFormatError, detect_format, resolve_format, tools_prompt
 from uni_agent_gym.verl.boundary import render
 from uni_agent_gym.verl.rollout_cache import MaxTokenExceededError, RolloutCache
 
@@ -227,7 +227,10 @@ class _Trajectory:
         """A template that renders the tools also tells the model how to call them: a format named in the
         config must be that one, or the conversation would ask for one format and parse another."""
         named = self.loop.gym_config.model.tool_format
-        template = detect_format(tokenizer) if named != "auto" else None
+        try:
+            template = detect_format(tokenizer) if named != "auto" else None
+        except UnknownToolCallFormatError:  # a shape the gym does not know: the named format is the user's answer
+            template = None
         if template is not None and template.name != self.loop.tool_format.name:
             raise ConfigError(
                 f"model.tool_format is {named!r}, but the chat template renders the tools and asks for {template.name!r} "
