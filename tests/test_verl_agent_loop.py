@@ -164,8 +164,7 @@ async def test_a_named_format_must_agree_with_a_template_that_renders_the_tools(
     error that says so; with the tools described in the system prompt instead, the named format is used
     and shown there."""
     model_dir = model_dir_for(tmp_path, "llama-3.2-instruct")
-    script = lambda turn, repo_dir: tool_call(toy.scripted_solution(repo_dir)[turn])  # noqa: E731
-    server = TokenServer(model_dir, script)
+    server = TokenServer(model_dir, solve_toy)  # Hermes <tool_call> JSON
     loop = make_loop(tmp_path, server, gym={"model": {"tool_format": tool_format, "native_tools": native}})
     if native == "auto":
         with pytest.raises(ConfigError, match="model.tool_format is 'hermes', but the chat template renders the tools and asks for 'llama3-json'"):
