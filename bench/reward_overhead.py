@@ -1,9 +1,15 @@
-"""Reward overhead: what grading costs beyond the test command itself, on SWE-bench instance images.
+"""Reward overhead: what grading costs beyond the test command itself, on SWE-bench instance images, for
+each way of grading, side by side in one run:
 
-For each offline fixture instance whose image exists here (`swebench/sweb.eval.x86_64.<id>`), an episode
-applies the gold patch, then `SWEBenchReward` grades it; the baseline is the test command's own time
-inside that grading. Overhead = grading total - tests (patch capture, network cut, file resets, test
-patch, log read, parsing).
+- `same`, cold: the tests run in the agent's own sandbox (no new container);
+- `fresh`, cold: the patch is captured through the Docker daemon and graded in a new container;
+- `fresh`, warm pool (`deployment.pool_size`): the grading container comes from the warm pool (each
+  instance is played once first to fill it; the second episode is measured).
+
+For each offline fixture instance whose image exists here (`swebench/sweb.eval.x86_64.<id>`), an
+episode applies the gold patch and calls `finish`; grading total and the test command's own time come
+from the reward report. Overhead = grading total - tests (sandbox, patch capture, network cut, file
+resets, test patch, log read, parsing). The baseline is `same`, measured in the same run.
 
 Usage: python bench/reward_overhead.py [--limit 6]
 """
@@ -18,25 +24,40 @@ from pathlib import Path
 
 from uni_agent_gym.config import GymConfig
 from uni_agent_gym.deployments.docker import image_exists
+from uni_agent_gym.deployments.pool import drain_pools
 from uni_agent_gym.envs import AsyncSWEEnv
 from uni_agent_gym.instances import image_name, normalise
 from uni_agent_gym.rewards.swebench import SWEBenchReward
-from uni_agent_gym.specs import load_environments
 
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "swebench"
 ROWS, ENVIRONMENTS = SHARED / "derived.jsonl", SHARED / "fixtures.json"  # the fixtures' exact pins and test commands
+MODES = {"same, cold": ("same", 0), "fresh, cold": ("fresh", 0), "fresh, warm pool": ("fresh", 2)}
 
 
-async def grade_gold(row: dict) -> dict:
-    env = AsyncSWEEnv(GymConfig.model_validate({"env": {"workspace": "image"}}), reward=SWEBenchReward(environments=load_environments(str(ENVIRONMENTS))))
+async def grade_gold(row: dict, sandbox: str, pool_size: int) -> dict:
+    config = GymConfig.model_validate({
+        "deployment": {"type": "docker", "pool_size": pool_size},
+        "env": {"workspace": "image", "environments": str(ENVIRONMENTS)},
+        "reward": {"sandbox": sandbox},
+    })  # fmt: skip
+    env = AsyncSWEEnv(config, reward=SWEBenchReward.from_config(config))
     try:
         await env.reset(options={"instance": row})
         await env.deployment.write_file("/tmp/gold.diff", row["patch"])
         await env.step({"name": "execute_bash", "arguments": {"command": "git apply /tmp/gold.diff && rm /tmp/gold.diff"}})
         _, reward, _, _, info = await env.step({"name": "finish", "arguments": {}})
-        return {"reward": reward, **info["reward_report"]["durations"]}
+        durations = info["reward_report"]["durations"]
+        return {"reward": reward, "total": durations["total"], "tests": durations.get("tests", 0.0)}
     finally:
         await env.close()
+
+
+async def measure(row: dict, sandbox: str, pool_size: int) -> dict:
+    if pool_size:
+        await grade_gold(row, sandbox, pool_size)  # fills the pool with this image's containers
+    result = await grade_gold(row, sandbox, pool_size)
+    await drain_pools()
+    return result
 
 
 async def main(limit: int) -> None:
@@ -46,16 +67,22 @@ async def main(limit: int) -> None:
     rows = [row for row in rows if image_exists(image_name(row["instance_id"]))][:limit]
     if not rows:
         raise SystemExit("no fixture instance image on this machine: run the test suite (or `uni-agent-gym images build`) first")
-    overheads, tests = [], []
+    overheads: dict[str, list[float]] = {mode: [] for mode in MODES}
+    tests: list[float] = []
     for row in rows:
-        result = await grade_gold(row)
-        overhead = result["total"] - result.get("tests", 0.0)
-        overheads.append(overhead)
-        tests.append(result.get("tests", 0.0))
-        print(f"{row['instance_id']:32s} reward {result['reward']:.0f}   grading {result['total'] * 1000:7.0f} ms   "
-              f"tests {result.get('tests', 0) * 1000:7.0f} ms   overhead {overhead * 1000:5.0f} ms")
-    print(f"median over {len(rows)}: overhead {statistics.median(overheads) * 1000:.0f} ms vs the tests' own "
-          f"{statistics.median(tests) * 1000:.0f} ms ({statistics.median(overheads) / statistics.median(tests):.1%} of the test time)")
+        line = f"{row['instance_id']:32s}"
+        for mode, (sandbox, pool_size) in MODES.items():
+            result = await measure(row, sandbox, pool_size)
+            assert result["reward"] == 1.0, (row["instance_id"], mode, result)
+            overheads[mode].append(result["total"] - result["tests"])
+            tests.append(result["tests"])
+            line += f"   {mode}: {overheads[mode][-1] * 1000:5.0f} ms"
+        print(line, flush=True)
+    baseline = statistics.median(overheads["same, cold"])
+    print(f"\nmedian over {len(rows)} instances (tests themselves: median {statistics.median(tests) * 1000:.0f} ms):")
+    for mode, values in overheads.items():
+        added = statistics.median(values) - baseline
+        print(f"  {mode:18s} overhead {statistics.median(values) * 1000:6.0f} ms   vs same: {added * 1000:+6.0f} ms")
 
 
 if __name__ == "__main__":

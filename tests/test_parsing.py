@@ -7,6 +7,7 @@ import re
 import pytest
 
 from uni_agent_gym.envs.parsing import ToolCall, parse_action
+from uni_agent_gym.toolcalls import get_format
 from uni_agent_gym.tools import ToolCallFormatError, make_tools
 
 TOOLS = make_tools()
@@ -90,3 +91,54 @@ BAD = [
 def test_bad_actions_say_what_is_wrong(action, message):
     with pytest.raises(ToolCallFormatError, match=re.escape(message)):
         parse_action(action, TOOLS)
+
+
+# ----- in the conversation's tool-call format (see tests/test_toolcalls.py for the formats themselves) -----
+
+IN_FORMAT = [
+    ("llama3-json", '{"name": "execute_bash", "parameters": {"command": "ls"}}', ToolCall("execute_bash", {"command": "ls"})),
+    ("hermes-xml",
+     "<tool_call>\n<function=str_replace_editor>\n<parameter=command>\ninsert\n</parameter>\n<parameter=path>\n/a.py\n</parameter>\n"
+     "<parameter=insert_line>\n3\n</parameter>\n<parameter=new_str>\n    x = 1\n</parameter>\n</function>\n</tool_call>",
+     ToolCall("str_replace_editor", {"command": "insert", "path": "/a.py", "insert_line": 3, "new_str": "    x = 1"})),
+    ("glm-4.5", "<tool_call>search\n<arg_key>search_term</arg_key>\n<arg_value>def mean</arg_value>\n</tool_call>",
+     ToolCall("search", {"search_term": "def mean"})),
+    ("mistral", '[TOOL_CALLS] [{"name": "finish", "arguments": {}, "id": "a1b2c3d4e"}]', ToolCall("finish", {})),
+    ("deepseek-v3", "<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>finish\n```json\n{}\n```<｜tool▁call▁end｜><｜tool▁calls▁end｜>",
+     ToolCall("finish", {})),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("name, action, expected", IN_FORMAT, ids=[case[0] for case in IN_FORMAT])
+def test_text_in_the_conversations_format(name, action, expected):
+    assert parse_action(action, TOOLS, get_format(name)) == expected
+
+
+def test_a_call_in_another_format_is_an_error_that_shows_the_conversations_format():
+    """A Llama conversation: Hermes JSON is not read as a call, and the error shows Llama's own form."""
+    with pytest.raises(ToolCallFormatError) as error:
+        parse_action('<tool_call>\n{"name": "execute_bash", "arguments": {"command": "ls"}}\n</tool_call>', TOOLS, get_format("llama3-json"))
+    assert str(error.value) == (
+        'Llama tool calls put the arguments under "parameters", not "arguments". A well-formed call looks like:\n'
+        '{"name": "execute_bash", "parameters": {"command": "ls"}}'
+    )
+
+
+@pytest.mark.parametrize("name", ["lenient", "hermes-xml", "mistral-args", "deepseek-v3.1"])
+def test_no_call_found_shows_an_example_in_the_conversations_format(name):
+    fmt = get_format(name)
+    with pytest.raises(ToolCallFormatError) as error:
+        parse_action("I think the bug is in utils.py.", TOOLS, fmt)
+    example = fmt.write(ToolCall("execute_bash", {"command": "ls"}))
+    assert str(error.value) == (
+        f"No tool call found. Call exactly one tool per turn, e.g.\n{example}\n"
+        "Available tools: execute_bash, str_replace_editor, search, finish"
+    )
+    assert parse_action(example, TOOLS, fmt) == ToolCall("execute_bash", {"command": "ls"})  # the example is a valid call
+
+
+def test_two_calls_in_one_turn_are_refused_in_every_format():
+    fmt = get_format("mistral-args")
+    text = '[TOOL_CALLS]execute_bash[ARGS]{"command": "ls"}[TOOL_CALLS]finish[ARGS]{}'
+    with pytest.raises(ToolCallFormatError, match=re.escape("Expects exactly one tool call per turn, got 2 (execute_bash, finish).")):
+        parse_action(text, TOOLS, fmt)

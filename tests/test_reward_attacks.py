@@ -9,6 +9,8 @@ The fix these attacks smuggle in without putting it in the patch is the gold pat
 
 from __future__ import annotations
 
+import asyncio
+
 import pytest
 
 from tests import fixture_sources
@@ -134,3 +136,40 @@ async def test_runner_configuration_is_restored_and_reported(instance):
     assert report["status"] == "resolved", "the fix counts; the configuration does not"
     assert report["restored"] == {"tox.ini": "tox.ini configures the test runner"}
     assert "src/forge.py" in report["patch"] and "tox.ini" in report["patch"]
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(3600)  # local: a new machine first builds the 19 venvs (shared with tests/test_grade.py)
+@pytest.mark.parametrize("deployment", ["docker", "local"])
+async def test_every_fixtures_gold_fix_earns_one_in_a_fresh_sandbox(deployment, request):
+    """The gold patch, typed in by the agent, of each of the 19 offline fixtures: 1.0 with `fresh` grading."""
+    from tests.test_grade import INTERPRETERS
+
+    if deployment == "docker":
+        require_docker()
+        request.getfixturevalue("fixture_images")
+    elif not all(path.exists() for path in INTERPRETERS.values()):
+        pytest.skip("local grading needs host Pythons 3.9 and 3.11 (pyenv on these machines)")
+    rows = [normalise(row) for row in fixture_sources.derived_rows().values()]
+    env_section = {"workspace": "image", "environments": str(fixture_sources.SHARED / "fixtures.json"),
+                   "cache_dir": str(fixture_sources.BUILD_CACHE), "interpreters": {v: str(p) for v, p in INTERPRETERS.items()},
+                   "mirrors": {repo: str(fixture_sources.repo_mirror(repo)) for repo in sorted({r["repo"] for r in rows})}}  # fmt: skip
+    config = GymConfig.model_validate({"deployment": {"type": deployment}, "env": env_section})
+    limit = asyncio.Semaphore(2)
+
+    async def gold(row: dict) -> tuple[str, float, str]:
+        async with limit:
+            env = AsyncSWEEnv(config, reward=SWEBenchReward.from_config(config))
+            try:
+                _, info = await env.reset(options={"instance": row})
+                diff = f"/tmp/gold-{row['instance_id']}.diff"  # local sandboxes share the host's /tmp
+                command = f"cat > {diff} <<'UAG_EOF'\n{row['patch']}UAG_EOF\ngit apply {diff} && rm {diff}"
+                _, _, _, _, step = await env.step({"name": "execute_bash", "arguments": {"command": command}})
+                assert step["exit_code"] == 0, step
+                _, reward, _, _, info = await env.step({"name": "finish", "arguments": {}})
+                return row["instance_id"], reward, info["reward_report"]["status"]
+            finally:
+                await env.close()
+
+    results = await asyncio.gather(*(gold(row) for row in rows))
+    assert [(i, reward, status) for i, reward, status in results if reward != 1.0] == []

@@ -16,12 +16,17 @@ from omegaconf import OmegaConf
 from verl.experimental.agent_loop.agent_loop import DictConfigWrap
 from verl.utils.dataset.rl_dataset import RLHFDataset
 
+from transformers import AutoTokenizer
+
 from tests.token_server import TokenServer, tiny_model_dir
 from uni_agent_gym import toy
+from uni_agent_gym.errors import ConfigError
+from uni_agent_gym.toolcalls import ToolCall, call_text
 from uni_agent_gym.verl.agent_loop import UniAgentLoop, instance_from_sample
 from uni_agent_gym.verl.boundary import render
 
 TOY_SAMPLE = {"extra_info": {"index": 0, "instance_id": toy.INSTANCE_ID}, "raw_prompt": []}
+TEMPLATES = Path(__file__).parent / "chat_templates"
 
 
 def tool_call(call: dict) -> str:
@@ -37,8 +42,16 @@ def model_dir(tmp_path_factory) -> Path:
     return tiny_model_dir(tmp_path_factory.mktemp("tiny-model"))
 
 
-def model_dir_for(tmp_path: Path, tokenizer: str) -> Path:
-    return tiny_model_dir(tmp_path / f"model-{tokenizer}", tokenizer)
+def model_dir_for(tmp_path: Path, tokenizer: str, template: str | None = None, special: tuple[str, ...] = ()) -> Path:
+    chat_template = (TEMPLATES / f"{template}.jinja").read_text() if template else None
+    return tiny_model_dir(tmp_path / f"model-{tokenizer}-{template}", tokenizer, chat_template=chat_template, special=special)
+
+
+def solve_toy_as_the_template_writes(model_dir: Path):
+    """Each turn is the text the chat template writes for the toy solution's call: the format the model
+    was trained on (Llama JSON for Llama, XML for Qwen3-Coder, <think> + <tool_call> for Qwen3...)."""
+    tokenizer = AutoTokenizer.from_pretrained(model_dir)
+    return lambda turn, repo_dir: call_text(tokenizer, ToolCall(**toy.scripted_solution(repo_dir)[turn]))
 
 
 def make_loop(tmp_path: Path, server: TokenServer, *, prompt_length=4096, response_length=8192, gym: dict | None = None) -> UniAgentLoop:
@@ -73,31 +86,94 @@ def assert_exact(loop: UniAgentLoop, output, server: TokenServer) -> None:
     assert len(output.response_ids) == len(output.response_mask) == len(output.response_logprobs)
 
 
-@pytest.mark.parametrize("tokenizer", ["qwen2.5-instruct", "llama-3.2-instruct", "qwen3"])
-async def test_toy_solution_is_rewarded_and_matches_the_template(tmp_path, tokenizer):
-    """The same loop on three template families, no per-family code: the record is exact on all; on the
-    prefix-stable ones (Qwen2.5, Llama 3.2) it is also the template's rendering of the conversation."""
-    server = TokenServer(model_dir_for(tmp_path, tokenizer), solve_toy)
+TEMPLATE_CASES = [  # tokenizer, chat template (None: its own), the tool-call format it writes
+    ("qwen2.5-instruct", None, "hermes"),
+    ("llama-3.2-instruct", None, "llama3-json"),
+    ("qwen3", None, "hermes"),
+    ("qwen2.5-instruct", "qwen3-coder", "hermes-xml"),
+]
+
+
+@pytest.mark.parametrize("tokenizer, template, tool_format", TEMPLATE_CASES, ids=["qwen2.5", "llama-3.2", "qwen3", "qwen3-coder-template"])
+async def test_toy_solution_in_the_templates_own_format_is_rewarded_and_matches_the_template(tmp_path, tokenizer, template, tool_format):
+    """The same loop on four templates, no per-family code: the model answers in the tool-call format its
+    template writes; no turn is a format error, the reward is 1.0, the record is exact, and it is the
+    template's rendering of the conversation (for Qwen3, less the history it rewrites)."""
+    model_dir = model_dir_for(tmp_path, tokenizer, template)
+    server = TokenServer(model_dir, solve_toy_as_the_template_writes(model_dir))
     loop = make_loop(tmp_path, server)
     output = await loop.run({"temperature": 1.0}, **TOY_SAMPLE)
     trajectory = loop.trajectory
+    assert loop.tool_format.name == tool_format
     assert output.extra_fields["traj_exit_reason"] == "finished" and output.extra_fields["traj_masked"] is False
     assert output.reward_score == 1.0 and output.extra_fields["reward_report"]["resolved"] is True
+    assert not [m for m in trajectory.messages if m["role"] != "assistant" and m["content"].startswith("Invalid tool call")]
     assert output.num_turns == 1 + 7 + 6  # the task, 7 model turns, 6 tool results
     assert_exact(loop, output, server)
+    sampled = [m["content"] for m in trajectory.messages if m["role"] == "assistant"]
+    assert sampled == [server.script(turn, trajectory.env.repo_dir) for turn in range(7)]  # what the parser saw: the text, no stop token
     rendered = render(server.tokenizer, trajectory.messages, tools=trajectory.tools, generation_prompt=False)
     record = output.prompt_ids + output.response_ids + list(trajectory.cache.boundary.glue)
     if tokenizer == "qwen3":
-        # Qwen3 rewrites history: its rendering of the finished conversation has an empty <think> block in the
-        # last assistant turn that the model was never conditioned on; the record keeps what the model saw.
+        # Qwen3 rewrites history: its rendering drops the (empty) <think> block of every assistant turn but
+        # the last; the record keeps what the model saw
         think = server.tokenizer.encode("<think>\n\n</think>\n\n", add_special_tokens=False)
-        last = len(record) - len(server.calls[-1]["ids"]) - len(trajectory.cache.boundary.glue)
-        assert rendered == record[:last] + think + record[last:]
-    else:  # invariant 3: token for token the template's rendering (plus the glue after the last stop token)
-        assert record == rendered
+        for call in reversed(server.calls[:-1]):
+            start = len(call["prompt_ids"])
+            assert record[start : start + len(think)] == think
+            del record[start : start + len(think)]
+    assert record == rendered
     assert [m["role"] for m in trajectory.messages[:3]] == ["system", "user", "assistant"] and trajectory.tools
     assert trajectory.env.deployment is None  # the sandbox was released
     assert all(call["sampling_params"]["max_tokens"] == 4096 for call in server.calls)
+
+
+async def test_the_qwen3_template_adds_a_think_block_to_a_last_turn_written_without_one(tmp_path):
+    """Qwen3 rewrites history: for a model turn without its <think> block, the template's rendering of the
+    finished conversation has an empty one in the last assistant turn that the model was never conditioned
+    on; the record keeps what the model saw."""
+    server = TokenServer(model_dir_for(tmp_path, "qwen3"), solve_toy)
+    loop = make_loop(tmp_path, server)
+    output = await loop.run({}, **TOY_SAMPLE)
+    trajectory = loop.trajectory
+    assert output.reward_score == 1.0
+    rendered = render(server.tokenizer, trajectory.messages, tools=trajectory.tools, generation_prompt=False)
+    record = output.prompt_ids + output.response_ids + list(trajectory.cache.boundary.glue)
+    think = server.tokenizer.encode("<think>\n\n</think>\n\n", add_special_tokens=False)
+    last = len(record) - len(server.calls[-1]["ids"]) - len(trajectory.cache.boundary.glue)
+    assert rendered == record[:last] + think + record[last:]
+
+
+async def test_special_tokens_reach_the_parser_and_the_stop_token_does_not(tmp_path):
+    """A tokenizer whose <tool_call> delimiters are special tokens: decoding that skipped special tokens
+    would hand the parser bare JSON (no call found, every turn a format error)."""
+    model_dir = model_dir_for(tmp_path, "qwen2.5-instruct", special=("<tool_call>", "</tool_call>"))
+    server = TokenServer(model_dir, solve_toy)
+    ids = server.tokenizer.encode(solve_toy(0, "/r"), add_special_tokens=False)
+    assert "<tool_call>" not in server.tokenizer.decode(ids, skip_special_tokens=True)  # the case this test is about
+    loop = make_loop(tmp_path, server)
+    output = await loop.run({}, **TOY_SAMPLE)
+    assert output.extra_fields["traj_exit_reason"] == "finished" and output.reward_score == 1.0
+    sampled = [m["content"] for m in loop.trajectory.messages if m["role"] == "assistant"]
+    assert sampled == [solve_toy(turn, loop.trajectory.env.repo_dir) for turn in range(7)]  # delimiters kept, <|im_end|> dropped
+
+
+@pytest.mark.parametrize("tool_format, native", [("hermes", "auto"), ("hermes", "off")], ids=["native", "described"])
+async def test_a_named_format_must_agree_with_a_template_that_renders_the_tools(tmp_path, tool_format, native):
+    """Llama's template renders the tools and asks for its own JSON: naming another format is a config
+    error that says so; with the tools described in the system prompt instead, the named format is used
+    and shown there."""
+    model_dir = model_dir_for(tmp_path, "llama-3.2-instruct")
+    server = TokenServer(model_dir, solve_toy)  # Hermes <tool_call> JSON
+    loop = make_loop(tmp_path, server, gym={"model": {"tool_format": tool_format, "native_tools": native}})
+    if native == "auto":
+        with pytest.raises(ConfigError, match="model.tool_format is 'hermes', but the chat template renders the tools and asks for 'llama3-json'"):
+            await loop.run({}, **TOY_SAMPLE)
+        return
+    output = await loop.run({}, **TOY_SAMPLE)
+    assert output.reward_score == 1.0 and loop.trajectory.tools is None
+    system = loop.trajectory.messages[0]["content"]
+    assert '<tool_call>\n{"name": "execute_bash", "arguments": {"command": "ls"}}\n</tool_call>' in system
 
 
 async def test_format_errors_end_the_trajectory_graded_and_kept(tmp_path, model_dir):

@@ -8,6 +8,7 @@ A GPU inference server (vLLM / SGLang) cannot run here; this stands in for it an
 from __future__ import annotations
 
 import asyncio
+import json
 import re
 import shutil
 from pathlib import Path
@@ -22,18 +23,38 @@ from uni_agent_gym.verl.boundary import probe
 TOKENIZERS = Path(__file__).resolve().parents[2] / "shared" / "tokenizers"
 
 
-def tiny_model_dir(directory: Path, tokenizer_name: str = "qwen2.5-instruct") -> Path:
-    """A model directory verl can load (config.json + a shared tokenizer); weights are made in memory."""
+def tiny_model_dir(
+    directory: Path, tokenizer_name: str = "qwen2.5-instruct", *, chat_template: str | None = None, special: tuple[str, ...] = ()
+) -> Path:
+    """A model directory verl can load (config.json + a shared tokenizer); weights are made in memory.
+    `chat_template` replaces the tokenizer's; `special` marks added tokens as special (as tokenizers
+    that register their tool-call delimiters as special tokens do)."""
     directory.mkdir(parents=True, exist_ok=True)
     for path in (TOKENIZERS / tokenizer_name).iterdir():
         shutil.copy(path, directory / path.name)
+    if special:
+        _mark_special(directory, special)
     tokenizer = AutoTokenizer.from_pretrained(directory)
+    if chat_template is not None:
+        tokenizer.chat_template = chat_template
+        tokenizer.save_pretrained(directory)
     config = Qwen2Config(
         vocab_size=len(tokenizer), hidden_size=32, intermediate_size=64, num_hidden_layers=1, num_attention_heads=2,
         num_key_value_heads=1, max_position_embeddings=32768, tie_word_embeddings=True, architectures=["Qwen2ForCausalLM"],
     )  # fmt: skip
     config.save_pretrained(directory)
     return directory
+
+
+def _mark_special(directory: Path, tokens: tuple[str, ...]) -> None:
+    fast = json.loads((directory / "tokenizer.json").read_text())
+    for token in fast["added_tokens"]:
+        token["special"] = token["special"] or token["content"] in tokens
+    (directory / "tokenizer.json").write_text(json.dumps(fast))
+    config = json.loads((directory / "tokenizer_config.json").read_text())
+    for token in config.get("added_tokens_decoder", {}).values():
+        token["special"] = token["special"] or token["content"] in tokens
+    (directory / "tokenizer_config.json").write_text(json.dumps(config))
 
 
 class TokenServer:

@@ -28,6 +28,10 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover - Python 3.10
     import tomli as tomllib
 
+TOOL_FORMATS = Literal[
+    "auto", "lenient", "hermes", "hermes-xml", "xml", "glm-4.5", "llama3-json", "json", "mistral", "mistral-args",
+    "deepseek-v3", "deepseek-v3.1",
+]  # fmt: skip  # uni_agent_gym.toolcalls.FORMATS, plus auto; a test keeps them equal
 _VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
 
 
@@ -252,6 +256,14 @@ class ModelConfig(_Strict):
     top_p: float | None = Field(None, gt=0, le=1, description="Nucleus sampling; the endpoint's default when null.")
     native_tools: Literal["auto", "on", "off"] = Field(
         "auto", description="on: OpenAI function calling; off: tool calls in the text; auto: on unless the endpoint refuses it."
+    )
+    tool_format: TOOL_FORMATS = Field(
+        "auto",
+        description="How tool calls are written in text (prompt, parsing, format-error examples): auto takes the chat template's "
+        "own format (verl's tokenizer, or model.tokenizer), else lenient; or a format by name (see the README's table).",
+    )
+    tokenizer: str | None = Field(
+        None, description="Tokenizer directory or hub name whose chat template gives the tool-call format (tool_format: auto)."
     )
     timeout: float = Field(300.0, gt=0, description="Seconds per request.")
     max_retries: int = Field(5, ge=0, description="Retries on 429, 5xx, timeouts and dropped connections.")

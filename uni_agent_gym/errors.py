@@ -30,3 +30,7 @@ class SandboxDiedError(DeploymentError):
 
 class SandboxFileNotFoundError(UniAgentGymError, FileNotFoundError):
     """A file asked of the sandbox does not exist there."""
+
+
+class ToolCallFormatError(UniAgentGymError, ValueError):
+    """The model's call cannot be run as written (no call, malformed, unknown tool, missing or mistyped argument)."""

@@ -10,29 +10,18 @@ real reason. Observations are shortened for the model's context (head and tail k
 
 from __future__ import annotations
 
-import json
 import time
 from typing import Any
 
 from uni_agent_gym.agent.model import ChatModel
 from uni_agent_gym.config import AgentConfig
 from uni_agent_gym.envs import AsyncSWEEnv
+from uni_agent_gym.toolcalls import tools_prompt
 
 SYSTEM_PROMPT = """\
 You are an expert software engineer working in a sandboxed repository. You act only through the tools you
 are given, one tool call per turn, and you see each call's result before the next. Solve the task, check
 your change, then call `finish`."""
-
-TEXT_TOOLS_PROMPT = """
-
-Call a tool by writing, in your reply:
-<tool_call>
-{{"name": "<tool name>", "arguments": {{...}}}}
-</tool_call>
-
-The tools (OpenAI function schemas):
-{schemas}"""
-
 
 def shorten(text: str, limit: int) -> str:
     """Head and tail of `text` within `limit` characters, the cut marked."""
@@ -47,8 +36,8 @@ async def run_episode(env: AsyncSWEEnv, model: ChatModel, instance: dict[str, An
     started = time.monotonic()
     observation, info = await env.reset(options={"instance": instance})
     system = config.system_prompt or SYSTEM_PROMPT
-    if not model.native_tools:
-        system += TEXT_TOOLS_PROMPT.format(schemas=json.dumps(env.tool_schemas, indent=1))
+    if not model.native_tools:  # the tools and how to call them, in the format env.step parses
+        system += tools_prompt(env.tool_format, env.tool_schemas)
     messages: list[dict[str, Any]] = [{"role": "system", "content": system}, {"role": "user", "content": observation}]
     steps: list[dict[str, Any]] = []
     usage = {"prompt_tokens": 0, "completion_tokens": 0, "cost": 0.0, "model_seconds": 0.0, "retries": 0}

@@ -2,7 +2,7 @@
 
     obs, info = await env.reset(options={"instance": row})        # or {"instance_id": ...}
     obs, reward, terminated, truncated, info = await env.step({"name": "execute_bash", "arguments": {...}})
-    obs, ... = await env.step("<tool_call>{...}</tool_call>")       # model text is parsed
+    obs, ... = await env.step("<tool_call>{...}</tool_call>")       # model text, in env.tool_format
     await env.close()
 
 `terminated` means the agent called `finish`; `truncated` means `max_turns` ran out. Either way the
@@ -27,6 +27,7 @@ from uni_agent_gym.envs.spaces import ACTION_SPACE, OBSERVATION_SPACE
 from uni_agent_gym.envs.workspace import open_workspace
 from uni_agent_gym.errors import UniAgentGymError
 from uni_agent_gym.instances import load_instances, normalise
+from uni_agent_gym.toolcalls import ToolCallFormat, resolve_format
 from uni_agent_gym.tools import Tool, ToolCallFormatError, make_tools
 
 
@@ -46,10 +47,14 @@ class AsyncSWEEnv:
         *,
         instances: list[dict[str, Any]] | None = None,
         reward: Reward | None = None,
+        tool_format: ToolCallFormat | None = None,
     ) -> None:
         """`instances` (or `config.env.dataset`) are what `instance_id` resets pick from; `reward` grades
-        the end of an episode (None: reward 0.0, for the built-in toy task its own tests)."""
+        the end of an episode (None: reward 0.0, for the built-in toy task its own tests); `tool_format`
+        is how `step(text)` reads tool calls (None: `model.tool_format`, from `model.tokenizer`'s chat
+        template when that is auto)."""
         self.config = config or GymConfig()
+        self.tool_format = tool_format or resolve_format(self.config.model.tool_format, self.config.model.tokenizer)
         self._instances = {row["instance_id"]: row for row in instances} if instances is not None else None
         self._reward = reward
         self.deployment: Deployment | None = None
@@ -136,7 +141,7 @@ class AsyncSWEEnv:
                                 "exit_code": None, "error": None, "exit_reason": None}  # fmt: skip
         terminal = False
         try:
-            call = parse_action(action, self.tools)
+            call = parse_action(action, self.tools, self.tool_format)
         except ToolCallFormatError as exc:
             observation = f"Invalid tool call: {exc}"
             info["error"] = "format_error"

@@ -14,6 +14,7 @@ import gymnasium
 from uni_agent_gym.config import GymConfig
 from uni_agent_gym.envs.async_env import AsyncSWEEnv
 from uni_agent_gym.envs.reward import Reward
+from uni_agent_gym.toolcalls import ToolCallFormat
 
 
 class SWEEnv(gymnasium.Env):
@@ -21,8 +22,15 @@ class SWEEnv(gymnasium.Env):
 
     metadata = {"render_modes": []}
 
-    def __init__(self, config: GymConfig | None = None, *, instances: list[dict] | None = None, reward: Reward | None = None) -> None:
-        self._env = AsyncSWEEnv(config, instances=instances, reward=reward)
+    def __init__(
+        self,
+        config: GymConfig | None = None,
+        *,
+        instances: list[dict] | None = None,
+        reward: Reward | None = None,
+        tool_format: ToolCallFormat | None = None,
+    ) -> None:
+        self._env = AsyncSWEEnv(config, instances=instances, reward=reward, tool_format=tool_format)
         self.observation_space = self._env.observation_space
         self.action_space = self._env.action_space
         self._loop = asyncio.new_event_loop()

@@ -13,13 +13,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from uni_agent_gym.deployments import Deployment
-from uni_agent_gym.errors import UniAgentGymError
+from uni_agent_gym.errors import ToolCallFormatError, UniAgentGymError
+
+__all__ = ["Tool", "ToolCallFormatError", "ToolError", "ToolResult"]
 
 _JSON_TYPES = {"string": str, "integer": int, "number": (int, float), "boolean": bool, "array": list, "object": dict}
-
-
-class ToolCallFormatError(UniAgentGymError, ValueError):
-    """The model's call cannot be run as written (unknown tool, missing or mistyped argument)."""
 
 
 class ToolError(UniAgentGymError):

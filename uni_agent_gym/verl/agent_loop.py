@@ -31,10 +31,11 @@ from uuid import uuid4
 from omegaconf import DictConfig, ListConfig, OmegaConf
 from verl.experimental.agent_loop.agent_loop import AgentLoopBase, AgentLoopMetrics, AgentLoopOutput
 
-from uni_agent_gym.agent.react import SYSTEM_PROMPT, TEXT_TOOLS_PROMPT, shorten
+from uni_agent_gym.agent.react import SYSTEM_PROMPT, shorten
 from uni_agent_gym.config import GymConfig, load_config
 from uni_agent_gym.envs import AsyncSWEEnv
-from uni_agent_gym.errors import DeploymentError
+from uni_agent_gym.errors import ConfigError, DeploymentError
+from uni_agent_gym.toolcalls import UnknownToolCallFormatError, detect_format, resolve_format, tools_prompt
 from uni_agent_gym.verl.boundary import render
 from uni_agent_gym.verl.rollout_cache import MaxTokenExceededError, RolloutCache
 
@@ -105,11 +106,13 @@ class UniAgentLoop(AgentLoopBase):
         self.prompt_length = self.rollout_config.prompt_length
         self.response_length = self.rollout_config.response_length
         self.max_model_len = self.rollout_config.get("max_model_len") or self.prompt_length + self.response_length
+        # the tool-call format of every trajectory: the chat template's own unless model.tool_format names one
+        self.tool_format = resolve_format(self.gym_config.model.tool_format, tokenizer)
 
     def _make_env(self) -> AsyncSWEEnv:
         from uni_agent_gym.rewards.swebench import SWEBenchReward
 
-        return AsyncSWEEnv(self.gym_config, reward=SWEBenchReward.from_config(self.gym_config))
+        return AsyncSWEEnv(self.gym_config, reward=SWEBenchReward.from_config(self.gym_config), tool_format=self.tool_format)
 
     def _semaphore(self) -> asyncio.Semaphore:
         """One per event loop (one verl worker) and limit: verl builds a new agent loop per sample."""
@@ -201,7 +204,8 @@ class _Trajectory:
 
     def _first_messages(self, task: str) -> tuple[list[dict[str, Any]], list[dict[str, Any]] | None, str]:
         """System + task messages, and how tools reach the model: through the chat template when it
-        renders them (tool results then go back as `tool` messages), else described in the system prompt."""
+        renders them (tool results then go back as `tool` messages), else described in the system prompt,
+        with an example call in the trajectory's tool-call format."""
         config = self.loop.gym_config
         system = config.agent.system_prompt or SYSTEM_PROMPT
         schemas = self.env.tool_schemas
@@ -211,9 +215,24 @@ class _Trajectory:
             tokenizer, bare, generation_prompt=True
         )
         if native:
+            self._check_named_format(tokenizer)
             return bare, schemas, "tool"
-        described = system + TEXT_TOOLS_PROMPT.format(schemas=json.dumps(schemas, indent=1))
+        described = system + tools_prompt(self.loop.tool_format, schemas)
         return [{"role": "system", "content": described}, {"role": "user", "content": task}], None, "user"
+
+    def _check_named_format(self, tokenizer: Any) -> None:
+        """A template that renders the tools also tells the model how to call them: a format named in the
+        config must be that one, or the conversation would ask for one format and parse another."""
+        named = self.loop.gym_config.model.tool_format
+        try:
+            template = detect_format(tokenizer) if named != "auto" else None
+        except UnknownToolCallFormatError:  # a shape the gym does not know: the named format is the user's answer
+            template = None
+        if template is not None and template.name != self.loop.tool_format.name:
+            raise ConfigError(
+                f"model.tool_format is {named!r}, but the chat template renders the tools and asks for {template.name!r} "
+                "tool calls: set model.tool_format to auto (or to that format), or model.native_tools to off"
+            )
 
     async def _generate(self, max_tokens: int) -> str:
         started = time.monotonic()
@@ -225,7 +244,9 @@ class _Trajectory:
         logprobs = list(output.log_probs)[: len(ids)] if output.log_probs is not None else None
         self.cache.append_model_tokens(ids, logprobs)
         self.num_turns += 1
-        text = self.loop.tokenizer.decode(ids, skip_special_tokens=True)
+        # special tokens stay (some formats are made of them: [TOOL_CALLS], <|python_tag|>); the stop token goes
+        body = ids[:-1] if ids and ids[-1] in self.cache.boundary.stop_ids else ids
+        text = self.loop.tokenizer.decode(body, skip_special_tokens=False, clean_up_tokenization_spaces=False)
         self.messages.append({"role": "assistant", "content": text})
         return text
 
