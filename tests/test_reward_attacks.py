@@ -82,12 +82,12 @@ def instance() -> dict:
     return normalise(fixture_sources.derived_rows()[PYTEST])
 
 
-async def episode(instance: dict, commands: list[str], sandbox: str = "fresh", **reward) -> dict:
+async def episode(instance: dict, commands: list[str], sandbox: str = "fresh", deployment: dict | None = None, **reward) -> dict:
     """Play the commands as execute_bash steps, then finish; the reward report."""
     require_docker()
     await fixture_sources.ensure_image(instance)
     config = GymConfig.model_validate({
-        "deployment": {"type": "docker"},
+        "deployment": {"type": "docker", **(deployment or {})},
         "env": {"workspace": "image", "environments": str(fixture_sources.SHARED / "fixtures.json")},
         "reward": {"sandbox": sandbox, **reward},
     })  # fmt: skip
@@ -119,6 +119,12 @@ async def test_the_gold_fix_still_earns_one(instance):
     report = await episode(instance, [FIX])
     assert (report["status"], report["reward"], report["sandbox"]) == ("resolved", 1.0, "fresh")
     assert report["patch"].startswith(f"diff --git a/{SOURCE} b/{SOURCE}")
+
+
+async def test_the_gold_fix_earns_one_with_a_read_only_root(instance):
+    """The workspace is a volume there, which docker diff cannot see: the patch is taken in the sandbox."""
+    report = await episode(instance, [FIX], deployment={"read_only_root": True})
+    assert (report["status"], report["reward"]) == ("resolved", 1.0) and report["patch"].startswith(f"diff --git a/{SOURCE}")
 
 
 async def test_a_symlink_out_of_the_repository_is_rejected_with_its_reason(instance):

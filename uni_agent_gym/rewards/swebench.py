@@ -109,7 +109,8 @@ class SWEBenchReward:
         started = time.monotonic()
         instance_id = instance["instance_id"]
         start = instance.get("environment_commit") or (await git_in(deployment, repo_dir, "git rev-parse HEAD")).strip()
-        if deployment.config.type == "docker" and self.gym.deployment.type == "docker":
+        # docker diff cannot see into volumes: with read_only_root the workspace is one (but /usr is read-only)
+        if deployment.config.type == "docker" and self.gym.deployment.type == "docker" and not deployment.config.read_only_root:
             fresh, fresh_repo = await self._open_fresh(instance, start)
             try:
                 try:
