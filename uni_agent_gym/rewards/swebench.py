@@ -122,7 +122,7 @@ class SWEBenchReward:
         graded = {FAIL_TO_PASS: instance["FAIL_TO_PASS"], PASS_TO_PASS: [] if self.config.fail_to_pass_only else instance["PASS_TO_PASS"]}
         result.tests = get_eval_tests_report(statuses, graded)
         result.test_statuses = {test: statuses.get(test) for test in graded[FAIL_TO_PASS] + graded[PASS_TO_PASS]}
-        result.integrity_problems = check_log(spec.test_command, log, statuses, exit_code)
+        result.integrity_problems = check_log(MAP_REPO_TO_PARSER[instance["repo"]], spec.test_command, log, statuses, exit_code, graded[FAIL_TO_PASS] + graded[PASS_TO_PASS])
         durations["parse"] = time.monotonic() - parse_started
         result.resolved = get_resolution_status(result.tests) == ResolvedStatus.FULL.value and not result.integrity_problems
         result.status = "resolved" if result.resolved else "unresolved"
