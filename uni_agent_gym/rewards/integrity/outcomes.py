@@ -7,9 +7,10 @@ the same parser keeps every outcome and where it was, so a test reported both wa
 The parsers read each line on its own, with two exceptions replayed here as they read them: Django's
 takes an `ok` on a later line for the last `<test> ... ` line (the test printed something between),
 and sympy's names tests by bare function name, so the file a line belongs to (the runner's
-`path.py[N]` header before it) scopes the name. The runners' own failure reports are outcomes too:
-Django's `FAIL: <test>` / `ERROR: <test>` headers and sympy's `___ path.py:test ___` headers and its
-`path.py[?]   Failed to import` line (every test of the file).
+`path.py[N]` header before it) scopes the name. The runners' own failure reports are outcomes too,
+also where the repository's parser skips them: pytest's `ERROR path.py` for a module it could not
+collect, Django's `FAIL: <test>` / `ERROR: <test>` headers, and sympy's `___ path.py:test ___`
+headers and its `path.py[?]   Failed to import` line (both: every test of the file).
 """
 
 from __future__ import annotations
@@ -17,6 +18,8 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
+
+from swebench.harness.log_parsers.python import parse_log_pytest
 
 Parser = Callable[[str, object], dict[str, str]]  # swebench's parser signature: (log, test_spec) -> {test: status}
 
@@ -46,12 +49,22 @@ def line_outcomes(runner: str, parser: Parser, lines: list[str]) -> list[Outcome
         return _django(parser, lines)
     if runner == "sympy":
         return _sympy(parser, lines)
-    return [
-        Outcome(index, test, status)
-        for index, line in enumerate(lines)
-        if _PYTEST_WORDS.search(line)
-        for test, status in parser(line, None).items()
-    ]
+    return _pytest(parser, lines)
+
+
+def _pytest(parser: Parser, lines: list[str]) -> list[Outcome]:
+    outcomes: list[Outcome] = []
+    for index, line in enumerate(lines):
+        if not _PYTEST_WORDS.search(line):
+            continue
+        found = parser(line, None)
+        # pytest's `ERROR path.py` for a module it could not collect, also where the repository's parser
+        # skips ERROR lines (seaborn's): a report about every test in that module.
+        for test, status in parse_log_pytest(line, None).items():
+            if status == "ERROR" and "::" not in test:
+                found.setdefault(test, status)
+        outcomes.extend(Outcome(index, test, status) for test, status in found.items())
+    return outcomes
 
 
 def _django(parser: Parser, lines: list[str]) -> list[Outcome]:
