@@ -27,6 +27,7 @@ PASSING = ("PASSED", "XFAIL")  # what swebench's grading counts as passed
 FAILING = ("FAILED", "ERROR", "SKIPPED")  # a report that the test did not pass
 
 _PYTEST_WORDS = re.compile(r"PASSED|FAILED|SKIPPED|ERROR|XFAIL")  # lines without one hold no pytest outcome
+_DJANGO_WORDS = re.compile(r" \.\.\. |^(?:FAIL|ERROR):|--version is equivalent")  # lines without one hold no outcome
 _DJANGO_HEADER = re.compile(r"^(FAIL|ERROR): (.+)$")
 _DJANGO_RULE = re.compile(r"^-{20,}$")  # unittest's separator between a failure header and its traceback
 _SYMPY_FILE = re.compile(r"^(\S+\.py)\[(\d+|\?)\]")
@@ -58,11 +59,11 @@ def _pytest(parser: Parser, lines: list[str]) -> list[Outcome]:
         if not _PYTEST_WORDS.search(line):
             continue
         found = parser(line, None)
-        # pytest's `ERROR path.py` for a module it could not collect, also where the repository's parser
-        # skips ERROR lines (seaborn's): a report about every test in that module.
-        for test, status in parse_log_pytest(line, None).items():
-            if status == "ERROR" and "::" not in test:
-                found.setdefault(test, status)
+        if line.startswith("ERROR"):  # pytest's `ERROR path.py` for a module it could not collect, also where the
+            # repository's parser skips ERROR lines (seaborn's): a report about every test in that module
+            for test, status in parse_log_pytest(line, None).items():
+                if status == "ERROR" and "::" not in test:
+                    found.setdefault(test, status)
         outcomes.extend(Outcome(index, test, status) for test, status in found.items())
     return outcomes
 
@@ -72,7 +73,7 @@ def _django(parser: Parser, lines: list[str]) -> list[Outcome]:
     previous = None  # the parser's `prev_test`: the last line's text before " ... "
     for index, raw in enumerate(lines):
         line = raw.strip()
-        found = parser(line, None)
+        found = parser(line, None) if _DJANGO_WORDS.search(line) else {}
         if " ... " in line:
             previous = line.split(" ... ")[0]
         if line.startswith("ok") and previous is not None:
@@ -97,6 +98,8 @@ def _sympy(parser: Parser, lines: list[str]) -> list[Outcome]:
             scope = header.group(1)
             if header.group(2) == "?":  # "path.py[?]   Failed to import": none of its tests ran
                 outcomes.append(Outcome(index, "", "ERROR", scope))
+        if not (".py:" in line or line.lstrip().startswith("test_")):
+            continue  # nothing sympy's parser reads
         for test, status in parser(line, None).items():
             path, separator, name = test.partition(".py:")
             if separator:  # a failure header: "path.py:test" (sympy 1.14 writes "path.py::test" for failures)

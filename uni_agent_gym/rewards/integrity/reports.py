@@ -4,7 +4,7 @@
   before it (with `-rA` it lists every test's outcome). Exit 1 when tests failed or errored, else 0.
 - Django (`tests/runtests.py`, unittest's runner): the last `Ran N tests in Xs` and the `OK` or
   `FAILED (failures=.., errors=..)` line after it. Exit 1 when tests failed or errored, else 0
-  (unexpected successes alone: 0 before Django 4.1, 1 since).
+  (unexpected successes alone: 0 in Django 3.0, 1 in 4.2).
 - sympy (`bin/test`): the last `tests finished: N passed, M failed, ... in X seconds`, which wraps
   onto a second line when long. Exit 1 when tests failed or raised, else 0.
 """
@@ -46,7 +46,7 @@ class RunnerReport:
 
 def read_report(runner: str, lines: list[str]) -> RunnerReport | None:
     """The runner's last closing report in `lines`, or None when it printed none."""
-    plain = [ANSI.sub("", line) for line in lines]
+    plain = [ANSI.sub("", line) if "\x1b" in line else line for line in lines]
     return {"pytest": _pytest, "django": _django, "sympy": _sympy}[runner](plain)
 
 
