@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-ANSI = re.compile(r"\x1b\[[0-9;]*m")  # `--color yes` (sphinx's test command) colours the summary
+_ANSI = re.compile(r"\x1b\[[0-9;]*m")  # `--color yes` (sphinx's test command) colours the summary
 _PYTEST_SUMMARY = re.compile(r"^=+ (?P<body>(?:\d+ \w+(?:, )?)+|no tests ran)(?: in [\d.]+s?.*?)? =+\s*$")
 _PYTEST_COUNT = re.compile(r"(\d+) (\w+)")
 _PYTEST_BLOCK = re.compile(r"^=+ short test summary info =+\s*$")
@@ -46,7 +46,7 @@ class RunnerReport:
 
 def read_report(runner: str, lines: list[str]) -> RunnerReport | None:
     """The runner's last closing report in `lines`, or None when it printed none."""
-    plain = [ANSI.sub("", line) if "\x1b" in line else line for line in lines]
+    plain = [_ANSI.sub("", line) if "\x1b" in line else line for line in lines]
     return {"pytest": _pytest, "django": _django, "sympy": _sympy}[runner](plain)
 
 
