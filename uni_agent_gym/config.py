@@ -227,7 +227,7 @@ class RewardConfig(_Strict):
 
     fail_to_pass_only: bool = Field(False, description="Grade FAIL_TO_PASS alone (PASS_TO_PASS ignored).")
     timeout: float = Field(1800.0, gt=0, description="Seconds the tests may run before the result is 'timeout'.")
-    log_limit: int = Field(20_000_000, ge=100_000, description="Bytes of test log kept for parsing (the tail).")
+    log_limit: int = Field(20_000_000, ge=100_000, description="Bytes of test output kept for parsing (head and tail).")
     network: bool = Field(
         False, description="Leave the sandbox's network on while grading (docker cuts it off by default; local cannot)."
     )

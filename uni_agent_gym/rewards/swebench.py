@@ -16,7 +16,7 @@ alone:
 5. run the spec's test command with a timeout, its output going to a log file (docker sandboxes are
    cut off every network first, unless `reward.network`);
 6. parse the log with swebench's parser for the repo, cross-check it against the runner's exit code
-   and own summary (`integrity.py`), and grade with swebench's `get_eval_tests_report` and
+   and own summary (`integrity/`), and grade with swebench's `get_eval_tests_report` and
    `get_resolution_status`. A FAIL_TO_PASS test that is skipped, missing or errors has not passed.
 
 `reward.sandbox: same` runs steps 3-6 in the agent's own sandbox after capturing the patch there:
@@ -26,6 +26,7 @@ The hidden tests enter a sandbox only in step 4, after the agent is done.
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import logging
 import secrets
@@ -216,14 +217,12 @@ class SWEBenchReward:
                 result.status, result.error = "test_patch_failed", applied.output[-2000:]
                 return self._finish(result, started)
 
+        # The output streams to the grader through the session (the code under test can add to it, not
+        # rewrite it, as it could a log file), the last log_limit bytes of it kept; the exit code is bash's.
         tests_started = time.monotonic()
-        log_path = f"{scratch}.log"
-        run = await deployment.run(
-            f"cd {shlex.quote(repo_dir)} && {{ ( {spec.test_command} ) > {log_path} 2>&1; echo \"exit=$?\" > {log_path}.rc; }}",
-            timeout=self.config.timeout,
-        )
+        run = await deployment.run(f"cd {shlex.quote(repo_dir)} && ( {spec.test_command} )", timeout=self.config.timeout, output_limit=self.config.log_limit)
         durations["tests"] = time.monotonic() - tests_started
-        log, exit_code = await self._read_log(deployment, log_path)
+        log, exit_code = run.output, run.exit_code
         result.exit_code = exit_code
         result.log = f"{START_TEST_OUTPUT}\n{log}\n{END_TEST_OUTPUT} (exit code {exit_code})\n"
         if run.timed_out:
@@ -231,22 +230,18 @@ class SWEBenchReward:
             return self._finish(result, started)
 
         parse_started = time.monotonic()
-        statuses = MAP_REPO_TO_PARSER[instance["repo"]](log, None)
+        parser = MAP_REPO_TO_PARSER[instance["repo"]]
         graded = {FAIL_TO_PASS: instance["FAIL_TO_PASS"], PASS_TO_PASS: [] if self.config.fail_to_pass_only else instance["PASS_TO_PASS"]}
+        tests = graded[FAIL_TO_PASS] + graded[PASS_TO_PASS]
+        statuses = await asyncio.to_thread(parser, log, None)  # a 20 MB log takes seconds: off the event loop
         result.tests = get_eval_tests_report(statuses, graded)
-        result.test_statuses = {test: statuses.get(test) for test in graded[FAIL_TO_PASS] + graded[PASS_TO_PASS]}
-        result.integrity_problems = check_log(spec.test_command, log, statuses, exit_code)
+        result.test_statuses = {test: statuses.get(test) for test in tests}
+        result.integrity_problems = await asyncio.to_thread(check_log, parser, spec.test_command, log, statuses, exit_code, tests)
         durations["parse"] = time.monotonic() - parse_started
         result.resolved = get_resolution_status(result.tests) == ResolvedStatus.FULL.value and not result.integrity_problems
         result.status = "resolved" if result.resolved else "unresolved"
         result.reward = 1.0 if result.resolved else 0.0
         return self._finish(result, started)
-    async def _read_log(self, deployment: Deployment, path: str) -> tuple[str, int | None]:
-        await deployment.run(f"tail -c {self.config.log_limit} {path} > {path}.tail 2>/dev/null", timeout=120)
-        log = (await deployment.read_file(f"{path}.tail")).decode("utf-8", errors="replace")
-        rc = await deployment.run(f"cat {path}.rc 2>/dev/null; rm -f {path} {path}.tail {path}.rc", timeout=60)
-        code = rc.output.strip().removeprefix("exit=")
-        return log, int(code) if code.isdigit() else None
 
     @staticmethod
     def _finish(result: RewardResult, started: float) -> RewardResult:
