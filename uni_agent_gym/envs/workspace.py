@@ -62,8 +62,9 @@ async def host_command(argv: list[str], *, cwd: str | Path | None = None, env: d
 
 
 async def git(*args: str, cwd: str | Path | None = None, env: dict[str, str] | None = None) -> str:
-    """Host git that accepts repositories of any owner (unpacked sdists keep their tarball's owner)."""
-    return await host_command(["git", "-c", "safe.directory=*", *args], cwd=cwd, env=env)
+    """Host git that accepts repositories of any owner (unpacked sdists keep their tarball's owner) and
+    reads objects as stored (a mirror's replace refs could otherwise swap one commit's files for another's)."""
+    return await host_command(["git", "--no-replace-objects", "-c", "safe.directory=*", *args], cwd=cwd, env=env)
 
 
 def _is_git_source(source: str) -> bool:
