@@ -5,8 +5,11 @@ packages, and the repository at /testbed (from a mirror, at `base_commit`, insta
 Packages are downloaded on the host into a wheelhouse (wheels for the image's Python and glibc; an
 sdist where a release has no wheel) and installed during `docker build` with the network off. Like
 the official images, /testbed ends with one commit on top of `base_commit` that holds the
-`pre_install` edits, so `git diff HEAD` is the agent's work alone. Images get the official names
-(`swebench/sweb.eval.x86_64.<id>:latest`), so a docker env finds them as it would pulled ones.
+`pre_install` edits, so `git diff HEAD` is the agent's work alone. The repository is built clean
+(`env.history`, see `history.py`: a checkout of the clean repository, then the in-place clean script
+after the environment commit) and the image labelled with the mode, so it needs no derivation. Images
+get the official names (`swebench/sweb.eval.x86_64.<id>:latest`), so a docker env finds them as it
+would pulled ones.
 """
 
 from __future__ import annotations

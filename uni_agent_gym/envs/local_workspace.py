@@ -80,25 +80,22 @@ async def record_environment(workspace: Path, repo_dir: str | Path, start: str) 
     The commit is made by the trusted repository reading the checkout's files (`--work-tree`), not
     by the checkout's own git."""
     trusted = str(trusted_git_dir(workspace))
-    index = Path(workspace) / f"index.tmp-{secrets.token_hex(4)}"
     tree_git = ["--git-dir", trusted, "--work-tree", str(repo_dir)]
+    index = Path(workspace) / f"index.tmp-{secrets.token_hex(4)}"
+    listing = Path(workspace) / f"ignored.tmp-{secrets.token_hex(4)}"
+    snapshot = snapshot_path(workspace)
+    env = {"GIT_INDEX_FILE": str(index)}
     try:
-        env = {"GIT_INDEX_FILE": str(index)}
         await git(*tree_git, "read-tree", start, env=env)
         await git(*tree_git, "add", "-A", env=env)
         tree = (await git(*tree_git, "write-tree", env=env)).strip()
-    finally:
-        index.unlink(missing_ok=True)
-    commit = (await git("--git-dir", trusted, "commit-tree", tree, "-p", start, "-m", ENVIRONMENT_MESSAGE, env=FIXED_IDENTITY)).strip()
-    await git("--git-dir", trusted, "update-ref", "refs/heads/environment", commit)
-    ignored = await git(*tree_git, "ls-files", "-z", "--others", "--ignored", "--exclude-standard", "--directory")
-    listing = Path(workspace) / f"ignored.tmp-{secrets.token_hex(4)}"
-    listing.write_text(ignored)
-    snapshot = snapshot_path(workspace)
-    try:
+        commit = (await git("--git-dir", trusted, "commit-tree", tree, "-p", start, "-m", ENVIRONMENT_MESSAGE, env=FIXED_IDENTITY)).strip()
+        await git("--git-dir", trusted, "update-ref", "refs/heads/environment", commit)
+        listing.write_text(await git(*tree_git, "ls-files", "-z", "--others", "--ignored", "--exclude-standard", "--directory", env=env))
         await host_command(["tar", "-cf", f"{snapshot}.tmp", "--exclude=__pycache__", "-C", str(repo_dir), "--null", "-T", str(listing)])
         os.replace(f"{snapshot}.tmp", snapshot)
     finally:
+        index.unlink(missing_ok=True)
         listing.unlink(missing_ok=True)
     return commit
 
