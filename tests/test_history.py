@@ -297,21 +297,24 @@ async def test_an_image_from_a_registry_is_derived_clean_once(pulled_image, mode
 
 
 async def test_a_new_pull_of_the_source_is_derived_again(pulled_image, tmp_path):
-    """The derived image is tied to its source's id: after the source changes (a new pull), the next
-    reset derives again instead of running a clean image of the old source."""
+    """The derived image is tied to its source's id: after the source changes (a new pull), the clean
+    image is derived again instead of the old source's being reused. (A running process keeps the
+    answer it got first, so one run uses one image; the next process derives.)"""
     require_docker()
+    from uni_agent_gym.envs.history_images import clean_image
     from uni_agent_gym.envs.image_builder import docker_build
 
     future, source = pulled_image, "uni-agent-gym-test/pulled-future-changing:latest"
-    config = GymConfig.model_validate({"deployment": {"type": "docker"}, "env": {"workspace": "image"}})
     derived_ids = []
     for version in ("v1", "v2"):
         (tmp_path / version).mkdir()
         (tmp_path / version / "Dockerfile").write_text(f"FROM {PULLED}\nRUN echo {version} > /etc/pulled-version\n")
         docker_build(tmp_path / version, source, lambda message: None)
-        ran, output = await image_episode(config, future.row(image_name=source))
-        derived_id, labels = image_labels(ran)
-        assert ran == f"{source}-history-ancestry" and labels[SOURCE_LABEL] == image_labels(source)[0]
-        assert leaks(output, future, allowed_branch="main") == []
+        derived = await asyncio.to_thread(clean_image, source, "ancestry", future.base, "/testbed", "never", lambda message: None)
+        derived_id, labels = image_labels(derived)
+        assert derived == f"{source}-history-ancestry" and labels[SOURCE_LABEL] == image_labels(source)[0]
         derived_ids.append(derived_id)
     assert derived_ids[0] != derived_ids[1]
+    ran, output = await image_episode(GymConfig.model_validate({"deployment": {"type": "docker"}, "env": {"workspace": "image"}}),
+                                      future.row(image_name=source))  # fmt: skip
+    assert ran == f"{source}-history-ancestry" and leaks(output, future, allowed_branch="main") == []

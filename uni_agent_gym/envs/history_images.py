@@ -24,6 +24,7 @@ from uni_agent_gym.envs.image_builder import docker_build
 
 SOURCE_LABEL = "uni-agent-gym.history.source"  # the id of the image a clean image was derived from
 _derive_locks: dict[str, asyncio.Lock] = {}
+_clean_images: dict[tuple[str, str, str, str], str] = {}  # what clean_image answered, per process
 
 
 def derived_name(image: str, mode: str) -> str:
@@ -75,6 +76,11 @@ def clean_image(image: str, mode: str, start: str, repo_dir: str, pull: str, log
 
 
 async def ensure_clean_image(image: str, mode: str, start: str, repo_dir: str, pull: str, log: Callable[[str], None] = lambda message: None) -> str:
-    """`clean_image` off the event loop, one derivation of a name at a time in this process."""
+    """`clean_image` off the event loop, once per (image, mode) in this process (a warm reset costs no
+    Docker call), and one derivation of a name at a time; `pull: always` asks the engine every time."""
+    key = (image, mode, start, repo_dir)
+    if pull != "always" and key in _clean_images:
+        return _clean_images[key]
     async with _derive_locks.setdefault(f"{image} {mode}", asyncio.Lock()):
-        return await asyncio.to_thread(clean_image, image, mode, start, repo_dir, pull, log)
+        _clean_images[key] = await asyncio.to_thread(clean_image, image, mode, start, repo_dir, pull, log)
+    return _clean_images[key]
