@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import re
 import shutil
 import statistics
 import subprocess
@@ -42,12 +43,14 @@ def size_mb(path: Path) -> float:
     return sum(f.stat().st_size for f in path.rglob("*") if f.is_file() and not f.is_symlink()) / 1e6
 
 
-async def timed(call, runs: int) -> list[float]:
-    samples = []
+async def compare(ours, baseline, runs: int) -> tuple[list[float], list[float]]:
+    """Seconds of each call of `ours()` and `baseline()`, alternating, so both see the same machine load."""
+    samples: tuple[list[float], list[float]] = ([], [])
     for _ in range(runs):
-        started = time.perf_counter()
-        await call()
-        samples.append(time.perf_counter() - started)
+        for call, into in ((ours, samples[0]), (baseline, samples[1])):
+            started = time.perf_counter()
+            await call()
+            into.append(time.perf_counter() - started)
     return samples
 
 
@@ -89,7 +92,7 @@ async def bench_mirror(name: str, source: str, back: int, runs: int, scratch: Pa
         async def old() -> None:
             await old_checkout(cache, commit, scratch / name / f"old-{mode}-{next(counter)}")
 
-        ours, baseline = await timed(fresh, runs), await timed(old, runs)
+        ours, baseline = await compare(fresh, old, runs)
         fresh_git = size_mb(next((scratch / name).glob(f"fresh-{mode}-*")) / ".git")
         old_git = size_mb(next((scratch / name).glob(f"old-{mode}-*")) / ".git")
         row(f"{name}: docker mirror reset, host checkout, {mode}", median_ms(ours), median_ms(baseline),
@@ -110,8 +113,7 @@ async def bench_mirror(name: str, source: str, back: int, runs: int, scratch: Pa
         async def reset_in_place() -> None:
             await old_reset(history.start, repo_dir)
 
-        ours = await timed(recreate, runs)
-        baseline = await timed(reset_in_place, runs)
+        ours, baseline = await compare(recreate, reset_in_place, runs)
         row(f"{name}: local reset, {mode}", median_ms(ours), median_ms(baseline), note="baseline: checkout --force + clean in place")
 
         build_checkout = scratch / name / f"build-{mode}"
@@ -151,7 +153,7 @@ def bench_derived_images(source: str, back: int, scratch: Path) -> None:
     subprocess.run(["git", "clone", "--quiet", "--no-checkout", source, str(pulled / "testbed")], check=True)
     subprocess.run(["git", "-C", str(pulled / "testbed"), "checkout", "--quiet", "--detach", f"HEAD~{back}"], check=True)
     start = subprocess.run(["git", "-C", str(pulled / "testbed"), "rev-parse", "HEAD"], capture_output=True, text=True).stdout.strip()
-    image = f"uni-agent-gym-bench/pulled-{label.lower()}:latest"
+    image = f"uni-agent-gym-bench/pulled-{re.sub('[^a-z0-9._-]+', '-', label.lower())}:latest"
     try:
         build(pulled, f"FROM {base_image_name('3.11')}\nCOPY testbed /testbed\nWORKDIR /testbed\n", image)
         (scratch / "noop").mkdir()

@@ -63,9 +63,10 @@ async def _make_clean_repository(mirror: Path, commit: str, mode: str, target: P
         if mode == "none":  # the root commit is made in the mirror cache (an unreachable object there) and fetched alone
             tree = f"{commit}^{{tree}}"
             start = (await git("--git-dir", str(mirror), "commit-tree", tree, "-m", START_MESSAGE, env=FIXED_IDENTITY)).strip()
-        await git("--git-dir", str(building), "-c", "uploadpack.allowAnySHA1InWant=true", "fetch", "--quiet", "--no-tags",
-                  "--no-write-fetch-head", str(mirror), f"{start}:refs/heads/start")  # fmt: skip
+        fetch = ["-c", "uploadpack.allowAnySHA1InWant=true", "fetch", "--quiet", "--no-tags", str(mirror), f"{start}:refs/heads/start"]
+        await git("--git-dir", str(building), *fetch)
         await git("--git-dir", str(building), "symbolic-ref", "HEAD", "refs/heads/start")
+        (building / "FETCH_HEAD").unlink(missing_ok=True)
         try:
             os.replace(building, target)
         except OSError:  # another process made it meanwhile
@@ -109,10 +110,11 @@ set -eu
 cd "$1"; mode="$2"; start="${3:-}"
 g() { git --no-replace-objects -c safe.directory='*' -c gc.auto=0 -c core.logAllRefUpdates=false "$@"; }
 gitdir=$(cd "$(g rev-parse --git-dir)" && pwd)
-(cd "$gitdir" && rm -rf logs FETCH_HEAD ORIG_HEAD MERGE_HEAD MERGE_MSG MERGE_MODE MERGE_RR AUTO_MERGE CHERRY_PICK_HEAD \
-  REVERT_HEAD BISECT_* COMMIT_EDITMSG SQUASH_MSG TAG_EDITMSG NOTES_EDITMSG gc.log rebase-merge rebase-apply sequencer rr-cache worktrees info/grafts info/refs \
-  objects/info/commit-graph objects/info/commit-graphs objects/info/packs objects/pack/multi-pack-index* \
-  objects/pack/*.keep objects/pack/*.promisor objects/pack/tmp_* objects/incoming-*)
+(cd "$gitdir" && rm -rf logs FETCH_HEAD ORIG_HEAD MERGE_HEAD MERGE_MSG MERGE_MODE MERGE_RR AUTO_MERGE \
+  CHERRY_PICK_HEAD REVERT_HEAD BISECT_* COMMIT_EDITMSG SQUASH_MSG TAG_EDITMSG NOTES_EDITMSG gc.log rebase-merge \
+  rebase-apply sequencer rr-cache worktrees info/grafts info/refs objects/info/commit-graph objects/info/commit-graphs \
+  objects/info/packs objects/pack/multi-pack-index* objects/pack/*.keep objects/pack/*.promisor objects/pack/tmp_* \
+  objects/incoming-*)
 head=$(g rev-parse --verify -q 'HEAD^{commit}') || { echo "clean-history: $1 has no HEAD commit" >&2; exit 3; }
 branch=$(g symbolic-ref -q HEAD || true)
 if [ "$mode" = none ]; then
