@@ -194,7 +194,9 @@ async def test_recreate_checkout_replaces_only_checkouts_made_here(tmp_path, fut
     other = tmp_path / "elsewhere"
     await recreate_checkout(workspace, future.base, other)  # absent: made
     assert (other / "calc.py").read_text() == BUGGY
-    await recreate_checkout(workspace, future.base, other)  # made here: replaced
+    (other / "calc.py").write_text("# the agent's\n")
+    await recreate_checkout(workspace, future.base, other)  # made here: replaced, the old one deleted
+    assert (other / "calc.py").read_text() == BUGGY and list(tmp_path.glob(".elsewhere.old-*")) == []
     stray = tmp_path / "stray"
     stray.mkdir()
     (stray / "notes.txt").write_text("mine\n")

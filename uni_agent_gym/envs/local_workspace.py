@@ -119,10 +119,15 @@ async def recreate_checkout(workspace: Path, commit: str, repo_dir: Path) -> Non
             f"The local workdir {repo_dir} is neither empty nor a git checkout that uni-agent-gym made: "
             "empty it or choose another workdir"
         )
-    if repo_dir.exists() or repo_dir.is_symlink():
-        await asyncio.to_thread(shutil.rmtree, repo_dir)
-    await fresh_checkout(trusted_git_dir(workspace), commit, repo_dir)
-    (repo_dir / ".git" / MARKER).touch()
-    snapshot = snapshot_path(workspace)
-    if snapshot.exists():
-        await host_command(["tar", "-C", str(repo_dir), "-xf", str(snapshot)])
+    if repo_dir.exists():  # moved aside and deleted while the new checkout is made (a leftover of a crash too)
+        os.rename(repo_dir, repo_dir.with_name(f".{repo_dir.name}.old-{secrets.token_hex(4)}"))
+    old = list(repo_dir.parent.glob(f".{repo_dir.name}.old-*")) if repo_dir.parent.exists() else []
+    deletion = asyncio.ensure_future(asyncio.to_thread(lambda: [shutil.rmtree(path, ignore_errors=True) for path in old]))
+    try:
+        await fresh_checkout(trusted_git_dir(workspace), commit, repo_dir)
+        (repo_dir / ".git" / MARKER).touch()
+        snapshot = snapshot_path(workspace)
+        if snapshot.exists():
+            await host_command(["tar", "-C", str(repo_dir), "-xf", str(snapshot)])
+    finally:
+        await deletion
