@@ -212,6 +212,12 @@ class EnvConfig(_Strict):
         description="repo -> mirror: a local git repository, a plain directory, a git bundle, or a clone URL.",
     )
     cache_dir: str = Field("~/.cache/uni-agent-gym", description="Host cache: mirrors, wheelhouses, local workspaces.")
+    history: Literal["ancestry", "none"] = Field(
+        "ancestry",
+        description="What the agent's repository holds besides the start commit's files: ancestry: the start commit "
+        "and its ancestors, nothing later (no remotes, other branches, tags, reflog, stash or later objects); none: one "
+        "root commit with the start tree (plus the environment commit in images), for datasets whose ancestry leaks.",
+    )
     environments: str | None = Field(
         None, description="Per-instance environment overrides (JSON, see uni_agent_gym.specs); swebench's specs otherwise."
     )

@@ -5,8 +5,11 @@ packages, and the repository at /testbed (from a mirror, at `base_commit`, insta
 Packages are downloaded on the host into a wheelhouse (wheels for the image's Python and glibc; an
 sdist where a release has no wheel) and installed during `docker build` with the network off. Like
 the official images, /testbed ends with one commit on top of `base_commit` that holds the
-`pre_install` edits, so `git diff HEAD` is the agent's work alone. Images get the official names
-(`swebench/sweb.eval.x86_64.<id>:latest`), so a docker env finds them as it would pulled ones.
+`pre_install` edits, so `git diff HEAD` is the agent's work alone. The repository is built clean
+(`env.history`, see `history.py`: a checkout of the clean repository, then the in-place clean script
+after the environment commit) and the image labelled with the mode, so it needs no derivation. Images
+get the official names (`swebench/sweb.eval.x86_64.<id>:latest`), so a docker env finds them as it
+would pulled ones.
 """
 
 from __future__ import annotations
@@ -28,7 +31,8 @@ from typing import Any
 from uni_agent_gym.config import GymConfig
 from uni_agent_gym.deployments.docker import docker_client, image_exists
 from uni_agent_gym.deployments.images import DEBIAN_SUITE_BY_PYTHON, GLIBC_MINOR_BY_PYTHON, base_image_name
-from uni_agent_gym.envs.workspace import checkout, mirror_repository
+from uni_agent_gym.envs.history import CLEAN_SCRIPT, HISTORY_LABEL, SCRIPT_PATH, clean_history, fresh_checkout
+from uni_agent_gym.envs.workspace import mirror_repository
 from uni_agent_gym.errors import UniAgentGymError
 from uni_agent_gym.instances import image_name
 from uni_agent_gym.specs import EnvironmentSpec, environment_spec
@@ -90,9 +94,11 @@ def project_build_requirements(repo_dir: Path) -> list[str]:
     return list(requires) if requires else list(DEFAULT_BUILD_REQUIREMENTS)
 
 
-def dockerfile(base: str, spec: EnvironmentSpec) -> str:
-    """The build recipe; every pip call in it is offline (no index, the wheelhouse only)."""
-    lines = [f"FROM {base}", "COPY wheelhouse /opt/wheelhouse", "COPY requirements.txt /opt/requirements.txt", "COPY testbed /testbed", "WORKDIR /testbed"]
+def dockerfile(base: str, spec: EnvironmentSpec, history: str = "ancestry") -> str:
+    """The build recipe; every pip call in it is offline (no index, the wheelhouse only). The checkout
+    arrives clean (`history`); the environment commit's reflog and leftovers go in the last step."""
+    lines = [f"FROM {base}", "COPY wheelhouse /opt/wheelhouse", "COPY requirements.txt /opt/requirements.txt", "COPY testbed /testbed",
+             f"COPY clean-history.sh {SCRIPT_PATH}", "WORKDIR /testbed"]  # fmt: skip
     lines += [f"ENV {key}={shlex.quote(value)}" for key, value in spec.env.items()]
     lines += [
         "RUN python3 -m venv /opt/venv",
@@ -104,7 +110,9 @@ def dockerfile(base: str, spec: EnvironmentSpec) -> str:
     lines += [
         f"RUN {OFFLINE_PIP} {spec.install}",
         "RUN git config --global user.email env@uni-agent-gym.invalid && git config --global user.name uni-agent-gym "
-        "&& git config --global --add safe.directory '*' && git add -A && git commit --allow-empty -qm 'uni-agent-gym environment'",
+        "&& git config --global --add safe.directory '*' && git add -A && git commit --allow-empty -qm 'uni-agent-gym environment' "
+        f"&& sh {SCRIPT_PATH} /testbed ancestry && rm -f {SCRIPT_PATH}",
+        f'LABEL {HISTORY_LABEL}="{history}"',
     ]
     return "\n".join(lines) + "\n"
 
@@ -124,7 +132,8 @@ def _require_base(python: str, instance_id: str) -> str:
     return base
 
 
-def _docker_build(context: Path, name: str, log: Callable[[str], None]) -> None:
+def docker_build(context: Path, name: str, log: Callable[[str], None]) -> None:
+    """`docker build` of `context` with the network off; `ImageBuildError` with the end of its output."""
     last = []
     for chunk in docker_client().api.build(path=str(context), tag=name, network_mode="none", rm=True, forcerm=True, decode=True):
         if "error" in chunk:
@@ -159,7 +168,8 @@ async def build_instance_image(
     with tempfile.TemporaryDirectory(prefix="build-", dir=cache_dir) as scratch:  # beside the wheelhouse: hard links work
         context = Path(scratch)
         cache = await mirror_repository(instance["repo"], source, config.env.cache_dir, instance["base_commit"])
-        await checkout(cache, instance["base_commit"], context / "testbed", instance_id)
+        history = await clean_history(cache, instance["base_commit"], config.env.history, instance_id)
+        await fresh_checkout(history.git_dir, history.start, context / "testbed")
         build_requirements = spec.build_requirements or project_build_requirements(context / "testbed")
         wheelhouse = cache_dir / "wheelhouse" / f"py{spec.python}"
         log(f"{instance_id}: Python {spec.python} ({spec.source}), {len(spec.requirements)} packages + {len(build_requirements)} for the build")
@@ -168,9 +178,10 @@ async def build_instance_image(
                 await asyncio.to_thread(download_wheelhouse, requirements, spec.python, wheelhouse, log)
             await asyncio.to_thread(shutil.copytree, wheelhouse, context / "wheelhouse", copy_function=os.link)
         (context / "requirements.txt").write_text("\n".join(spec.requirements) + "\n")
-        (context / "Dockerfile").write_text(dockerfile(base, spec))
+        (context / "Dockerfile").write_text(dockerfile(base, spec, config.env.history))
+        (context / "clean-history.sh").write_text(CLEAN_SCRIPT)
         log(f"{instance_id}: docker build {name} (network off)")
-        await asyncio.to_thread(_docker_build, context, name, log)
+        await asyncio.to_thread(docker_build, context, name, log)
     log(f"{instance_id}: built {name} in {time.monotonic() - started:.0f} s")
     return name
 

@@ -44,7 +44,10 @@ from uni_agent_gym.deployments import Deployment
 from uni_agent_gym.deployments.pool import release
 from uni_agent_gym.errors import DeploymentError
 from uni_agent_gym.instances import patch_files
-from uni_agent_gym.rewards.capture import PatchRejected, capture_from_container, capture_in_sandbox
+from uni_agent_gym.envs.local_environment import renew_tampered_venv
+from uni_agent_gym.envs.local_workspace import local_workspace_dir, trusted_git_dir
+from uni_agent_gym.envs.workspace import has_commit
+from uni_agent_gym.rewards.capture import PatchRejected, capture_from_container, capture_in_sandbox, capture_on_host
 from uni_agent_gym.rewards.integrity import check_log
 from uni_agent_gym.rewards.patches import SAFE_GIT, apply_patch, git_in, reset_files
 from uni_agent_gym.rewards.runner_files import runner_files_to_restore
@@ -121,19 +124,28 @@ class SWEBenchReward:
                 return await self._grade_patch_in(fresh, instance, fresh_repo, start, patch, started)
             finally:
                 await release(fresh)
+        local = deployment.config.type == "local" and self.gym.deployment.type == "local"
+        trusted = trusted_git_dir(local_workspace_dir(instance_id, self.gym)) if local else None
         try:
-            patch = await capture_in_sandbox(deployment, repo_dir, start, self.config.max_patch_bytes)
+            if trusted is not None and await has_commit(trusted, start):
+                patch = await capture_on_host(trusted, repo_dir, start, self.config.max_patch_bytes)
+            else:
+                patch = await capture_in_sandbox(deployment, repo_dir, start, self.config.max_patch_bytes)
         except PatchRejected as exc:
             return self._finish(RewardResult(instance_id, "patch_rejected", error=str(exc)), started)
         except DeploymentError as exc:
             if await deployment.is_alive():  # the agent broke its repository (deleted, corrupted): its work cannot be graded
                 return self._finish(RewardResult(instance_id, "patch_failed", error=f"no patch can be taken from {repo_dir}: {exc}"), started)
             raise
-        if self.gym.deployment.type == "local":
+        restored = {}
+        if local:
             await deployment.stop()  # its processes run on this host: none may touch the fresh checkout
+            restored = await renew_tampered_venv(local_workspace_dir(instance_id, self.gym))
         fresh, fresh_repo = await self._open_fresh(instance, start)
         try:
-            return await self._grade_patch_in(fresh, instance, fresh_repo, start, patch, started)
+            result = await self._grade_patch_in(fresh, instance, fresh_repo, start, patch, started)
+            result.restored.update(restored)
+            return result
         finally:
             await release(fresh)
 
