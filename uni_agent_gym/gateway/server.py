@@ -22,6 +22,9 @@ import uuid
 from pathlib import Path
 from typing import Any
 
+from fastapi import FastAPI, Request
+from fastapi.responses import JSONResponse, StreamingResponse
+
 from uni_agent_gym.errors import UniAgentGymError
 from uni_agent_gym.gateway import anthropic_api, openai_api
 from uni_agent_gym.gateway.backends import Backend, BackendError
@@ -98,17 +101,14 @@ class Gateway:
             self.close_session(session_id)
 
     @property
-    def app(self):
+    def app(self) -> FastAPI:
         """The FastAPI application (built on first use)."""
         if self._app is None:
             self._app = _build_app(self)
         return self._app
 
 
-def _build_app(gateway: Gateway):
-    from fastapi import FastAPI, Request
-    from fastapi.responses import JSONResponse, StreamingResponse
-
+def _build_app(gateway: Gateway) -> FastAPI:
     app = FastAPI(title="uni-agent-gym gateway", docs_url=None, redoc_url=None)
 
     async def body_of(request: Request) -> Any:
