@@ -14,6 +14,7 @@ A harness needs only a base URL: `http://HOST:PORT/sessions/ID/v1` (OpenAI) or
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
 import socket
@@ -181,10 +182,11 @@ def _build_app(gateway: Gateway) -> FastAPI:
 
 
 class RunningServer:
-    """A gateway served by uvicorn on the running event loop (training: beside verl's agent loops)."""
+    """An ASGI app (the gateway's) served by uvicorn on the running event loop: in training, beside
+    verl's agent loops; `port=0` picks a free port."""
 
-    def __init__(self, gateway: Gateway, host: str = "127.0.0.1", port: int = 0) -> None:
-        self.gateway, self.host, self.port = gateway, host, port
+    def __init__(self, app: Any, host: str = "127.0.0.1", port: int = 0) -> None:
+        self.app, self.host, self.port = app, host, port
         self._server = None
         self._task: asyncio.Task | None = None
 
@@ -199,8 +201,12 @@ class RunningServer:
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         sock.bind((self.host, self.port))
         self.port = sock.getsockname()[1]
-        config = uvicorn.Config(self.gateway.app, log_level="warning", lifespan="off", access_log=False)
-        self._server = uvicorn.Server(config)
+        class Embedded(uvicorn.Server):
+            def capture_signals(self):  # Ctrl-C belongs to the process that embeds the server
+                return contextlib.nullcontext()
+
+        config = uvicorn.Config(self.app, log_level="warning", lifespan="off", access_log=False)
+        self._server = Embedded(config)
         self._task = asyncio.create_task(self._server.serve(sockets=[sock]))
         deadline = time.monotonic() + timeout
         while not self._server.started:

@@ -46,7 +46,7 @@ from uni_agent_gym.verl.boundary import render
 logger = logging.getLogger(__name__)
 
 ABNORMAL_EXITS = ("env_error", "timeout", "harness_error")
-_servers: "weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, RunningServer]" = weakref.WeakKeyDictionary()
+_servers: "weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, tuple[Gateway, RunningServer]]" = weakref.WeakKeyDictionary()
 _starting: "weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Lock]" = weakref.WeakKeyDictionary()
 
 
@@ -60,19 +60,19 @@ class GatewayLoopConfig(_Strict):
     model_name: str = Field("policy", description="Model name the gateway serves.")
 
 
-async def worker_gateway(tokenizer: Any, host: str, model_name: str) -> RunningServer:
-    """The gateway of this event loop (one verl worker): started on first use, shared by its samples."""
+async def worker_gateway(tokenizer: Any, host: str, model_name: str) -> tuple[Gateway, RunningServer]:
+    """The gateway of this event loop (one verl worker) and its server: started on first use, shared by its samples."""
     loop = asyncio.get_running_loop()
     async with _starting.setdefault(loop, asyncio.Lock()):
         if loop not in _servers:
             gateway = Gateway(tokenizer, model_name=model_name, auto_open=False)
-            _servers[loop] = await RunningServer(gateway, host=host).start()
+            _servers[loop] = (gateway, await RunningServer(gateway.app, host=host).start())
     return _servers[loop]
 
 
 async def stop_worker_gateway() -> None:
     """Stop this event loop's gateway, if it has one (tests; a worker's ends with its process)."""
-    server = _servers.pop(asyncio.get_running_loop(), None)
+    _, server = _servers.pop(asyncio.get_running_loop(), (None, None))
     if server is not None:
         await server.stop()
 
@@ -121,6 +121,7 @@ class _Episode:
     def __init__(self, loop: GatewayAgentLoop, sampling_params: dict[str, Any], sample: dict[str, Any]) -> None:
         self.loop, self.sampling_params, self.sample = loop, sampling_params, sample
         self.env = loop._make_env()
+        self.gateway: Gateway | None = None
         self.server: RunningServer | None = None
         self.session: Session | None = None
         self.harness: HarnessResult | None = None
@@ -135,10 +136,10 @@ class _Episode:
         instance = instance_from_sample(self.sample)
         _, info = await self.env.reset(options={"instance": instance} if isinstance(instance, dict) else {"instance_id": instance})
         self.instance_id, self.task = info["instance_id"], self.env.instance.get("problem_statement") or ""
-        self.server = await worker_gateway(loop.tokenizer, config.host, config.model_name)
+        self.gateway, self.server = await worker_gateway(loop.tokenizer, config.host, config.model_name)
         limits = Limits(max_model_len=loop.max_model_len, max_prompt_length=loop.prompt_length, max_response_length=loop.response_length,
                         max_tokens_per_turn=loop.gym_config.rollout.max_tokens_per_turn)  # fmt: skip
-        self.session = self.server.gateway.open_session(backend=loop.server_manager, limits=limits, sampling_params=self.sampling_params)
+        self.session = self.gateway.open_session(backend=loop.server_manager, limits=limits, sampling_params=self.sampling_params)
         url = self.server.url if config.harness.where == "host" else f"http://{config.sandbox_host or config.host}:{self.server.port}"
         self.harness = await run_harness(config.harness, deployment=self.env.deployment, instance=self.env.instance,
                                          repo_dir=info["repo_dir"], url=url, session_id=self.session.session_id,
@@ -162,8 +163,8 @@ class _Episode:
 
     async def close(self) -> None:
         await self.env.close()
-        if self.server is not None and self.session is not None:
-            self.server.gateway.sessions.pop(self.session.session_id, None)
+        if self.gateway is not None and self.session is not None:
+            self.gateway.sessions.pop(self.session.session_id, None)
 
     def outputs(self) -> list[AgentLoopOutput]:
         """verl's record of every chain, the one that ended the episode last."""
