@@ -12,8 +12,8 @@ Each request's history is compared with every chain of the session, and one of t
 A NEW chain says why (`started_by`):
 
     start              the session's first request
-    branch             the history stops at an earlier point of a chain (a retry, or a second request
-                       sent before the first one's answer came back)
+    branch             the history is a chain's up to one of its model turns (a retry, or a second
+                       request sent before the first one's answer came back)
     history_changed    a message the chain recorded was changed or dropped (compaction, an edited
                        observation, a rewrite canonicalisation does not absorb)
     new_conversation   nothing in common with any chain (a sub-agent, another system prompt)
@@ -129,6 +129,6 @@ def plan(chains: list[Chain], keys: list[str], roles: list[str], tools_key: str)
         return Plan("new", reason="new_conversation")
     if common == len(best.keys):  # all of the chain, then something it cannot append
         return Plan("new", reason="not_appendable")
-    if best.messages[common]["role"] == "assistant" and all(role in APPENDABLE for role in roles[common:]):
-        return Plan("new", reason="branch")  # the history stops where the chain's model turn began
+    if common == len(keys) and best.messages[common]["role"] == "assistant":
+        return Plan("new", reason="branch")  # the history stops where one of the chain's model turns began
     return Plan("new", reason="history_changed")

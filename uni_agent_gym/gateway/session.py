@@ -131,8 +131,12 @@ class Session:
 
     async def _sample(self, prompt_ids: list[int], sampling_params: dict[str, Any], max_tokens: int) -> tuple[list[int], list[float] | None]:
         started = time.monotonic()
-        output = await self.backend.generate(self.session_id, prompt_ids=list(prompt_ids), sampling_params=sampling_params)
-        self.generate_seconds += time.monotonic() - started
+        try:
+            output = await self.backend.generate(self.session_id, prompt_ids=list(prompt_ids), sampling_params=sampling_params)
+        except Exception as exc:  # noqa: BLE001 - whatever the engine raised, the request fails as the engine's fault
+            raise BackendError(f"{type(exc).__name__}: {exc}") from exc
+        finally:
+            self.generate_seconds += time.monotonic() - started
         if getattr(output, "stop_reason", None) == "aborted":
             raise BackendError("the engine aborted the request (weights updating or shutting down); send it again")
         ids = list(output.token_ids)[:max_tokens]  # an engine that ignores max_tokens cannot overrun the budget
