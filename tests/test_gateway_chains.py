@@ -54,8 +54,20 @@ async def serving(engine, backend=None, **options):
         await server.stop()
 
 
+_clients: list[AsyncOpenAI] = []
+
+
 def client(url: str, session: str = "s") -> AsyncOpenAI:
-    return AsyncOpenAI(base_url=f"{url}/sessions/{session}/v1", api_key="any", max_retries=0)
+    """An OpenAI SDK client on one session (closed after the test)."""
+    _clients.append(AsyncOpenAI(base_url=f"{url}/sessions/{session}/v1", api_key="any", max_retries=0))
+    return _clients[-1]
+
+
+@pytest.fixture(autouse=True)
+async def close_clients():
+    yield
+    while _clients:
+        await _clients.pop().close()
 
 
 async def ask(openai: AsyncOpenAI, messages: list[dict], tools=(BASH,), **options) -> dict:

@@ -181,6 +181,30 @@ def _build_app(gateway: Gateway) -> FastAPI:
     return app
 
 
+def quiet_server(app: Any):
+    """uvicorn's server without its own signal handling: the embedding process (a verl worker, `gateway
+    serve`) decides what Ctrl-C means; `server.should_exit = True` stops it."""
+    import uvicorn
+
+    class Server(uvicorn.Server):
+        def capture_signals(self):
+            return contextlib.nullcontext()
+
+    return Server(uvicorn.Config(app, log_level="warning", lifespan="off", access_log=False))
+
+
+def listening_socket(host: str, port: int) -> socket.socket:
+    """A socket bound to host:port (0: a free port); `OSError` says when it is taken."""
+    sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((host, port))
+    except OSError as exc:
+        sock.close()
+        raise OSError(f"--port: cannot listen on {host}:{port}: {exc.strerror}") from None
+    return sock
+
+
 class RunningServer:
     """An ASGI app (the gateway's) served by uvicorn on the running event loop: in training, beside
     verl's agent loops; `port=0` picks a free port."""
@@ -195,18 +219,9 @@ class RunningServer:
         return f"http://{self.host}:{self.port}"
 
     async def start(self, timeout: float = 30.0) -> "RunningServer":
-        import uvicorn
-
-        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        sock.bind((self.host, self.port))
+        sock = listening_socket(self.host, self.port)
         self.port = sock.getsockname()[1]
-        class Embedded(uvicorn.Server):
-            def capture_signals(self):  # Ctrl-C belongs to the process that embeds the server
-                return contextlib.nullcontext()
-
-        config = uvicorn.Config(self.app, log_level="warning", lifespan="off", access_log=False)
-        self._server = Embedded(config)
+        self._server = quiet_server(self.app)
         self._task = asyncio.create_task(self._server.serve(sockets=[sock]))
         deadline = time.monotonic() + timeout
         while not self._server.started:
