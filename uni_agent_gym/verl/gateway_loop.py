@@ -32,10 +32,10 @@ import time
 import weakref
 from typing import Any, Literal
 
-from pydantic import Field, ValidationError
+from pydantic import Field
 from verl.experimental.agent_loop.agent_loop import AgentLoopMetrics, AgentLoopOutput
 
-from uni_agent_gym.config import _Strict
+from uni_agent_gym.config import _Strict, validate
 from uni_agent_gym.errors import ConfigError, DeploymentError
 from uni_agent_gym.gateway.harness import HarnessConfig, HarnessResult, run_harness
 from uni_agent_gym.gateway.server import Gateway, RunningServer
@@ -85,11 +85,8 @@ class GatewayAgentLoop(UniAgentLoop):
 
     def __init__(self, *args: Any, harness: Any = None, outputs: str = "auto", host: str = "127.0.0.1",
                  sandbox_host: str | None = None, model_name: str = "policy", **kwargs: Any) -> None:  # fmt: skip
-        try:
-            self.loop_config = GatewayLoopConfig(harness=_plain(harness), outputs=outputs, host=host, sandbox_host=sandbox_host,
-                                                 model_name=model_name)  # fmt: skip
-        except ValidationError as exc:
-            raise ConfigError(f"GatewayAgentLoop entry of the agent-loop YAML: {exc}") from None
+        entry = {"harness": _plain(harness), "outputs": outputs, "host": host, "sandbox_host": sandbox_host, "model_name": model_name}
+        self.loop_config = validate(GatewayLoopConfig, entry, "the GatewayAgentLoop entry of the agent-loop YAML")
         super().__init__(*args, **kwargs)
 
     def all_outputs(self) -> bool:
