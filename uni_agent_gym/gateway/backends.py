@@ -14,6 +14,8 @@ session (a stable hash of the session id), for the same reason.
 from __future__ import annotations
 
 import hashlib
+import json
+from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
@@ -51,6 +53,8 @@ class HttpTokenBackend:
         self.urls = [url.rstrip("/").removesuffix("/v1") for url in urls]
         self.api, self.model = api, model
         self._client = httpx.AsyncClient(timeout=timeout)
+        # request id -> (the last prompt sent, its JSON): a chain only appends, so only its new ids are encoded
+        self._encoded: OrderedDict[str, tuple[list[int], str]] = OrderedDict()
 
     def url_for(self, request_id: str) -> str:
         """The server of a session: the same one for every request of it."""
@@ -60,14 +64,27 @@ class HttpTokenBackend:
     async def generate(self, request_id: str, *, prompt_ids: list[int], sampling_params: dict[str, Any]) -> Sampled:
         url = self.url_for(request_id)
         shared = {key: sampling_params[key] for key in _SHARED if sampling_params.get(key) is not None}
+        ids = self._ids_json(request_id, list(prompt_ids))
         if self.api == "sglang":
-            body = {"input_ids": list(prompt_ids), "return_logprob": True,
+            body = {"return_logprob": True,
                     "sampling_params": {**shared, "max_new_tokens": sampling_params["max_tokens"], "skip_special_tokens": False}}  # fmt: skip
-            data = await self._post(f"{url}/generate", body)
-            return _from_sglang(data, url)
-        body = {"model": self.model or await self._model(url), "prompt": list(prompt_ids), "max_tokens": sampling_params["max_tokens"],
+            return _from_sglang(await self._post(f"{url}/generate", body, "input_ids", ids), url)
+        body = {"model": self.model or await self._model(url), "max_tokens": sampling_params["max_tokens"],
                 "logprobs": 0, "return_tokens_as_token_ids": True, "skip_special_tokens": False, **shared}  # fmt: skip
-        return _from_vllm(await self._post(f"{url}/v1/completions", body), url)
+        return _from_vllm(await self._post(f"{url}/v1/completions", body, "prompt", ids), url)
+
+    def _ids_json(self, request_id: str, ids: list[int]) -> str:
+        """`ids` as JSON, encoding only what was appended since this request id's last prompt."""
+        last = self._encoded.pop(request_id, None)
+        if last is not None and len(last[0]) <= len(ids) and ids[: len(last[0])] == last[0]:
+            tail = ids[len(last[0]) :]
+            text = last[1] if not tail else json.dumps(tail) if not last[0] else f"{last[1][:-1]}, {json.dumps(tail)[1:]}"
+        else:
+            text = json.dumps(ids)
+        self._encoded[request_id] = (ids, text)
+        while len(self._encoded) > 1024:  # the sessions served last
+            self._encoded.popitem(last=False)
+        return text
 
     async def _model(self, url: str) -> str:
         response = await self._client.get(f"{url}/v1/models")
@@ -77,9 +94,10 @@ class HttpTokenBackend:
             raise BackendError(f"{url}/v1/models names no model ({exc}); pass the model name") from None
         return self.model
 
-    async def _post(self, url: str, body: dict[str, Any]) -> dict[str, Any]:
+    async def _post(self, url: str, body: dict[str, Any], ids_key: str, ids_json: str) -> dict[str, Any]:
+        content = f'{json.dumps(body)[:-1]}, "{ids_key}": {ids_json}}}'
         try:
-            response = await self._client.post(url, json=body)
+            response = await self._client.post(url, content=content.encode(), headers={"content-type": "application/json"})
         except httpx.HTTPError as exc:
             raise BackendError(f"{url}: {type(exc).__name__}: {exc}") from None
         if response.status_code != 200:

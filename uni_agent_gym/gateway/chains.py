@@ -49,7 +49,7 @@ class Chain:
     started_by: str
     tools_key: str
     cache: RolloutCache
-    keys: list[str] = field(default_factory=list)  # canonical keys of the messages the record holds
+    keys: list[tuple] = field(default_factory=list)  # canonical keys of the messages the record holds
     messages: list[dict[str, Any]] = field(default_factory=list)  # those messages, for the record
     turns: list[Turn] = field(default_factory=list)
     closed: str | None = None  # "length" once a budget ended the chain
@@ -92,7 +92,7 @@ def _common(a: list[str], b: list[str]) -> int:
     return size
 
 
-def plan(chains: list[Chain], keys: list[str], roles: list[str], tools_key: str) -> Plan:
+def plan(chains: list[Chain], keys: list[tuple], roles: list[str], tools_key: str) -> Plan:
     """Where a request with these canonical `keys` (and `roles`) and tools goes; see the module docstring."""
     if not chains:
         return Plan("new", reason="start")

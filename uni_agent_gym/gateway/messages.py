@@ -94,13 +94,14 @@ def from_openai_tools(tools: Any) -> list[dict[str, Any]] | None:
     return [{"type": "function", "function": tool["function"]} for tool in tools]
 
 
-def message_key(message: dict[str, Any]) -> str:
-    """The canonical key of an internal message (see the module docstring)."""
-    calls = [
-        [call["function"]["name"], json.dumps(call["function"]["arguments"], sort_keys=True, ensure_ascii=False)]
+def message_key(message: dict[str, Any]) -> tuple:
+    """The canonical key of an internal message (see the module docstring); a tuple of strings, so
+    comparing two histories costs a string comparison per message, whatever their length."""
+    calls = tuple(
+        (call["function"]["name"], json.dumps(call["function"]["arguments"], sort_keys=True, ensure_ascii=False))
         for call in message.get("tool_calls") or ()
-    ]
-    return json.dumps([message["role"], message.get("content", "").strip(), calls], ensure_ascii=False)
+    )
+    return (message["role"], message.get("content", "").strip(), calls)
 
 
 def tools_key(tools: list[dict[str, Any]] | None) -> str:

@@ -151,11 +151,13 @@ def _build_app(gateway: Gateway) -> FastAPI:
     async def messages(session_id: str, request: Request):
         return await serve(request, session_id, anthropic_api)
 
-    def models() -> dict[str, Any]:
+    @app.get("/v1/models")
+    async def models() -> dict[str, Any]:
         return {"object": "list", "data": [{"id": gateway.model_name, "object": "model", "created": int(time.time()), "owned_by": "uni-agent-gym"}]}
 
-    app.get("/v1/models")(models)
-    app.get("/sessions/{session_id}/v1/models")(lambda session_id: models())
+    @app.get("/sessions/{session_id}/v1/models")
+    async def session_models(session_id: str) -> dict[str, Any]:
+        return await models()
 
     @app.post("/sessions")
     async def open_session(request: Request):
@@ -195,7 +197,9 @@ def quiet_server(app: Any):
 
 def listening_socket(host: str, port: int) -> socket.socket:
     """A socket bound to host:port (0: a free port); `OSError` says when it is taken."""
-    sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET, socket.SOCK_STREAM)
+    # IPPROTO_TCP, not 0: asyncio sets TCP_NODELAY only on sockets that say they are TCP, and without it
+    # every response on a kept-alive connection waits ~40 ms for a delayed ACK
+    sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     try:
         sock.bind((host, port))

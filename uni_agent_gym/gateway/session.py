@@ -91,8 +91,8 @@ class Session:
         async with self._lock:
             self.requests += 1
             decision = plan(self.chains, keys, roles, tools)
-            try:
-                work = await asyncio.to_thread(self._prepare, decision, request)
+            try:  # a new chain renders the whole history (a worker thread); an extension renders only its new messages
+                work = await asyncio.to_thread(self._prepare, decision, request) if decision.kind == "new" else self._prepare(decision, request)
             except MaxTokenExceededError:
                 return self._out_of_budget(decision)
             budget = min(self.limits.max_response_length - len(work.response_mask), self.limits.max_model_len - len(work.prompt_ids))
@@ -104,7 +104,7 @@ class Session:
             ids, logprobs = await self._sample(work.prompt_ids, self._sampling(request, max_tokens), max_tokens)
             work.append_model_tokens(ids, logprobs)
             stopped = bool(ids) and ids[-1] in self.boundary.stop_ids
-            parsed = await asyncio.to_thread(self._read, ids, stopped, request.tools)
+            parsed = self._read(ids, stopped, request.tools)
             finish = ("tool_calls" if parsed.tool_calls else "stop") if stopped or len(ids) < max_tokens else "length"
             chain = self._commit(decision, request, keys, tools, work, parsed, Turn(start, len(ids), finish), logprobs is not None)
             if finish == "length" and max_tokens == budget:
@@ -159,7 +159,7 @@ class Session:
         text = self.tokenizer.decode(body, skip_special_tokens=False, clean_up_tokenization_spaces=False)
         return parse_turn(text, tools, self.tokenizer)
 
-    def _commit(self, decision: Plan, request: ChatRequest, keys: list[str], tools: str, work: RolloutCache,
+    def _commit(self, decision: Plan, request: ChatRequest, keys: list[tuple], tools: str, work: RolloutCache,
                 parsed: ParsedTurn, turn: Turn, has_logprobs: bool) -> Chain:  # fmt: skip
         assistant: dict[str, Any] = {"role": "assistant", "content": parsed.content}
         if parsed.tool_calls:
