@@ -15,6 +15,7 @@ what was recorded a new chain starts (see `chains`).
     openai_api.py, anthropic_api.py   wire formats only
     server.py         the FastAPI app and an in-loop uvicorn server
     harness.py        running a harness command against a session (host or sandbox)
+    mini_swe_agent.py mini-swe-agent's Docker environment on the gym's container (imported by mini only)
     serve.py          `uni-agent-gym gateway serve`
 
 `uni_agent_gym.verl.gateway_loop.GatewayAgentLoop` runs a harness per verl sample through it.

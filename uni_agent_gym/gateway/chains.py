@@ -84,7 +84,7 @@ class Plan:
     reason: str | None = None
 
 
-def _common(a: list[str], b: list[str]) -> int:
+def _common(a: list[tuple], b: list[tuple]) -> int:
     size = min(len(a), len(b))
     for index in range(size):
         if a[index] != b[index]:

@@ -91,8 +91,11 @@ class Session:
         async with self._lock:
             self.requests += 1
             decision = plan(self.chains, keys, roles, tools)
-            try:  # a new chain renders the whole history (a worker thread); an extension renders only its new messages
-                work = await asyncio.to_thread(self._prepare, decision, request) if decision.kind == "new" else self._prepare(decision, request)
+            try:  # a new chain renders the whole history (in a worker thread); an extension only its new messages
+                if decision.kind == "new":
+                    work = await asyncio.to_thread(self._prepare, decision, request)
+                else:
+                    work = self._prepare(decision, request)
             except MaxTokenExceededError:
                 return self._out_of_budget(decision)
             budget = min(self.limits.max_response_length - len(work.response_mask), self.limits.max_model_len - len(work.prompt_ids))
