@@ -175,8 +175,8 @@ def _build_app(gateway: Gateway) -> FastAPI:
 
     @app.delete("/sessions/{session_id}")
     async def close(session_id: str):
-        try:
-            return {"chains": gateway.close_session(session_id)}
+        try:  # writing the output file is blocking I/O: off the event loop
+            return {"chains": await asyncio.to_thread(gateway.close_session, session_id)}
         except UnknownSession as exc:
             return JSONResponse(openai_api.error(str(exc.args[0]), 404), status_code=404)
 
