@@ -252,6 +252,24 @@ async def test_anthropic_messages_with_tool_use_are_one_chain_and_stream(engine)
     check_exact(records, engine.calls)
 
 
+async def test_a_real_anthropic_client_is_one_chain(engine, monkeypatch):
+    """litellm's Anthropic provider (what mini-swe-agent uses for Claude models) speaks the Anthropic
+    wire format to the gateway: tool_use out, tool_result back, one chain."""
+    monkeypatch.setenv("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # litellm fetches its price list from GitHub otherwise
+    litellm = pytest.importorskip("litellm")
+    async with serving(engine) as (gateway, url):
+        messages = list(TASK)
+        for turn in range(2):
+            reply = await litellm.acompletion(model="anthropic/policy", api_base=f"{url}/sessions/a", api_key="any", messages=messages,
+                                              tools=[BASH], max_tokens=256)  # fmt: skip
+            message = reply.choices[0].message
+            assert message.content == f"Step {turn}." and json.loads(message.tool_calls[0].function.arguments)["command"] == f"echo {turn}"
+            messages += [message.model_dump(exclude_none=True), {"role": "tool", "tool_call_id": message.tool_calls[0].id, "content": "ok"}]
+        records = gateway.sessions["a"].records()
+    assert [(record["started_by"], record["num_turns"]) for record in records] == [("start", 2)]
+    check_exact(records, engine.calls)
+
+
 async def test_streamed_chat_completions_carry_the_same_turn(engine):
     async with serving(engine) as (gateway, url):
         openai = client(url)
