@@ -1,12 +1,17 @@
 """The one place the gateway reads tool calls out of a sampled turn, with the gym's parsers.
 
-`parse_turn(text, tools, tokenizer)` has the call shape of issue #15's API
-(`resolve_format("auto", tokenizer).parse(text, tools=tools)` -> content + tool calls, in the model
-family's own format from its chat template); when #15 lands, the body below becomes that one line.
-Today it reads the formats `uni_agent_gym.envs.parsing` knows (Hermes/Qwen `<tool_call>`, XML
-`<function=...>`, bare JSON). A malformed call (bad JSON, arguments that are not an object) is not an
-error here: the turn goes back to the client as plain text, and the harness tells the model, as it
-would with any endpoint.
+`parse_turn(text, tools, tokenizer)` has the call shape of issue #15's API, which parses in the model
+family's own format taken from its chat template. When #15 lands, the body of `parse_turn` becomes
+
+    try:
+        return resolve_format("auto", tokenizer).parse(text, tools=tools)   # ParsedResponse(content, tool_calls)
+    except ToolCallFormatError:
+        return ParsedTurn(text)
+
+(keeping the check that arguments are JSON objects). Today it reads the formats
+`uni_agent_gym.envs.parsing` knows (Hermes/Qwen `<tool_call>`, XML `<function=...>`, bare JSON). A
+malformed call (bad JSON, arguments that are not an object) is not an error here: the turn goes back to
+the client as plain text, and the harness tells the model, as it would with any endpoint.
 """
 
 from __future__ import annotations
