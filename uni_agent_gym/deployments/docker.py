@@ -25,6 +25,7 @@ import docker
 import docker.errors
 
 from uni_agent_gym.config import DockerDeploymentConfig
+from uni_agent_gym.deployments import overlay
 from uni_agent_gym.deployments.base import Deployment
 from uni_agent_gym.deployments.session import READ_SIZE, ShellProcess
 from uni_agent_gym.errors import ConfigError, DeploymentError, ImageNotFoundError, SandboxDiedError, UniAgentGymError
@@ -33,6 +34,7 @@ logger = logging.getLogger(__name__)
 
 LABEL = "uni-agent-gym"
 RUN_ID_LABEL = "uni-agent-gym.run-id"
+_UNKNOWN = object()
 RUN_ID_VARIABLE = "UNI_AGENT_GYM_RUN_ID"  # a job sets it once; every process it starts labels its containers with it
 
 
@@ -150,6 +152,7 @@ class DockerDeployment(Deployment):
     def __init__(self, config: DockerDeploymentConfig) -> None:
         super().__init__(config)
         self.container_id: str | None = None
+        self._overlay: overlay.Layers | None | object = _UNKNOWN
         self.run_id = config.run_id or default_run_id()
 
     async def _provision(self) -> None:
@@ -281,9 +284,20 @@ class DockerDeployment(Deployment):
         await asyncio.to_thread(connect)
 
     def changes(self) -> list[tuple[str, str]]:
-        """`docker diff`: (kind, path) of what the container changed against its image; kind is A, C or D."""
+        """`docker diff`: (kind, path) of what the container changed against its image; kind is A, C or D.
+        Read from its overlay2 layers where this host can (milliseconds), else asked of the daemon. Blocking."""
+        layers = self._layers()
+        found = overlay.changes(layers) if layers is not None else None
+        if found is not None:
+            return found
         kinds = {0: "C", 1: "A", 2: "D"}
-        return [(kinds[item["Kind"]], item["Path"]) for item in docker_client().api.diff(self.container_id) or []]
+        return [(kinds[item["Kind"]], item["Path"]) for item in self._api("list changes", docker_client().api.diff, self.container_id) or []]
+
+    def _layers(self) -> overlay.Layers | None:
+        """The container's overlay2 layers on this host (they do not change while it exists), or None."""
+        if self._overlay is _UNKNOWN:
+            self._overlay = overlay.layers(self._api("inspect", docker_client().api.inspect_container, self.container_id))
+        return self._overlay
 
     async def upload(self, local_path: str | Path, remote_path: str) -> None:
         """Copy a host file or directory in with one tar archive (faster than file by file)."""
@@ -305,6 +319,14 @@ class DockerDeployment(Deployment):
         """A tar of `path` (a file or a whole directory) as the daemon reads it from the container's
         filesystem: nothing inside the container runs, so nothing the agent left there takes part.
         None when `path` does not exist; `ArchiveTooLarge` past `max_bytes`. Blocking."""
+        layers = self._layers()
+        if layers is not None:  # a changed path is all in the container's own layer: read it there
+            try:
+                data = overlay.archive(layers, path, max_bytes)
+            except overlay.TooLarge:
+                raise ArchiveTooLarge(f"{path} holds more than {max_bytes} bytes") from None
+            if data is not None:
+                return data
         api = docker_client().api
 
         def read() -> bytes | None:

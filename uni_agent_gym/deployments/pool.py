@@ -123,14 +123,15 @@ class SandboxPool:
                 return f"the repository does not reset: {reset.output.strip()[-300:]}"
             tracked = await self._tracked(deployment, baseline.repo_dir, [path for kind, path in new if kind == "C"])
         removable, unexplained = [], []
+        parents = {parent for _, path in new for parent in _parents(path)}
         for kind, path in new:
             in_repo = _under(path, baseline.repo_dir)
             if (_is_bytecode(path) and not in_repo) or (baseline.commit and _under(path, f"{baseline.repo_dir}/.git")):
                 continue  # system bytecode; git's own bookkeeping of the reset (an uploaded repository goes entirely)
             if kind == "A" and (_under(path, "/tmp") or in_repo):
                 removable.append(path)
-            elif kind == "C" and path in {"/tmp", baseline.repo_dir} | tracked:
-                continue
+            elif kind == "C" and (path in {"/tmp", baseline.repo_dir} | tracked or path in parents):
+                continue  # a directory that holds changes is judged by them
             elif kind == "D" and _under(path, "/tmp"):
                 continue
             else:
@@ -183,6 +184,11 @@ class SandboxPool:
 
 def _under(path: str, directory: str) -> bool:
     return path == directory or path.startswith(directory.rstrip("/") + "/")
+
+
+def _parents(path: str) -> list[str]:
+    parts = path.rstrip("/").split("/")
+    return ["/".join(parts[:end]) for end in range(2, len(parts))]
 
 
 def _is_bytecode(path: str) -> bool:

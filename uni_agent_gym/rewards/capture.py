@@ -121,14 +121,11 @@ async def capture_from_container(agent, fresh, repo_dir: str, start: str, max_by
         await _must(fresh, index, f"{cd} {GIT} checkout-index -z --stdin --prefix={tree}/ < {scratch}/ignores", "lay out .gitignore files")
         await asyncio.to_thread(agent.pause)
         try:
-            copied = 0
+            copier = _Copier(agent, root, max_bytes)
             agent_ignores = [path for path, kind in changed.items() if posixpath.basename(path) == ".gitignore" and kind != "D"]
-            for path in agent_ignores:
-                copied += await _copy(agent, fresh, root, tree, path, max_bytes - copied)
+            await copier.copy(fresh, tree, agent_ignores)
             copy, index_paths = await _plan(fresh, index, cd, scratch, changed)
-            for path in copy:
-                if path not in agent_ignores:
-                    copied += await _copy(agent, fresh, root, tree, path, max_bytes - copied)
+            await copier.copy(fresh, tree, [path for path in copy if path not in agent_ignores])
         finally:
             await asyncio.to_thread(agent.unpause)
         # The index holds the start commit; git looks at the scratch tree only for the changed paths.
@@ -178,26 +175,39 @@ async def _plan(fresh: Deployment, index: str, cd: str, scratch: str, changed: d
     return copy, index_paths
 
 
-async def _copy(agent, fresh, root: str, tree: str, path: str, budget: int) -> int:
-    """Copy one path from the agent's container into the scratch tree; the bytes it took."""
-    from uni_agent_gym.deployments.docker import ArchiveTooLarge
+class _Copier:
+    """Copies changed paths out of the agent's container into a fresh one, checked, within one budget."""
 
-    try:
-        data = await asyncio.to_thread(agent.read_archive, f"{root}/{path}", max(budget, 0))
-    except ArchiveTooLarge:
-        raise PatchRejected(f"the changed files are larger than reward.max_patch_bytes (at {path})") from None
-    if data is None:  # gone since docker diff listed it
-        return 0
-    # Unpacked at the tree's root with repository paths, so a link to a sibling directory stays inside it.
-    await asyncio.to_thread(fresh.write_archive, tree, _checked_and_rebased(data, posixpath.dirname(path)))
-    return len(data)
+    def __init__(self, agent, root: str, max_bytes: int) -> None:
+        self.agent, self.root, self.left = agent, root, max_bytes
+
+    async def copy(self, fresh, tree: str, paths: list[str]) -> None:
+        """One archive of `paths` into the scratch tree, unpacked at its root with repository paths (so a
+        link to a sibling directory stays inside it)."""
+        if paths:
+            await asyncio.to_thread(self._copy, fresh, tree, paths)
+
+    def _copy(self, fresh, tree: str, paths: list[str]) -> None:
+        from uni_agent_gym.deployments.docker import ArchiveTooLarge
+
+        out = io.BytesIO()
+        with tarfile.open(fileobj=out, mode="w") as batch:
+            for path in paths:
+                try:
+                    data = self.agent.read_archive(f"{self.root}/{path}", max(self.left, 0))
+                except ArchiveTooLarge:
+                    raise PatchRejected(f"the changed files are larger than reward.max_patch_bytes (at {path})") from None
+                if data is None:  # gone since it was listed
+                    continue
+                self.left -= len(data)
+                _add_checked(batch, data, posixpath.dirname(path))
+        fresh.write_archive(tree, out.getvalue())
 
 
-def _checked_and_rebased(data: bytes, parent: str) -> bytes:
-    """The tar with its members moved under `parent`, after refusing what a patch cannot hold safely:
-    special files, and links that leave the repository."""
-    out = io.BytesIO()
-    with tarfile.open(fileobj=io.BytesIO(data)) as tar, tarfile.open(fileobj=out, mode="w") as rebased:
+def _add_checked(batch: tarfile.TarFile, data: bytes, parent: str) -> None:
+    """Add a path's tar to `batch` with its members moved under `parent`, after refusing what a patch
+    cannot hold safely: special files, and links that leave the repository."""
+    with tarfile.open(fileobj=io.BytesIO(data)) as tar:
         for member in tar.getmembers():
             where = posixpath.normpath(posixpath.join(parent, member.name))
             if member.isdev() or member.isfifo():
@@ -207,8 +217,7 @@ def _checked_and_rebased(data: bytes, parent: str) -> bytes:
             elif member.islnk():
                 member.linkname = posixpath.normpath(posixpath.join(parent, member.linkname))
             member.name = where
-            rebased.addfile(member, tar.extractfile(member) if member.isreg() else None)
-    return out.getvalue()
+            batch.addfile(member, tar.extractfile(member) if member.isreg() else None)
 
 
 def _check_link(path: str, target: str) -> None:
