@@ -58,4 +58,4 @@ def instance_id_of(row: dict[str, Any]) -> str:
 
 def log_parser(task: dict[str, Any]) -> Parser:
     """The parser of the task's test log (`log -> {test: status}`)."""
-    return FAMILIES[task["family"]].parser(task)
+    return FAMILIES[task.get("family") or swebench.NAME].parser(task)

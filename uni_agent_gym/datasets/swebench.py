@@ -39,9 +39,10 @@ def normalise(row: dict[str, Any]) -> dict[str, Any]:
 
 def parser(task: dict[str, Any]) -> Parser:
     """The task's swebench parser (a row may name one: SWE-bench 5.x rows carry `log_parser`)."""
-    if not task.get("log_parser"):
+    name = task.get("log_parser") or repo_parser_name(task["repo"])
+    if not name:
         raise InstanceError(f"Instance {task['instance_id']!r}: swebench has no log parser for {task['repo']} (field repo)")
-    return swebench_parser(task["log_parser"], task["instance_id"])
+    return swebench_parser(name, task["instance_id"])
 
 
 FAMILY = Family(

@@ -124,7 +124,8 @@ def _require_base(python: str, instance_id: str) -> str:
     return base
 
 
-def _docker_build(context: Path, name: str, log: Callable[[str], None]) -> None:
+def docker_build(context: Path, name: str, log: Callable[[str], None]) -> None:
+    """`docker build` of `context` with the network off; `ImageBuildError` with the end of its output."""
     last = []
     for chunk in docker_client().api.build(path=str(context), tag=name, network_mode="none", rm=True, forcerm=True, decode=True):
         if "error" in chunk:
@@ -170,7 +171,7 @@ async def build_instance_image(
         (context / "requirements.txt").write_text("\n".join(spec.requirements) + "\n")
         (context / "Dockerfile").write_text(dockerfile(base, spec))
         log(f"{instance_id}: docker build {name} (network off)")
-        await asyncio.to_thread(_docker_build, context, name, log)
+        await asyncio.to_thread(docker_build, context, name, log)
     log(f"{instance_id}: built {name} in {time.monotonic() - started:.0f} s")
     return name
 

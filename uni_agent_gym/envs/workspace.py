@@ -136,6 +136,13 @@ async def reset_checkout(cache: Path, commit: str, repo_dir: str | Path) -> None
 async def workspace_mode(instance: dict[str, Any], config: GymConfig) -> str:
     """'image' or 'mirror' for this instance under this config (see the module docstring)."""
     mirror = config.env.mirrors.get(instance["repo"]) or instance.get("mirror")
+    if instance.get("hidden_paths"):  # R2E-Gym: the tests exist only in the task's image
+        if config.deployment.type == "local" or config.env.workspace == "mirror":
+            raise WorkspaceError(
+                f"Instance {instance['instance_id']!r} ({instance.get('family')}) runs only in its image, where its tests are: "
+                "use a docker deployment with env.workspace image or auto"
+            )
+        return "image"
     if config.deployment.type == "local":
         return "mirror"
     if config.env.workspace != "auto":
@@ -150,14 +157,27 @@ async def workspace_mode(instance: dict[str, Any], config: GymConfig) -> str:
     return "mirror"
 
 
-async def open_workspace(instance: dict[str, Any], config: GymConfig) -> tuple[Deployment, str]:
-    """A started deployment with the repository at `base_commit`, and the repository's directory in it."""
+async def open_workspace(instance: dict[str, Any], config: GymConfig, *, grading: bool = False) -> tuple[Deployment, str]:
+    """A started deployment with the repository at `base_commit`, and the repository's directory in it.
+    `grading`: the sandbox that grades, which for a task with `hidden_paths` runs the image that has them."""
     deployment_config = config.deployment
     mode = await workspace_mode(instance, config)
     repo_dir = config.env.repo_dir
-    if mode == "image":  # SWE-bench images (official or built here) hold the repository at /testbed
+    if mode == "image":  # the family's image (official, or built here) holds the repository at its workdir
         image = instance.get("image_name") or image_name(instance["instance_id"])
-        return await acquire(deployment_config.model_copy(update={"image": image, "workdir": IMAGE_REPO_DIR}), IMAGE_REPO_DIR), IMAGE_REPO_DIR
+        workdir = instance.get("workdir", IMAGE_REPO_DIR)
+        if not workdir:
+            raise WorkspaceError(f"Instance {instance['instance_id']!r}: its row does not say where its image {image} keeps the repository")
+        if instance.get("hidden_paths") and not grading:
+            if deployment_config.type != "docker":
+                raise WorkspaceError(
+                    f"Instance {instance['instance_id']!r}: its hidden tests are removed from the agent's image by deriving a "
+                    f"docker image without them, which a {deployment_config.type} deployment cannot: use docker"
+                )
+            from uni_agent_gym.envs.hidden_images import image_without
+
+            image = await image_without(image, instance["hidden_paths"])
+        return await acquire(deployment_config.model_copy(update={"image": image, "workdir": workdir}), workdir), workdir
 
     source = config.env.mirrors.get(instance["repo"]) or instance.get("mirror")
     if not source:

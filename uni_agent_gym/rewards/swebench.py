@@ -34,20 +34,23 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from swebench.harness.constants import END_TEST_OUTPUT, FAIL_TO_PASS, PASS_TO_PASS, START_TEST_OUTPUT, ResolvedStatus
+from swebench.harness.constants import (
+    END_TEST_OUTPUT, FAIL_TO_FAIL, FAIL_TO_PASS, PASS_TO_FAIL, PASS_TO_PASS, START_TEST_OUTPUT, ResolvedStatus,
+)  # fmt: skip
 from swebench.harness.grading import get_eval_tests_report, get_resolution_status
-from swebench.harness.log_parsers import MAP_REPO_TO_PARSER
 
 from uni_agent_gym.config import GymConfig, RewardConfig
 from uni_agent_gym.deployments import Deployment
 from uni_agent_gym.deployments.pool import release
 from uni_agent_gym.errors import DeploymentError
+from uni_agent_gym.datasets import log_parser, r2e_gym
+from uni_agent_gym.datasets.base import EXPECTED_OUTPUT_GRADING
 from uni_agent_gym.instances import patch_files
 from uni_agent_gym.rewards.capture import PatchRejected, capture_from_container, capture_in_sandbox
 from uni_agent_gym.rewards.integrity import check_log
-from uni_agent_gym.rewards.patches import SAFE_GIT, apply_patch, git_in, reset_files
+from uni_agent_gym.rewards.patches import SAFE_GIT, apply_patch, drop_files, git_in, reset_files
 from uni_agent_gym.rewards.runner_files import runner_files_to_restore
-from uni_agent_gym.specs import environment_spec, load_environments
+from uni_agent_gym.specs import load_environments, test_command
 
 logger = logging.getLogger(__name__)
 STATUSES = ("resolved", "unresolved", "patch_failed", "patch_rejected", "test_patch_failed", "timeout", "infra_error")
@@ -104,19 +107,22 @@ class SWEBenchReward:
     async def grade_episode(self, deployment: Deployment, instance: dict[str, Any], repo_dir: str) -> RewardResult:
         """The grade of the agent's work in `deployment`, in a fresh sandbox unless `reward.sandbox: same`.
         A sandbox that fails raises `DeploymentError` (not the agent's doing)."""
-        if self.config.sandbox == "same" or self.gym is None:
+        hidden = bool(instance.get("hidden_paths"))  # the tests are not in the agent's sandbox: only a fresh one has them
+        if (self.config.sandbox == "same" and not hidden) or self.gym is None:
+            if hidden:
+                raise ValueError(f"{instance['instance_id']} keeps its tests out of the agent's sandbox: grading it needs the gym config (SWEBenchReward.from_config)")
             return await self.grade(deployment, instance, repo_dir)
         started = time.monotonic()
         instance_id = instance["instance_id"]
         start = instance.get("environment_commit") or (await git_in(deployment, repo_dir, "git rev-parse HEAD")).strip()
         if deployment.config.type == "docker" and self.gym.deployment.type == "docker":
-            fresh, fresh_repo = await self._open_fresh(instance, start)
+            fresh, fresh_repo, fresh_instance = await self._open_fresh(instance, start)
             try:
                 try:
                     patch = await capture_from_container(deployment, fresh, repo_dir, start, self.config.max_patch_bytes)
                 except PatchRejected as exc:
                     return self._finish(RewardResult(instance_id, "patch_rejected", error=str(exc)), started)
-                return await self._grade_patch_in(fresh, instance, fresh_repo, start, patch, started)
+                return await self._grade_patch_in(fresh, fresh_instance, fresh_repo, start, patch, started)
             finally:
                 await release(fresh)
         try:
@@ -129,9 +135,9 @@ class SWEBenchReward:
             raise
         if self.gym.deployment.type == "local":
             await deployment.stop()  # its processes run on this host: none may touch the fresh checkout
-        fresh, fresh_repo = await self._open_fresh(instance, start)
+        fresh, fresh_repo, fresh_instance = await self._open_fresh(instance, start)
         try:
-            return await self._grade_patch_in(fresh, instance, fresh_repo, start, patch, started)
+            return await self._grade_patch_in(fresh, fresh_instance, fresh_repo, start, patch, started)
         finally:
             await release(fresh)
 
@@ -143,10 +149,10 @@ class SWEBenchReward:
         if len(patch.encode()) > self.config.max_patch_bytes:
             error = f"the patch is {len(patch.encode())} bytes, more than reward.max_patch_bytes ({self.config.max_patch_bytes})"
             return self._finish(RewardResult(instance["instance_id"], "patch_rejected", patch=patch, error=error), started)
-        fresh, repo_dir = await self._open_fresh(instance, None)
+        fresh, repo_dir, fresh_instance = await self._open_fresh(instance, None)
         try:
             start = (await git_in(fresh, repo_dir, "git rev-parse HEAD")).strip()
-            return await self._grade_patch_in(fresh, instance, repo_dir, start, patch, started)
+            return await self._grade_patch_in(fresh, fresh_instance, repo_dir, start, patch, started)
         finally:
             await release(fresh)
 
@@ -168,11 +174,12 @@ class SWEBenchReward:
             return self._finish(RewardResult(instance_id, "patch_rejected", error=str(exc), sandbox="same"), started)
         return await self._test(deployment, instance, repo_dir, start, RewardResult(instance_id, "unresolved", patch=patch, sandbox="same"), started)
 
-    async def _open_fresh(self, instance: dict[str, Any], start: str | None) -> tuple[Deployment, str]:
-        """A new sandbox of the instance (the warm pool's when there is one), at `start` when given."""
-        from uni_agent_gym.envs.workspace import open_workspace
+    async def _open_fresh(self, instance: dict[str, Any], start: str | None) -> tuple[Deployment, str, dict[str, Any]]:
+        """A new sandbox of the instance at its start state (the warm pool's when there is one), checked to
+        be at `start` when given; with the task as that sandbox starts it (its hidden tests, where made there)."""
+        from uni_agent_gym.envs.start_state import open_task
 
-        deployment, repo_dir = await open_workspace(instance, self.gym)
+        deployment, repo_dir, instance = await open_task(instance, self.gym, grading=True)
         if start is not None:
             try:
                 head = (await git_in(deployment, repo_dir, "git rev-parse HEAD")).strip()
@@ -181,13 +188,17 @@ class SWEBenchReward:
             except BaseException:
                 await release(deployment)
                 raise
-        return deployment, repo_dir
+        return deployment, repo_dir, instance
 
     async def _grade_patch_in(
         self, deployment: Deployment, instance: dict[str, Any], repo_dir: str, start: str, patch: str, started: float
     ) -> RewardResult:
         """Steps 2-6 in a fresh sandbox: apply the patch the official harness's way, then test."""
         result = RewardResult(instance["instance_id"], "unresolved", patch=patch)
+        protected = instance.get("protected_paths") or []
+        if protected:  # the family's own runner and tests: what the patch says about them is not applied
+            patch, dropped = drop_files(patch, protected)
+            result.restored.update({path: "the task's test runner, which a patch may not change" for path in dropped})
         if patch.strip():
             applied, log = await apply_patch(deployment, repo_dir, patch, "patch")
             if not applied:
@@ -199,11 +210,12 @@ class SWEBenchReward:
         self, deployment: Deployment, instance: dict[str, Any], repo_dir: str, start: str, result: RewardResult, started: float
     ) -> RewardResult:
         """Steps 3-6: runner files and test files back to `start`, the test patch, the tests, the grade."""
-        spec = environment_spec(instance, self.environments)
-        result.test_command = spec.test_command
+        command = result.test_command = test_command(instance, self.environments)
         result.network_isolated = False if self.config.network else await deployment.isolate_network()
-        result.restored = await runner_files_to_restore(deployment, repo_dir, start, result.patch, spec.test_command)
-        await reset_files(deployment, repo_dir, start, patch_files(instance["test_patch"]) + list(result.restored))
+        result.restored.update(await runner_files_to_restore(deployment, repo_dir, start, result.patch, command))
+        protected = instance.get("protected_paths") or []
+        restore = [path for path in result.restored if not any(path == p or path.startswith(p + "/") for p in protected)]
+        await reset_files(deployment, repo_dir, start, patch_files(instance["test_patch"]) + list(instance.get("reset_files") or []) + restore)
         durations = result.durations
         durations["reset"] = time.monotonic() - started
 
@@ -218,7 +230,7 @@ class SWEBenchReward:
         tests_started = time.monotonic()
         log_path = f"{scratch}.log"
         run = await deployment.run(
-            f"cd {shlex.quote(repo_dir)} && {{ ( {spec.test_command} ) > {log_path} 2>&1; echo \"exit=$?\" > {log_path}.rc; }}",
+            f"cd {shlex.quote(repo_dir)} && {{ ( {command} ) > {log_path} 2>&1; echo \"exit=$?\" > {log_path}.rc; }}",
             timeout=self.config.timeout,
         )
         durations["tests"] = time.monotonic() - tests_started
@@ -230,16 +242,27 @@ class SWEBenchReward:
             return self._finish(result, started)
 
         parse_started = time.monotonic()
-        statuses = MAP_REPO_TO_PARSER[instance["repo"]](log, None)
-        graded = {FAIL_TO_PASS: instance["FAIL_TO_PASS"], PASS_TO_PASS: [] if self.config.fail_to_pass_only else instance["PASS_TO_PASS"]}
-        result.tests = get_eval_tests_report(statuses, graded)
-        result.test_statuses = {test: statuses.get(test) for test in graded[FAIL_TO_PASS] + graded[PASS_TO_PASS]}
-        result.integrity_problems = check_log(spec.test_command, log, statuses, exit_code)
+        statuses = log_parser(instance)(log)
+        if instance.get("grading") == EXPECTED_OUTPUT_GRADING:  # R2E-Gym: the outcomes must be exactly the expected ones
+            passed, result.tests = r2e_gym.compare(statuses, instance["expected_output"])
+            result.test_statuses = dict(statuses)
+        else:
+            passed = self._fail_to_pass(instance, statuses, result)
+        result.integrity_problems = check_log(command, log, statuses, exit_code)
         durations["parse"] = time.monotonic() - parse_started
-        result.resolved = get_resolution_status(result.tests) == ResolvedStatus.FULL.value and not result.integrity_problems
+        result.resolved = passed and not result.integrity_problems
         result.status = "resolved" if result.resolved else "unresolved"
         result.reward = 1.0 if result.resolved else 0.0
         return self._finish(result, started)
+    def _fail_to_pass(self, instance: dict[str, Any], statuses: dict[str, str], result: RewardResult) -> bool:
+        """swebench's F2P/P2P grade (SWE-smith grades by the same functions); FAIL_TO_FAIL and PASS_TO_FAIL,
+        where a row has them (SWE-rebench), are reported and do not count."""
+        graded = {FAIL_TO_PASS: instance["FAIL_TO_PASS"], PASS_TO_PASS: [] if self.config.fail_to_pass_only else instance["PASS_TO_PASS"]}
+        to_fail = {name: instance[name] for name in (FAIL_TO_FAIL, PASS_TO_FAIL) if instance.get(name) is not None}
+        result.tests = get_eval_tests_report(statuses, {**graded, FAIL_TO_FAIL: [], PASS_TO_FAIL: [], **to_fail}, calculate_to_fail=bool(to_fail))
+        result.test_statuses = {test: statuses.get(test) for test in graded[FAIL_TO_PASS] + graded[PASS_TO_PASS]}
+        return get_resolution_status(result.tests) == ResolvedStatus.FULL.value
+
     async def _read_log(self, deployment: Deployment, path: str) -> tuple[str, int | None]:
         await deployment.run(f"tail -c {self.config.log_limit} {path} > {path}.tail 2>/dev/null", timeout=120)
         log = (await deployment.read_file(f"{path}.tail")).decode("utf-8", errors="replace")
