@@ -77,7 +77,7 @@ def swebench_spec(repo: str, version: str) -> dict[str, Any] | None:
     return MAP_REPO_VERSION_TO_SPECS.get(repo, {}).get(version)
 
 
-def test_command(instance: dict[str, Any], environments: dict[str, dict[str, Any]] | None = None) -> str:
+def command_of_tests(instance: dict[str, Any], environments: dict[str, dict[str, Any]] | None = None) -> str:
     """The instance's test command: its environments-file override, else its family's (the row's own, or
     a table the family follows), else its swebench spec's runner followed by the test_patch's files."""
     override = (environments or {}).get(instance["instance_id"]) or {}
@@ -118,7 +118,7 @@ def environment_spec(instance: dict[str, Any], environments: dict[str, dict[str,
             python=_major_minor(override["python"]),
             requirements=list(override["pip_requirements"]),
             install=install,
-            test_command=test_command(instance, environments),
+            test_command=command_of_tests(instance, environments),
             build_requirements=list(override.get("build_requirements") or []),
             pre_install=list(override.get("pre_install") or []),
             env=dict(override.get("env") or {}),
@@ -139,7 +139,7 @@ def environment_spec(instance: dict[str, Any], environments: dict[str, dict[str,
         python=_major_minor(spec["python"]),
         requirements=list(spec.get("pip_packages", [])) + packages.split(),
         install=spec["install"],
-        test_command=test_command(instance, environments),
+        test_command=command_of_tests(instance, environments),
         pre_install=list(spec.get("pre_install", [])),
         source="swebench spec",
     )

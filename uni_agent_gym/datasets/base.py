@@ -76,7 +76,7 @@ def require(row: dict[str, Any], fields: Iterable[str], *, instance_id: str | No
         raise InstanceError(f"Instance {instance_id or row_id(row)!r}: missing field(s) {', '.join(missing)}")
 
 
-def test_list(instance_id: str, field: str, value: Any) -> list[str]:
+def list_of_tests(instance_id: str, field: str, value: Any) -> list[str]:
     """A list of test names from a list or its JSON string."""
     if isinstance(value, str):
         try:
@@ -143,7 +143,7 @@ def fail_to_pass_task(row: dict[str, Any], family: str, *, required: Iterable[st
     require(row, required, may_be_empty=("FAIL_TO_PASS", "PASS_TO_PASS", "test_patch"))  # graded by visible tests: no test_patch
     task = dict(row)
     for name in ("FAIL_TO_PASS", "PASS_TO_PASS"):
-        task[name] = test_list(instance_id, name, row[name])
+        task[name] = list_of_tests(instance_id, name, row[name])
     if not task["FAIL_TO_PASS"]:
         raise InstanceError(f"Instance {instance_id!r}: field FAIL_TO_PASS is empty (nothing could show a fix)")
     if row.get("version") is not None:

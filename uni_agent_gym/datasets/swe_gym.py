@@ -44,7 +44,7 @@ def recognise(row: dict[str, Any]) -> str | None:
     return None
 
 
-def test_command(repo: str, version: str) -> str | None:
+def fork_test_command(repo: str, version: str) -> str | None:
     """The fork's test command of a SWE-Gym repository (without test files), None for SWE-bench's own."""
     key = repo.lower()
     if key == "python/mypy" and version in MYPY_WITHOUT_N0:
@@ -56,7 +56,7 @@ def normalise(row: dict[str, Any]) -> dict[str, Any]:
     from swebench.harness.test_spec.python import get_test_directives
 
     task = fail_to_pass_task(row, NAME, required=REQUIRED, image_name=swebench_image_name(row_id(row), separator="_s_", namespace="xingyaoww"))
-    command = test_command(task["repo"], task["version"])
+    command = fork_test_command(task["repo"], task["version"])
     task["test_command"] = " ".join([command.strip(), *get_test_directives(task)]) if command else None
     task["log_parser"] = row.get("log_parser") or PARSERS.get(task["repo"].lower()) or (
         "parse_log_pytest" if command else repo_parser_name(task["repo"])

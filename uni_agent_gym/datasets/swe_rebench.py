@@ -19,7 +19,7 @@ import re
 from typing import Any
 
 from uni_agent_gym.datasets.base import (
-    Family, InstanceError, fail_to_pass_task, json_field, row_id, swebench_columns, swebench_image_name, swebench_parser, test_list,
+    Family, InstanceError, fail_to_pass_task, json_field, row_id, swebench_columns, swebench_image_name, swebench_parser, list_of_tests,
 )  # fmt: skip
 from uni_agent_gym.datasets.swebench import parser
 
@@ -49,7 +49,7 @@ def normalise(row: dict[str, Any]) -> dict[str, Any]:
     swebench_parser(config["log_parser"], instance_id)  # a parser swebench lacks is this row's error, not a silent 0
     for name in ("FAIL_TO_FAIL", "PASS_TO_FAIL"):
         if row.get(name) is not None:
-            task[name] = test_list(instance_id, name, row[name])
+            task[name] = list_of_tests(instance_id, name, row[name])
     python_row = str(row.get("language") or "python").lower() == "python"
     command = LOCALE + _commands(config["test_cmd"])
     if python_row:

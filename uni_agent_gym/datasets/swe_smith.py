@@ -18,7 +18,7 @@ import re
 from typing import Any
 
 from uni_agent_gym.datasets.base import (
-    FAIL_TO_PASS_GRADING, IMAGE_REPO_DIR, Family, InstanceError, Parser, check_diffs, require, row_id, test_list,
+    FAIL_TO_PASS_GRADING, IMAGE_REPO_DIR, Family, InstanceError, Parser, check_diffs, require, row_id, list_of_tests,
 )  # fmt: skip
 
 NAME = "swe-smith"
@@ -51,7 +51,7 @@ def normalise(row: dict[str, Any]) -> dict[str, Any]:
     require(row, REQUIRED, may_be_empty=("PASS_TO_PASS",))
     task = dict(row)
     for name in ("FAIL_TO_PASS", "PASS_TO_PASS"):
-        task[name] = test_list(instance_id, name, row[name])
+        task[name] = list_of_tests(instance_id, name, row[name])
     if not task["FAIL_TO_PASS"]:
         raise InstanceError(f"Instance {instance_id!r}: field FAIL_TO_PASS is empty (nothing could show a fix)")
     check_diffs(instance_id, row, ("patch",))

@@ -145,7 +145,12 @@ async def build_instance_image(
     log: Callable[[str], None] = print,
 ) -> str:
     """Build the image of one instance unless it exists (or `force`); return its name."""
-    instance_id, name = instance["instance_id"], image_name(instance["instance_id"])
+    instance_id, name = instance["instance_id"], instance.get("image_name") or image_name(instance["instance_id"])
+    if instance.get("hidden_paths"):
+        raise ImageBuildError(
+            f"Instance {instance_id!r}: {instance.get('family')} keeps its tests only in its image {name}, which no row "
+            "carries: pull the image where a registry is reachable"
+        )
     if not force and await asyncio.to_thread(image_exists, name):
         log(f"{instance_id}: {name} exists, skipped")
         return name

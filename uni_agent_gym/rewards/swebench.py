@@ -50,7 +50,7 @@ from uni_agent_gym.rewards.capture import PatchRejected, capture_from_container,
 from uni_agent_gym.rewards.integrity import check_log
 from uni_agent_gym.rewards.patches import SAFE_GIT, apply_patch, drop_files, git_in, reset_files
 from uni_agent_gym.rewards.runner_files import runner_files_to_restore
-from uni_agent_gym.specs import load_environments, test_command
+from uni_agent_gym.specs import load_environments, command_of_tests
 
 logger = logging.getLogger(__name__)
 STATUSES = ("resolved", "unresolved", "patch_failed", "patch_rejected", "test_patch_failed", "timeout", "infra_error")
@@ -210,7 +210,7 @@ class SWEBenchReward:
         self, deployment: Deployment, instance: dict[str, Any], repo_dir: str, start: str, result: RewardResult, started: float
     ) -> RewardResult:
         """Steps 3-6: runner files and test files back to `start`, the test patch, the tests, the grade."""
-        command = result.test_command = test_command(instance, self.environments)
+        command = result.test_command = command_of_tests(instance, self.environments)
         result.network_isolated = False if self.config.network else await deployment.isolate_network()
         result.restored.update(await runner_files_to_restore(deployment, repo_dir, start, result.patch, command))
         protected = instance.get("protected_paths") or []
