@@ -208,3 +208,28 @@ def test_drop_files_removes_protected_sections():
     kept, dropped = drop_files(patch, ["run_tests.sh", "r2e_tests"])
     assert dropped == ["run_tests.sh", "r2e_tests/test_1.py"]
     assert kept == "diff --git a/src/x.py b/src/x.py\n--- a/src/x.py\n+++ b/src/x.py\n@@ -1 +1 @@\n-a\n+b\n"
+
+
+def test_the_datasets_command_lists_the_families_and_what_a_file_holds(tmp_path, derived, capsys, monkeypatch):
+    """Without a dataset: every family; with one: rows per family and repository, images on this machine
+    (a Docker engine is asked; '?' without one), and whether `images build` can make them here or why not."""
+    from uni_agent_gym.cli import main
+
+    monkeypatch.setenv("COLUMNS", "400")
+    assert main(["datasets"]) == 0
+    listing = capsys.readouterr().out
+    assert all(name in listing for name in FAMILIES) and "install_config" in listing
+    rows = tmp_path / "mixed.jsonl"
+    rows.write_text("".join(json.dumps(row) + "\n" for row in [*derived.values(), *real_rows("swe-gym.jsonl")]))
+    environments = tmp_path / "environments.json"
+    environments.write_text(json.dumps([{**value, "instance_id": key} for key, value in family_rows.environments().items()]))
+    mirrors = [f"--mirror={repo}={path}" for repo, path in family_rows.mirrors().items()]
+    assert main(["datasets", "--dataset", str(rows), "--environments", str(environments), *mirrors]) == 0
+    table = {tuple(cell.strip() for cell in line.split("│")[1:4]): [cell.strip() for cell in line.split("│")[4:7]]
+             for line in capsys.readouterr().out.splitlines() if line.count("│") == 7}  # fmt: skip
+    _, fixed = family_rows.fixed_commit()
+    assert table[("swe-gym", "getmoto/moto", "5")][1:] == ["0", "5: swebench has no spec for getmoto/moto version 5.0; give its environment in an environments file"] or \
+        table[("swe-gym", "getmoto/moto", "5")][1] == "0"
+    assert table[("swe-rebench", "pytest-dev/pytest", "1")][1:] == ["1", ""]
+    assert table[("swe-smith", f"swesmith/pytest-dev__pytest.{fixed[:8]}", "1")][1:] == ["1", ""]
+    assert table[("r2e-gym", "pytest", "1")][1:] == ["0", "1: its tests exist only in its image"]

@@ -65,15 +65,19 @@ def pip_target_flags(python: str) -> list[str]:
     return flags
 
 
-def download_wheelhouse(requirements: list[str], python: str, wheelhouse: Path, log: Callable[[str], None]) -> None:
-    """Wheels for `python` where they exist, sdists otherwise, for every requirement (no dependencies)."""
+def download_wheelhouse(
+    requirements: list[str], python: str, wheelhouse: Path, log: Callable[[str], None], *, dependencies: bool = False
+) -> None:
+    """Wheels for `python` where they exist, sdists otherwise, for every requirement; their dependencies
+    too with `dependencies` (build requirements: a project names them unpinned, pip's isolated build
+    resolves them, so the wheelhouse needs what they depend on)."""
     wheelhouse.mkdir(parents=True, exist_ok=True)
-    base = [sys.executable, "-m", "pip", "download", "--quiet", "--no-deps", "--disable-pip-version-check", "-d", str(wheelhouse)]
+    base = [sys.executable, "-m", "pip", "download", "--quiet", *([] if dependencies else ["--no-deps"]), "--disable-pip-version-check", "-d", str(wheelhouse)]
     pending = list(dict.fromkeys(requirements))
     while pending:
         done = subprocess.run(base + ["--only-binary=:all:", *pip_target_flags(python), *pending], capture_output=True, text=True)
         if done.returncode == 0:
-            return
+            break
         missing = re.search(r"No matching distribution found for (\S+)", done.stderr)
         if not missing or missing.group(1) not in pending:
             raise ImageBuildError(f"pip download failed:\n{done.stderr.strip()[-2000:]}")
@@ -83,6 +87,37 @@ def download_wheelhouse(requirements: list[str], python: str, wheelhouse: Path, 
         fallback = subprocess.run(base + ["--no-binary", ":all:", sdist], capture_output=True, text=True)
         if fallback.returncode != 0:
             raise ImageBuildError(f"pip download of {sdist} failed:\n{fallback.stderr.strip()[-2000:]}")
+    if dependencies:
+        missing = _missing_dependencies(wheelhouse, python)
+        if missing:  # pip evaluates markers for the host's Python, not the image's: fetch what only the image's needs
+            download_wheelhouse(missing, python, wheelhouse, log, dependencies=True)
+
+
+def _missing_dependencies(wheelhouse: Path, python: str) -> list[str]:
+    """Requirements of the wheelhouse's wheels that apply on `python` (their markers evaluated for it)
+    and that no file of the wheelhouse provides."""
+    import zipfile
+    from email.parser import HeaderParser
+
+    from packaging.markers import default_environment
+    from packaging.requirements import Requirement
+    from packaging.utils import canonicalize_name
+
+    environment = {**default_environment(), "python_version": python, "python_full_version": f"{python}.0", "extra": ""}
+    wheels = list(wheelhouse.glob("*.whl"))
+    provided = {canonicalize_name(path.name.split("-")[0]) for path in wheelhouse.iterdir()}
+    missing = {}
+    for wheel in wheels:
+        with zipfile.ZipFile(wheel) as archive:
+            name = next((entry for entry in archive.namelist() if entry.endswith(".dist-info/METADATA")), None)
+            metadata = HeaderParser().parsestr(archive.read(name).decode("utf-8", errors="replace")) if name else None
+        for line in metadata.get_all("Requires-Dist") or [] if metadata else []:
+            requirement = Requirement(line)
+            if requirement.marker is not None and not requirement.marker.evaluate(environment):
+                continue
+            if canonicalize_name(requirement.name) not in provided:
+                missing[canonicalize_name(requirement.name)] = f"{requirement.name}{requirement.specifier}"
+    return sorted(missing.values())
 
 
 def project_build_requirements(repo_dir: Path) -> list[str]:
@@ -146,7 +181,7 @@ async def ensure_environment_image(spec: EnvironmentSpec, base: str, cache_dir: 
         wheelhouse = cache_dir / "wheelhouse" / f"py{spec.python}" / f"env-{environment_key(spec)}"
         async with _lock("pip download"):  # one download at a time: pip's cache and the index are shared
             await asyncio.to_thread(download_wheelhouse, spec.requirements, spec.python, wheelhouse, log)
-            await asyncio.to_thread(download_wheelhouse, DEFAULT_BUILD_REQUIREMENTS, spec.python, wheelhouse / "build", log)
+            await asyncio.to_thread(download_wheelhouse, DEFAULT_BUILD_REQUIREMENTS, spec.python, wheelhouse / "build", log, dependencies=True)
         with tempfile.TemporaryDirectory(prefix="env-", dir=cache_dir) as scratch:  # beside the wheelhouse: hard links work
             context = Path(scratch)
             await asyncio.to_thread(_link_wheels, [wheelhouse, wheelhouse / "build"], context / "wheelhouse")
@@ -241,7 +276,7 @@ async def build_instance_image(
         wheelhouse = cache_dir / "wheelhouse" / f"py{spec.python}" / "build"
         log(f"{instance_id}: on {environment} ({spec.source}), {len(build_requirements)} packages for the build")
         async with _lock("pip download"):
-            await asyncio.to_thread(download_wheelhouse, build_requirements, spec.python, wheelhouse / _digest(build_requirements), log)
+            await asyncio.to_thread(download_wheelhouse, build_requirements, spec.python, wheelhouse / _digest(build_requirements), log, dependencies=True)
         await asyncio.to_thread(_link_wheels, [wheelhouse / _digest(build_requirements)], context / "wheelhouse")
         (context / "Dockerfile").write_text(dockerfile(environment, spec))
         log(f"{instance_id}: docker build {name} (network off)")
