@@ -77,14 +77,14 @@ def test_grade_gives_the_gold_fix_one_and_no_fix_zero(family, images, rows, tmp_
     assert (reports["gold"]["status"], reports["gold"]["reward"]) == ("resolved", 1.0), reports["gold"]["log"][-3000:]
     assert (reports["empty"]["status"], reports["empty"]["reward"]) == ("unresolved", 0.0)
     assert (reports["no-op"]["status"], reports["no-op"]["reward"]) == ("unresolved", 0.0), reports["no-op"]["error"]
-    assert reports["no-op"]["exit_code"] == 1, "the tests ran and failed"
+    assert reports["no-op"]["exit_code"] not in (0, None), "the tests ran and failed (pytest-7168's bug crashes pytest: exit code 3)"
     assert reports["gold"]["test_command"] == reports["no-op"]["test_command"]
     if family == "r2e-gym":
         assert reports["gold"]["tests"]["matched"] == sorted(task["expected_output"])
-        assert reports["no-op"]["tests"]["mismatched"], "the fixed tests fail without the fix"
+        assert reports["no-op"]["tests"]["missing"] or reports["no-op"]["tests"]["mismatched"], "the fixed tests fail without the fix"
     else:
         assert reports["gold"]["tests"]["FAIL_TO_PASS"]["success"] == task["FAIL_TO_PASS"]
-        assert reports["no-op"]["tests"]["FAIL_TO_PASS"]["success"] == []
+        assert reports["no-op"]["tests"]["FAIL_TO_PASS"]["failure"], "the failing test of the bug is among them"
 
 
 async def episode(family: str, row: dict, tmp_path, commands: list[str]) -> tuple[dict, list[str]]:
@@ -119,7 +119,7 @@ async def test_r2e_gym_tests_do_not_exist_in_the_agents_sandbox(images, rows, tm
     looks = ["ls -d /r2e_tests /root/r2e_tests /testbed/run_tests.sh /testbed/r2e_tests 2>&1; find / -name 'test_1.py' -path '*r2e*' 2>/dev/null | head"]
     report, outputs = await episode("r2e-gym", rows["r2e-gym"], tmp_path, looks)
     assert outputs[0].count("No such file or directory") == 4 and "test_1.py" not in outputs[0], outputs[0]
-    assert report["status"] == "unresolved" and report["exit_code"] == 1, "the grading sandbox has them"
+    assert report["status"] == "unresolved" and "r2e_tests/test_1.py" in report["log"], "the grading sandbox has them"
 
 
 async def test_a_patch_cannot_replace_r2e_gyms_runner(images, rows, tmp_path):
