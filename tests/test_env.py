@@ -111,7 +111,7 @@ async def test_format_errors_are_observations(action, message):
         await env.close()
 
 
-async def test_local_reset_reuses_the_checkout_and_cleans_it(tmp_path):
+async def test_local_reset_starts_from_a_fresh_checkout(tmp_path):
     repo_dir = str(tmp_path / "testbed")
     env = AsyncSWEEnv(config_for("local", repo_dir))
     try:
@@ -215,7 +215,8 @@ PYENV_39 = Path.home() / ".pyenv" / "versions" / "3.9.18" / "bin" / "python3.9"
 @pytest.mark.skipif(not PYENV_39.exists(), reason="needs a host Python 3.9 (pyenv 3.9.18 on these machines)")
 async def test_local_fixture_instance_gets_its_venv_once(tmp_path):
     """On `local`, a SWE-bench instance gets a venv of its spec's Python and packages; the gold patch
-    then passes its FAIL_TO_PASS tests, and a second reset reuses checkout and venv."""
+    then passes its FAIL_TO_PASS tests, and a second reset reuses the venv (the checkout is a fresh one
+    at the same path)."""
     from swebench.harness.log_parsers import MAP_REPO_TO_PARSER
 
     from uni_agent_gym.instances import normalise

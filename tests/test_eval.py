@@ -214,11 +214,11 @@ def test_a_rerun_plays_again_the_instances_whose_sandbox_failed(tmp_path, capsys
 
         blocked.stray.unlink()  # the cause, fixed
         assert main(command) == 0
-        assert " / 1 (" in (out := capsys.readouterr().out) and "); retried 1 whose sandbox failed before;" in out
+        assert "resolved 1 / 1 (100.0%); retried 1 whose sandbox failed before;" in (out := capsys.readouterr().out), out
         retried = trajectory()
         assert retried["exit_reason"] == "finished" and retried["reward"] == 1.0 and retried["earlier_errors"] == [failed["error"]]
         report = json.loads((output / "report.json").read_text())
-        assert report["retried"] == 1 and report["exit_reasons"] == {"finished": 1}
+        assert report["retried"] == 1 and report["exit_reasons"] == {"finished": 1} and report["resolved_ids"] == [toy.INSTANCE_ID]
         assert "retried 1 instance(s) whose sandbox failed" in (output / "report.md").read_text()
 
         played = len(endpoint.requests)

@@ -75,6 +75,8 @@ def test_dockerfile_installs_offline_and_commits_the_environment():
     pip_lines = [line for line in text.splitlines() if "pip install" in line]
     assert pip_lines and all("PIP_NO_INDEX=1 PIP_FIND_LINKS=/opt/wheelhouse" in line for line in pip_lines)
     assert "sed -i 's/pytest/pytest -rA/' tox.ini" in text and "git commit --allow-empty" in text
+    assert text.endswith('LABEL uni-agent-gym.history="ancestry"\n')  # built clean: no derivation needed
+    assert dockerfile("b", environment_spec(ROWS["sphinx-doc__sphinx-8721"], ENVIRONMENTS), "none").endswith('LABEL uni-agent-gym.history="none"\n')
 
 
 async def test_a_python_without_base_image_is_a_clear_error(tmp_path):

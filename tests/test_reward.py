@@ -187,7 +187,7 @@ async def test_tests_that_hang_time_out(sandbox_for):
 )
 def test_log_integrity_checks(log, exit_code, problem):
     statuses = MAP_REPO_TO_PARSER["pytest-dev/pytest"](log, None)
-    problems = check_log("pytest -rA t.py", log, statuses, exit_code)
+    problems = check_log("parse_log_pytest", "pytest -rA t.py", log, statuses, exit_code)
     assert (problems == []) if problem is None else any(problem in p for p in problems), problems
 
 

@@ -101,6 +101,15 @@ def test_check_config_fails_with_the_problems_listed(tmp_path, capsys):
     assert "problem: rollout.multi_turn.enable is false" in out and "1 problem(s)" in out
 
 
+def test_a_malformed_agent_loop_yaml_is_one_error_line(tmp_path, capsys):
+    loop = tmp_path / "loop.yaml"
+    loop.write_text("- name: uni_agent\n  _target_: [unclosed\n")
+    toml = edited_toml(tmp_path, (json.dumps(str(CONFIGS / "uni_agent_loop.yaml")), json.dumps(str(loop))))
+    assert main(["check-config", "--training", str(toml)]) == 1
+    out = capsys.readouterr().out
+    assert "Traceback" not in out and f"{loop} (rollout.agent.agent_loop_config_path in {toml}) is not valid YAML" in out
+
+
 def test_train_dry_run_prints_the_command_and_resolves_the_agent_loop(tmp_path, capsys, monkeypatch):
     import subprocess
 

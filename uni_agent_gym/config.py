@@ -215,6 +215,12 @@ class EnvConfig(_Strict):
         description="repo -> mirror: a local git repository, a plain directory, a git bundle, or a clone URL.",
     )
     cache_dir: str = Field("~/.cache/uni-agent-gym", description="Host cache: mirrors, wheelhouses, local workspaces.")
+    history: Literal["ancestry", "none"] = Field(
+        "ancestry",
+        description="What the agent's repository holds besides the start commit's files: ancestry: the start commit "
+        "and its ancestors, nothing later (no remotes, other branches, tags, reflog, stash or later objects); none: one "
+        "root commit with the start tree (plus the environment commit in images), for datasets whose ancestry leaks.",
+    )
     environments: str | None = Field(
         None, description="Per-instance environment overrides (JSON, see uni_agent_gym.specs); swebench's specs otherwise."
     )
@@ -230,7 +236,7 @@ class RewardConfig(_Strict):
 
     fail_to_pass_only: bool = Field(False, description="Grade FAIL_TO_PASS alone (PASS_TO_PASS ignored).")
     timeout: float = Field(1800.0, gt=0, description="Seconds the tests may run before the result is 'timeout'.")
-    log_limit: int = Field(20_000_000, ge=100_000, description="Bytes of test log kept for parsing (the tail).")
+    log_limit: int = Field(20_000_000, ge=100_000, description="Bytes of test output kept for parsing (head and tail).")
     network: bool = Field(
         False, description="Leave the sandbox's network on while grading (docker cuts it off by default; local cannot)."
     )

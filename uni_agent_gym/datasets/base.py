@@ -123,6 +123,11 @@ def swebench_parser(name: str, instance_id: str = "") -> Parser:
     return lambda log: function(log, None)
 
 
+def swebench_parser_names() -> set[str]:
+    """The names of every swebench log parser (`parse_log_pytest`, `parse_log_django`, ...)."""
+    return set(_swebench_parsers())
+
+
 @functools.cache
 def _swebench_parsers() -> dict[str, Callable[..., dict[str, str]]]:
     import swebench.harness.log_parsers as log_parsers

@@ -32,6 +32,7 @@ REQUIRED = ("repo_name", "docker_image", "commit_hash", "parsed_commit_content",
 HIDDEN_PATHS = ["/r2e_tests", f"{IMAGE_REPO_DIR}/run_tests.sh"]
 PROTECTED_PATHS = ["run_tests.sh", "r2e_tests"]
 TEST_COMMAND = "ln -sfn /r2e_tests r2e_tests && bash run_tests.sh"
+RUNNER = "pytest"  # run_tests.sh runs `pytest -rA r2e_tests`: the log cross-checks read pytest's own report
 _ANSI = re.compile(r"\x1b\[\d+m")
 
 

@@ -173,13 +173,14 @@ class Deployment(abc.ABC):
 
     # ----- commands (shared) -----
 
-    async def run(self, command: str, timeout: float | None = None) -> CommandResult:
+    async def run(self, command: str, timeout: float | None = None, *, output_limit: int | None = None) -> CommandResult:
         """Run `command` in the persistent shell (cwd and exported variables carry over).
 
         Args:
             command: bash source; it may span lines. Its stdin is /dev/null, stderr is merged in.
             timeout: seconds before the command is interrupted inside the sandbox; the
                 config's `command_timeout` when None.
+            output_limit: bytes of output kept (head + tail); the config's `output_limit` when None.
         Returns:
             A `CommandResult`; a timeout is a result with `timed_out=True`, not an exception.
         Raises:
@@ -187,7 +188,7 @@ class Deployment(abc.ABC):
             SandboxDiedError: the sandbox itself is gone.
         """
         session = self._require_session()
-        return await session.run(command, self.config.command_timeout if timeout is None else timeout)
+        return await session.run(command, self.config.command_timeout if timeout is None else timeout, limit=output_limit)
 
     def _require_session(self) -> ShellSession:
         if self._session is None:

@@ -58,6 +58,26 @@ def image_exists(name: str) -> bool:
         return False
 
 
+def ensure_image(image: str, pull: str) -> None:
+    """Make sure the engine has `image`, pulling it as `pull` ("missing", "always", "never") says (blocking)."""
+    if pull != "always" and image_exists(image):
+        return
+    if pull != "never":
+        try:
+            docker_client().images.pull(image)
+            return
+        except docker.errors.APIError as exc:
+            reason = f"pulling it failed: {exc.explanation or exc}"
+    else:
+        reason = "pull is 'never'"
+    raise ImageNotFoundError(
+        f"Docker image {image!r} is not on this machine and {reason}. Get it with `docker pull {image}` "
+        "where a registry is reachable, or build it offline: `uni-agent-gym images bootstrap-base "
+        "--python 3.11` makes the base images (uni-agent-gym/base:py3.X), `uni-agent-gym images build` "
+        "the SWE-bench instance images."
+    )
+
+
 def default_run_id() -> str:
     """The run id used when the config names none: `$UNI_AGENT_GYM_RUN_ID` if set (so a CI job or a
     cluster task can `cleanup --run-id` whatever its processes left), else one per process."""
@@ -139,23 +159,7 @@ class DockerDeployment(Deployment):
         self.container_id = await asyncio.to_thread(self._create_container)
 
     def _ensure_image(self) -> None:
-        client, image = docker_client(), self.config.image
-        if self.config.pull != "always" and image_exists(image):
-            return
-        if self.config.pull != "never":
-            try:
-                client.images.pull(image)
-                return
-            except docker.errors.APIError as exc:
-                reason = f"pulling it failed: {exc.explanation or exc}"
-        else:
-            reason = "pull is 'never'"
-        raise ImageNotFoundError(
-            f"Docker image {image!r} is not on this machine and {reason}. Get it with `docker pull {image}` "
-            "where a registry is reachable, or build it offline: `uni-agent-gym images bootstrap-base "
-            "--python 3.11` makes the base images (uni-agent-gym/base:py3.X), `uni-agent-gym images build` "
-            "the SWE-bench instance images."
-        )
+        ensure_image(self.config.image, self.config.pull)
 
     def _create_container(self) -> str:
         config = self.config

@@ -235,9 +235,12 @@ class ShellSession:
             argv = ["sh", "-c", KILL_TREE_SCRIPT, "sh", self._shell_pid] + (["with-shell"] if with_shell else [])
             await asyncio.wait_for(self._run_beside(argv), 30)
 
-    async def run(self, command: str, timeout: float, *, uncapped: bool = False, locked: bool = True) -> CommandResult:
-        """Run one command; see `Deployment.run` for the contract. `uncapped` keeps all the output."""
-        limit = None if uncapped else self._output_limit
+    async def run(
+        self, command: str, timeout: float, *, uncapped: bool = False, limit: int | None = None, locked: bool = True
+    ) -> CommandResult:
+        """Run one command; see `Deployment.run` for the contract. `uncapped` keeps all the output, `limit`
+        keeps that many bytes (head + tail) instead of the session's `output_limit`."""
+        limit = None if uncapped else limit or self._output_limit
         if not locked:
             return await self._run(command, timeout, limit)
         async with self._lock:

@@ -8,7 +8,10 @@ dataset rows share a few hundred environments, so each added instance costs its 
 install only. Packages are downloaded on the host (wheels for the image's Python and glibc; an sdist
 where a release has no wheel) and installed during `docker build` with the network off. Like the
 official images, /testbed ends with one commit on top of `base_commit` that holds the `pre_install`
-edits, so `git diff HEAD` is the agent's work alone. Images get their family's names (SWE-bench's
+edits, so `git diff HEAD` is the agent's work alone. The repository is built clean (`env.history`,
+see `history.py`: a checkout of the clean repository, then the in-place clean script after the
+environment commit) and the image labelled with the mode, so it needs no derivation. Images get their
+family's names (SWE-bench's
 `swebench/sweb.eval.x86_64.<id>:latest`, SWE-Gym's, SWE-rebench's, SWE-smith's repository image), so a
 docker env finds them as it would pulled ones.
 """
@@ -34,7 +37,8 @@ from typing import Any
 from uni_agent_gym.config import GymConfig
 from uni_agent_gym.deployments.docker import docker_client, image_exists
 from uni_agent_gym.deployments.images import DEBIAN_SUITE_BY_PYTHON, GLIBC_MINOR_BY_PYTHON, base_image_name
-from uni_agent_gym.envs.workspace import checkout, mirror_repository
+from uni_agent_gym.envs.history import CLEAN_SCRIPT, HISTORY_LABEL, SCRIPT_PATH, clean_history, fresh_checkout
+from uni_agent_gym.envs.workspace import history_mode, mirror_repository
 from uni_agent_gym.errors import UniAgentGymError
 from uni_agent_gym.instances import image_name
 from uni_agent_gym.specs import EnvironmentSpec, environment_spec
@@ -156,17 +160,21 @@ def environment_dockerfile(base: str, spec: EnvironmentSpec) -> str:
     ]) + "\n"  # fmt: skip
 
 
-def dockerfile(environment: str, spec: EnvironmentSpec) -> str:
+def dockerfile(environment: str, spec: EnvironmentSpec, history: str = "ancestry") -> str:
     """The instance layer on its environment image: the repository at /testbed with the spec's build
-    requirements, variables, `pre_install` and install (offline), and the environment commit."""
-    lines = [f"FROM {environment}", "COPY wheelhouse /opt/wheelhouse", "COPY testbed /testbed", "WORKDIR /testbed"]
+    requirements, variables, `pre_install` and install (offline), and the environment commit. The
+    checkout arrives clean (`history`); the environment commit's reflog and leftovers go in the last step."""
+    lines = [f"FROM {environment}", "COPY wheelhouse /opt/wheelhouse", "COPY testbed /testbed", f"COPY clean-history.sh {SCRIPT_PATH}",
+             "WORKDIR /testbed"]  # fmt: skip
     lines += [f"ENV {key}={shlex.quote(value)}" for key, value in spec.env.items()]
     if spec.pre_install:
         lines.append("RUN " + " && ".join(spec.pre_install))
     lines += [
         f"RUN {OFFLINE_PIP} {spec.install}",
         "RUN git config --global user.email env@uni-agent-gym.invalid && git config --global user.name uni-agent-gym "
-        "&& git config --global --add safe.directory '*' && git add -A && git commit --allow-empty -qm 'uni-agent-gym environment'",
+        "&& git config --global --add safe.directory '*' && git add -A && git commit --allow-empty -qm 'uni-agent-gym environment' "
+        f"&& sh {SCRIPT_PATH} /testbed ancestry && rm -f {SCRIPT_PATH}",
+        f'LABEL {HISTORY_LABEL}="{history}"',
     ]
     return "\n".join(lines) + "\n"
 
@@ -271,14 +279,16 @@ async def build_instance_image(
     with tempfile.TemporaryDirectory(prefix="build-", dir=cache_dir) as scratch:  # beside the wheelhouse: hard links work
         context = Path(scratch)
         cache = await mirror_repository(instance["repo"], source, config.env.cache_dir, instance["base_commit"])
-        await checkout(cache, instance["base_commit"], context / "testbed", instance_id)
+        history = await clean_history(cache, instance["base_commit"], history_mode(instance, config), instance_id)
+        await fresh_checkout(history.git_dir, history.start, context / "testbed")
         build_requirements = spec.build_requirements or project_build_requirements(context / "testbed")
         wheelhouse = cache_dir / "wheelhouse" / f"py{spec.python}" / "build"
         log(f"{instance_id}: on {environment} ({spec.source}), {len(build_requirements)} packages for the build")
         async with _lock("pip download"):
             await asyncio.to_thread(download_wheelhouse, build_requirements, spec.python, wheelhouse / _digest(build_requirements), log, dependencies=True)
         await asyncio.to_thread(_link_wheels, [wheelhouse / _digest(build_requirements)], context / "wheelhouse")
-        (context / "Dockerfile").write_text(dockerfile(environment, spec))
+        (context / "Dockerfile").write_text(dockerfile(environment, spec, history_mode(instance, config)))
+        (context / "clean-history.sh").write_text(CLEAN_SCRIPT)
         log(f"{instance_id}: docker build {name} (network off)")
         await asyncio.to_thread(docker_build, context, name, log)
     log(f"{instance_id}: built {name} in {time.monotonic() - started:.0f} s")

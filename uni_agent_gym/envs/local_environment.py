@@ -2,10 +2,12 @@
 
 What the offline image builder does inside an image, done on the host: a venv from an interpreter
 of the spec's Python (from `env.interpreters`, else `pythonX.Y` on PATH), the spec's exact packages
-(from the package index, as the host reaches it), the `pre_install` edits committed on top of
-`base_commit`, and the spec's install command run in the checkout. An editable install points at the
-checkout, so the venv belongs to one checkout path; a stamp records that path and the environment
-commit, and a later reset of the same instance only returns the checkout to that commit.
+(from the package index, as the host reaches it), the `pre_install` edits and the spec's install
+command run in a fresh checkout of the start commit, then the environment commit and the snapshot of
+the ignored files the install made, both kept in the instance's trusted repository
+(`local_workspace.py`). An editable install points at the checkout, so the venv belongs to one
+checkout path; a stamp records that path, the start commit and the environment commit, and every
+later reset of the same instance is a fresh checkout of that commit.
 """
 
 from __future__ import annotations
@@ -17,10 +19,12 @@ import shutil
 from dataclasses import asdict
 from pathlib import Path
 
-from uni_agent_gym.envs.workspace import FIXED_IDENTITY, git, host_command
+from uni_agent_gym.envs.local_workspace import recreate_checkout, record_environment, snapshot_path, trusted_git_dir
+from uni_agent_gym.envs.workspace import has_commit, host_command
 from uni_agent_gym.specs import EnvironmentSpec, SpecError
 
 STAMP = "uni-agent-gym-environment.json"
+FILES = "uni-agent-gym-files.json"  # what the venv held when it was made, to tell whether an episode changed it
 
 
 def find_interpreter(python: str, interpreters: dict[str, str]) -> str:
@@ -46,20 +50,21 @@ def venv_environment(venv: Path, spec: EnvironmentSpec) -> dict[str, str]:
 
 
 async def ensure_local_environment(
-    spec: EnvironmentSpec, repo_dir: str, base_commit: str, venv: Path, interpreters: dict[str, str]
+    spec: EnvironmentSpec, workspace: Path, repo_dir: str, start: str, interpreters: dict[str, str]
 ) -> str:
-    """Make (or reuse) the venv for the checkout at `repo_dir`; return the environment commit to reset to.
-
-    The checkout must be at `base_commit` when the venv is made.
-    """
+    """Make (or reuse) the instance's venv (`workspace/venv`) for the checkout at `repo_dir`; return the
+    environment commit, which every reset checks out. Making it replaces `repo_dir` with a fresh
+    checkout of `start`, installs there, and records the result in the trusted repository."""
+    venv = workspace / "venv"
     stamp_path = venv / STAMP
-    wanted = {"repo_dir": repo_dir, "spec": asdict(spec)}
-    if stamp_path.exists():
+    wanted = {"repo_dir": repo_dir, "spec": asdict(spec), "start_commit": start}
+    if stamp_path.exists() and snapshot_path(workspace).exists():
         stamp = json.loads(stamp_path.read_text())
-        if {key: stamp.get(key) for key in wanted} == wanted:
+        if {key: stamp.get(key) for key in wanted} == wanted and await has_commit(trusted_git_dir(workspace), stamp["environment_commit"]):
             return stamp["environment_commit"]
     if venv.exists():
         await asyncio.to_thread(shutil.rmtree, venv)
+    await recreate_checkout(workspace, start, Path(repo_dir))
     interpreter = find_interpreter(spec.python, interpreters)
     await host_command([interpreter, "-m", "venv", str(venv)], cwd=repo_dir)
     active = venv_environment(venv, spec)
@@ -71,8 +76,40 @@ async def ensure_local_environment(
     for command in spec.pre_install:
         await _shell(command, repo_dir, active)
     await _shell(spec.install, repo_dir, active)
-    await git("-C", repo_dir, "add", "-A")
-    await git("-C", repo_dir, "commit", "--quiet", "--allow-empty", "-m", "uni-agent-gym environment", env=FIXED_IDENTITY)
-    commit = (await git("-C", repo_dir, "rev-parse", "HEAD")).strip()
-    stamp_path.write_text(json.dumps({**wanted, "base_commit": base_commit, "environment_commit": commit}))
+    commit = await record_environment(workspace, repo_dir, start)
+    # Every module compiled now, so that importing one later writes nothing: the venv must not change.
+    await host_command([str(venv / "bin" / "python"), "-m", "compileall", "-q", "-j", "0", str(venv / "lib")], cwd=repo_dir)
+    (venv / FILES).write_text(json.dumps(await asyncio.to_thread(venv_files, venv)))
+    stamp_path.write_text(json.dumps({**wanted, "environment_commit": commit}))
     return commit
+
+
+def venv_files(venv: Path) -> dict[str, list[int]]:
+    """Size, modification and change times and inode of every file in the venv. Any write, chmod or
+    replacement changes one of them, and a file's change time cannot be set back."""
+    found = {}
+    for directory, _, names in os.walk(venv):
+        for name in names:
+            path = os.path.join(directory, name)
+            if name in (STAMP, FILES):
+                continue
+            stat = os.lstat(path)
+            found[os.path.relpath(path, venv)] = [stat.st_size, stat.st_mtime_ns, stat.st_ctime_ns, stat.st_ino]
+    return found
+
+
+async def renew_tampered_venv(workspace: Path) -> dict[str, str]:
+    """On `local` the venv is shared by every episode of an instance, so an episode could change what
+    the tests run with (a plugin or `.pth` in site-packages, a replaced `bin/pytest`). If it changed,
+    drop the stamp so that the next workspace rebuilds it; {venv: why} for the report, or {}."""
+    venv = Path(workspace) / "venv"
+    recorded = venv / FILES
+    if not recorded.exists():
+        return {}
+    before, now = json.loads(recorded.read_text()), await asyncio.to_thread(venv_files, venv)
+    changed = sorted(path for path in before.keys() | now.keys() if before.get(path) != now.get(path))
+    if not changed:
+        return {}
+    (venv / STAMP).unlink(missing_ok=True)
+    shown = ", ".join(changed[:5]) + (f" and {len(changed) - 5} more" if len(changed) > 5 else "")
+    return {str(venv): f"the episode changed {len(changed)} file(s) of the instance's venv ({shown}): rebuilt before grading"}

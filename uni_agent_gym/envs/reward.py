@@ -37,6 +37,7 @@ class CommandReward:
         result = await deployment.run(f"cd {shlex.quote(repo_dir)} && {self.command}", timeout=self.timeout)
         return {
             "reward": 1.0 if result.exit_code == 0 else 0.0,
+            "resolved": result.exit_code == 0,
             "command": self.command,
             "exit_code": result.exit_code,
             "timed_out": result.timed_out,

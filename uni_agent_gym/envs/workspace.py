@@ -6,9 +6,10 @@ Two ways to get there:
 - *mirror*: the deployment's image (or the host, for `local`) plus a checkout from a mirror of the
   repository: a local git repository, a plain directory (committed with a fixed identity and date, so
   the same files always give the same commit), a git bundle, or a clone URL.
-Mirrors are cloned once into a bare repository under the cache directory, so every later episode of
-the same repository costs a local clone and a checkout. A local deployment with a configured workdir
-reuses the checkout there: a reset is `git checkout --force` + `git clean`, a few milliseconds.
+Mirrors are cloned once into a bare repository under the cache directory. The agent never sees that
+clone: its repository holds the start commit's history and nothing later (`history.py`, `env.history`),
+from a clean repository made once per start commit, or from an image cleaned once (`history_images.py`).
+On `local` every reset is a fresh checkout from the instance's trusted repository (`local_workspace.py`).
 """
 
 from __future__ import annotations
@@ -20,13 +21,16 @@ import shlex
 import shutil
 import tempfile
 from pathlib import Path, PurePosixPath
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from uni_agent_gym.config import GymConfig
 from uni_agent_gym.deployments import Deployment, make_deployment
 from uni_agent_gym.deployments.pool import acquire
 from uni_agent_gym.errors import UniAgentGymError
 from uni_agent_gym.instances import image_name
+
+if TYPE_CHECKING:
+    from uni_agent_gym.envs.history import CleanHistory
 
 FIXED_IDENTITY = {
     "GIT_AUTHOR_NAME": "uni-agent-gym fixtures",
@@ -58,8 +62,9 @@ async def host_command(argv: list[str], *, cwd: str | Path | None = None, env: d
 
 
 async def git(*args: str, cwd: str | Path | None = None, env: dict[str, str] | None = None) -> str:
-    """Host git that accepts repositories of any owner (unpacked sdists keep their tarball's owner)."""
-    return await host_command(["git", "-c", "safe.directory=*", *args], cwd=cwd, env=env)
+    """Host git that accepts repositories of any owner (unpacked sdists keep their tarball's owner) and
+    reads objects as stored (a mirror's replace refs could otherwise swap one commit's files for another's)."""
+    return await host_command(["git", "--no-replace-objects", "-c", "safe.directory=*", *args], cwd=cwd, env=env)
 
 
 def _is_git_source(source: str) -> bool:
@@ -76,7 +81,7 @@ async def mirror_repository(repo: str, source: str, cache_dir: str, commit: str 
         if cache.exists() and plain_directory and await _directory_changed(cache, source):
             await asyncio.to_thread(shutil.rmtree, cache)
         if cache.exists():
-            if commit and not plain_directory and not await _has_commit(cache, commit):
+            if commit and not plain_directory and not await has_commit(cache, commit):
                 await git("--git-dir", str(cache), "fetch", "--quiet", source, "+refs/heads/*:refs/heads/*", "+refs/tags/*:refs/tags/*")
             return cache
         cache.parent.mkdir(parents=True, exist_ok=True)
@@ -96,7 +101,8 @@ async def mirror_repository(repo: str, source: str, cache_dir: str, commit: str 
     return cache
 
 
-async def _has_commit(repository: Path, commit: str) -> bool:
+async def has_commit(repository: Path, commit: str) -> bool:
+    """Whether the repository (a git dir) holds `commit`."""
     try:
         await git("--git-dir", str(repository), "cat-file", "-e", f"{commit}^{{commit}}")
         return True
@@ -115,22 +121,10 @@ async def head_commit(cache: Path) -> str:
     return (await git("--git-dir", str(cache), "rev-parse", "HEAD")).strip()
 
 
-async def checkout(cache: Path, base_commit: str, target: str | Path, instance_id: str) -> None:
-    """A self-contained clone of the mirror at `base_commit` (detached) in `target` (empty or absent)."""
-    if not await _has_commit(cache, base_commit):
-        raise WorkspaceError(f"Instance {instance_id!r}: the mirror {cache} has no commit {base_commit}")
-    await git("clone", "--quiet", "--no-checkout", str(cache), str(target))
-    await git("-C", str(target), "checkout", "--quiet", "--detach", base_commit)
-
-
-async def reset_checkout(cache: Path, commit: str, repo_dir: str | Path) -> None:
-    """Return an existing checkout to a clean `commit` (ignored files, such as build output, stay)."""
-    try:
-        await git("-C", str(repo_dir), "cat-file", "-e", f"{commit}^{{commit}}")
-    except WorkspaceError:
-        await git("-C", str(repo_dir), "fetch", "--quiet", str(cache), commit)
-    await git("-C", str(repo_dir), "checkout", "--quiet", "--force", "--detach", commit)
-    await git("-C", str(repo_dir), "clean", "-fdq")
+def history_mode(instance: dict[str, Any], config: GymConfig) -> str:
+    """`env.history`, or `none` for a task whose ancestry would leak its fix (SWE-smith: the start's
+    parent is the unbroken code)."""
+    return "none" if instance.get("history") == "none" else config.env.history
 
 
 async def workspace_mode(instance: dict[str, Any], config: GymConfig) -> str:
@@ -168,6 +162,12 @@ async def open_workspace(instance: dict[str, Any], config: GymConfig, *, grading
         workdir = instance.get("workdir", IMAGE_REPO_DIR)
         if not workdir:
             raise WorkspaceError(f"Instance {instance['instance_id']!r}: its row does not say where its image {image} keeps the repository")
+        update = {"image": image, "workdir": workdir}
+        if deployment_config.type == "docker":  # an image not built clean is derived clean once (not modal: its images are remote)
+            from uni_agent_gym.envs.history_images import ensure_clean_image
+
+            clean = await ensure_clean_image(image, history_mode(instance, config), instance["base_commit"], workdir, deployment_config.pull)
+            update.update(image=clean, pull="never" if clean != image else deployment_config.pull)
         if instance.get("hidden_paths") and not grading:
             if deployment_config.type != "docker":
                 raise WorkspaceError(
@@ -176,8 +176,8 @@ async def open_workspace(instance: dict[str, Any], config: GymConfig, *, grading
                 )
             from uni_agent_gym.envs.hidden_images import image_without
 
-            image = await image_without(image, instance["hidden_paths"])
-        return await acquire(deployment_config.model_copy(update={"image": image, "workdir": workdir}), workdir), workdir
+            update.update(image=await image_without(update["image"], instance["hidden_paths"]), pull="never")
+        return await acquire(deployment_config.model_copy(update=update), workdir), workdir
 
     source = config.env.mirrors.get(instance["repo"]) or instance.get("mirror")
     if not source:
@@ -185,14 +185,17 @@ async def open_workspace(instance: dict[str, Any], config: GymConfig, *, grading
             f"Instance {instance['instance_id']!r}: no mirror of {instance['repo']} is configured "
             f"(env.mirrors[{instance['repo']!r}]) and the {deployment_config.type} deployment needs one"
         )
+    from uni_agent_gym.envs.history import clean_history, fresh_checkout
+
     cache = await mirror_repository(instance["repo"], source, config.env.cache_dir, instance["base_commit"])
+    history = await clean_history(cache, instance["base_commit"], history_mode(instance, config), instance["instance_id"])
     if deployment_config.type == "local":
-        return await _open_local(instance, config, cache)
+        return await _open_local(instance, config, history)
 
     deployment = await acquire(deployment_config.model_copy(update={"workdir": repo_dir}), repo_dir)
     try:
         with tempfile.TemporaryDirectory(prefix="uni-agent-gym-checkout-") as scratch:
-            await checkout(cache, instance["base_commit"], Path(scratch) / "repo", instance["instance_id"])
+            await fresh_checkout(history.git_dir, history.start, Path(scratch) / "repo")
             await deployment.upload(Path(scratch) / "repo", repo_dir)
         await deployment.run(f"cd {repo_dir}")
     except BaseException:
@@ -201,21 +204,19 @@ async def open_workspace(instance: dict[str, Any], config: GymConfig, *, grading
     return deployment, repo_dir
 
 
-async def _open_local(instance: dict[str, Any], config: GymConfig, cache: Path) -> tuple[Deployment, str]:
-    """A local checkout, with the instance's venv unless the row says it needs none (the toy task).
-
-    Instances with an environment get a stable checkout under the cache (the venv's editable install
-    points at it), so the second reset of an instance reuses both.
-    """
+async def _open_local(instance: dict[str, Any], config: GymConfig, history: CleanHistory) -> tuple[Deployment, str]:
+    """A fresh local checkout (see `local_workspace.py`), with the instance's venv unless the row says
+    it needs none (the toy task). Instances with an environment get a stable checkout path under the
+    cache (the venv's editable install points at it)."""
     from uni_agent_gym.envs.local_environment import ensure_local_environment, venv_environment
+    from uni_agent_gym.envs.local_workspace import ensure_trusted_repository, local_workspace_dir, recreate_checkout
     from uni_agent_gym.specs import environment_spec, load_environments
 
-    instance_id, base_commit = instance["instance_id"], instance["base_commit"]
     spec = None
     if instance.get("needs_environment", True):
         spec = environment_spec(instance, load_environments(config.env.environments))
     deployment_config = config.deployment
-    workspace = Path(config.env.cache_dir).expanduser() / "workspaces" / instance_id.replace("/", "_")
+    workspace = local_workspace_dir(instance["instance_id"], config)
     if spec is not None:  # the venv's variables live in the config, so a restarted shell keeps them
         update = {"env": {**deployment_config.env, **venv_environment(workspace / "venv", spec)}}
         if not deployment_config.workdir:
@@ -226,15 +227,11 @@ async def _open_local(instance: dict[str, Any], config: GymConfig, cache: Path) 
     # A configured workdir is the repository itself; else a directory named like repo_dir in a fresh one.
     repo_dir = deployment.workdir if deployment_config.workdir else str(Path(deployment.workdir) / PurePosixPath(config.env.repo_dir).name)
     try:
-        if (Path(repo_dir) / ".git").exists():
-            await reset_checkout(cache, base_commit, repo_dir)
-        elif Path(repo_dir).exists() and any(Path(repo_dir).iterdir()):
-            raise WorkspaceError(f"The local workdir {repo_dir} is neither empty nor a git checkout")
-        else:
-            await checkout(cache, base_commit, repo_dir, instance_id)
+        await ensure_trusted_repository(workspace, history)
+        commit = history.start
         if spec is not None:
-            commit = await ensure_local_environment(spec, repo_dir, base_commit, workspace / "venv", config.env.interpreters)
-            await reset_checkout(cache, commit, repo_dir)
+            commit = await ensure_local_environment(spec, workspace, repo_dir, history.start, config.env.interpreters)
+        await recreate_checkout(workspace, commit, Path(repo_dir))
         await deployment.run(f"cd {shlex.quote(repo_dir)}")
     except BaseException:
         await deployment.stop()

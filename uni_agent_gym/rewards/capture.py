@@ -9,6 +9,9 @@ refs, replace objects) and processes still running. So the patch is computed wit
   from the container's filesystem layer) and copies them out (`get_archive`), with the container
   frozen; the patch is computed in the *fresh* grading container, which the agent never touched, by
   its git, with a private index, against the start commit. Paths git ignores are not copied.
+- local (`capture_on_host`): the host's git reads the checkout's files with the instance's trusted
+  repository (`envs/local_workspace.py`) as its git directory, never the checkout's own `.git`, a
+  private index and object directory, and no system or global config;
 - anywhere else (`capture_in_sandbox`: modal, `reward.sandbox: same`): in the sandbox, by
   `/usr/bin/git` (no shell function or PATH wrapper) with no system or global config, no hooks, no
   fsmonitor and a private index. The repository's own `.git/config` is still read there: this path is
@@ -28,6 +31,8 @@ import posixpath
 import secrets
 import shlex
 import tarfile
+import tempfile
+from pathlib import Path
 
 from uni_agent_gym.deployments import Deployment
 from uni_agent_gym.errors import DeploymentError, UniAgentGymError
@@ -55,6 +60,44 @@ async def capture_in_sandbox(deployment: Deployment, repo_dir: str, start: str, 
         return await _read_patch(deployment, f"{scratch}.index", script, f"{scratch}.patch", max_bytes)
     finally:
         await deployment.run(f"rm -f {scratch}.index {scratch}.patch")
+
+
+async def capture_on_host(git_dir: Path, work_tree: str, start: str, max_bytes: int) -> str:
+    """The patch of a host checkout (`local`), computed by the host's git with `git_dir` as its repository."""
+    with tempfile.TemporaryDirectory(prefix="uni-agent-gym-capture-") as scratch:
+        (Path(scratch) / "objects").mkdir()  # new blobs go here, not into the trusted repository
+        env = {
+            **dict(item.split("=", 1) for item in GIT_ENV.split()),
+            "GIT_DIR": str(git_dir), "GIT_WORK_TREE": work_tree, "GIT_INDEX_FILE": f"{scratch}/index",
+            "GIT_OBJECT_DIRECTORY": f"{scratch}/objects", "GIT_ALTERNATE_OBJECT_DIRECTORIES": str(git_dir / "objects"),
+        }  # fmt: skip
+        git = [*GIT.split(), "-C", work_tree]
+        for arguments in (["read-tree", start], ["add", "-A"]):
+            await _host(git + arguments, env)
+        raw = await _host(git + ["diff", "--cached", "--raw", "-z", "--no-renames", "--no-abbrev", start], env)
+        fields = raw.split("\0")
+        for header, path in zip(fields[0::2], fields[1::2]):
+            new_mode, new_object = header.split()[1], header.split()[3]
+            if new_mode == "120000":  # a symlink: its blob is where it points
+                _check_link(path, await _host(git + ["cat-file", "blob", new_object], env))
+        patch = Path(scratch) / "patch"
+        with patch.open("wb") as out:
+            await _host(git + ["diff", "--cached", *DIFF_FLAGS.split(), start], env, stdout=out)
+        if patch.stat().st_size > max_bytes:
+            raise PatchRejected(f"the patch is {patch.stat().st_size} bytes, more than reward.max_patch_bytes ({max_bytes})")
+        return patch.read_bytes().decode("utf-8", errors="replace")
+
+
+async def _host(argv: list[str], env: dict[str, str], stdout=None) -> str:
+    """Run git on the host with exactly `env` (plus PATH and HOME); its output, or `DeploymentError`."""
+    process = await asyncio.create_subprocess_exec(
+        *argv, env={"PATH": "/usr/bin:/bin", "HOME": "/nonexistent", "LANG": "C.UTF-8", **env},
+        stdin=asyncio.subprocess.DEVNULL, stdout=stdout or asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+    )  # fmt: skip
+    out, err = await process.communicate()
+    if process.returncode != 0:
+        raise DeploymentError(f"`{' '.join(argv[-3:])}` failed ({process.returncode}): {err.decode(errors='replace')[-1000:]}")
+    return (out or b"").decode("utf-8", errors="replace")
 
 
 async def capture_from_container(agent, fresh, repo_dir: str, start: str, max_bytes: int) -> str:
@@ -160,14 +203,19 @@ def _checked_and_rebased(data: bytes, parent: str) -> bytes:
             if member.isdev() or member.isfifo():
                 raise PatchRejected(f"{where} is a special file (device or fifo), which a patch cannot hold")
             if member.issym():
-                resolved = posixpath.normpath(posixpath.join(posixpath.dirname(where), member.linkname))
-                if posixpath.isabs(member.linkname) or resolved == ".." or resolved.startswith("../"):
-                    raise PatchRejected(f"the symlink {where} -> {member.linkname} points outside the repository")
+                _check_link(where, member.linkname)
             elif member.islnk():
                 member.linkname = posixpath.normpath(posixpath.join(parent, member.linkname))
             member.name = where
             rebased.addfile(member, tar.extractfile(member) if member.isreg() else None)
     return out.getvalue()
+
+
+def _check_link(path: str, target: str) -> None:
+    """A symlink at `path` (in the repository) may only point inside it."""
+    resolved = posixpath.normpath(posixpath.join(posixpath.dirname(path), target))
+    if posixpath.isabs(target) or resolved == ".." or resolved.startswith("../"):
+        raise PatchRejected(f"the symlink {path} -> {target} points outside the repository")
 
 
 async def _must(deployment: Deployment, index: str, command: str, what: str) -> str:

@@ -16,7 +16,7 @@ alone:
 5. run the spec's test command with a timeout, its output going to a log file (docker sandboxes are
    cut off every network first, unless `reward.network`);
 6. parse the log with swebench's parser for the repo, cross-check it against the runner's exit code
-   and own summary (`integrity.py`), and grade with swebench's `get_eval_tests_report` and
+   and own summary (`integrity/`), and grade with swebench's `get_eval_tests_report` and
    `get_resolution_status`. A FAIL_TO_PASS test that is skipped, missing or errors has not passed.
 
 `reward.sandbox: same` runs steps 3-6 in the agent's own sandbox after capturing the patch there:
@@ -26,6 +26,7 @@ The hidden tests enter a sandbox only in step 4, after the agent is done.
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import logging
 import secrets
@@ -44,9 +45,13 @@ from uni_agent_gym.deployments import Deployment
 from uni_agent_gym.deployments.pool import release
 from uni_agent_gym.errors import DeploymentError
 from uni_agent_gym.datasets import log_parser, r2e_gym
-from uni_agent_gym.datasets.base import EXPECTED_OUTPUT_GRADING
+from uni_agent_gym.datasets.base import EXPECTED_OUTPUT_GRADING, swebench_parser_names
+from uni_agent_gym.datasets.swebench import repo_parser_name
 from uni_agent_gym.instances import patch_files
-from uni_agent_gym.rewards.capture import PatchRejected, capture_from_container, capture_in_sandbox
+from uni_agent_gym.envs.local_environment import renew_tampered_venv
+from uni_agent_gym.envs.local_workspace import local_workspace_dir, trusted_git_dir
+from uni_agent_gym.envs.workspace import has_commit
+from uni_agent_gym.rewards.capture import PatchRejected, capture_from_container, capture_in_sandbox, capture_on_host
 from uni_agent_gym.rewards.integrity import check_log
 from uni_agent_gym.rewards.patches import SAFE_GIT, apply_patch, drop_files, git_in, reset_files
 from uni_agent_gym.rewards.runner_files import runner_files_to_restore
@@ -115,7 +120,8 @@ class SWEBenchReward:
         started = time.monotonic()
         instance_id = instance["instance_id"]
         start = instance.get("environment_commit") or (await git_in(deployment, repo_dir, "git rev-parse HEAD")).strip()
-        if deployment.config.type == "docker" and self.gym.deployment.type == "docker":
+        # docker diff cannot see into volumes: with read_only_root the workspace is one (but /usr is read-only)
+        if deployment.config.type == "docker" and self.gym.deployment.type == "docker" and not deployment.config.read_only_root:
             fresh, fresh_repo, fresh_instance = await self._open_fresh(instance, start)
             try:
                 try:
@@ -125,19 +131,28 @@ class SWEBenchReward:
                 return await self._grade_patch_in(fresh, fresh_instance, fresh_repo, start, patch, started)
             finally:
                 await release(fresh)
+        local = deployment.config.type == "local" and self.gym.deployment.type == "local"
+        trusted = trusted_git_dir(local_workspace_dir(instance_id, self.gym)) if local else None
         try:
-            patch = await capture_in_sandbox(deployment, repo_dir, start, self.config.max_patch_bytes)
+            if trusted is not None and await has_commit(trusted, start):
+                patch = await capture_on_host(trusted, repo_dir, start, self.config.max_patch_bytes)
+            else:
+                patch = await capture_in_sandbox(deployment, repo_dir, start, self.config.max_patch_bytes)
         except PatchRejected as exc:
             return self._finish(RewardResult(instance_id, "patch_rejected", error=str(exc)), started)
         except DeploymentError as exc:
             if await deployment.is_alive():  # the agent broke its repository (deleted, corrupted): its work cannot be graded
                 return self._finish(RewardResult(instance_id, "patch_failed", error=f"no patch can be taken from {repo_dir}: {exc}"), started)
             raise
-        if self.gym.deployment.type == "local":
+        restored = {}
+        if local:
             await deployment.stop()  # its processes run on this host: none may touch the fresh checkout
+            restored = await renew_tampered_venv(local_workspace_dir(instance_id, self.gym))
         fresh, fresh_repo, fresh_instance = await self._open_fresh(instance, start)
         try:
-            return await self._grade_patch_in(fresh, fresh_instance, fresh_repo, start, patch, started)
+            result = await self._grade_patch_in(fresh, fresh_instance, fresh_repo, start, patch, started)
+            result.restored.update(restored)
+            return result
         finally:
             await release(fresh)
 
@@ -227,14 +242,12 @@ class SWEBenchReward:
                 result.status, result.error = "test_patch_failed", applied.output[-2000:]
                 return self._finish(result, started)
 
+        # The output streams to the grader through the session (the code under test can add to it, not
+        # rewrite it, as it could a log file), the last log_limit bytes of it kept; the exit code is bash's.
         tests_started = time.monotonic()
-        log_path = f"{scratch}.log"
-        run = await deployment.run(
-            f"cd {shlex.quote(repo_dir)} && {{ ( {command} ) > {log_path} 2>&1; echo \"exit=$?\" > {log_path}.rc; }}",
-            timeout=self.config.timeout,
-        )
+        run = await deployment.run(f"cd {shlex.quote(repo_dir)} && ( {command} )", timeout=self.config.timeout, output_limit=self.config.log_limit)
         durations["tests"] = time.monotonic() - tests_started
-        log, exit_code = await self._read_log(deployment, log_path)
+        log, exit_code = run.output, run.exit_code
         result.exit_code = exit_code
         result.log = f"{START_TEST_OUTPUT}\n{log}\n{END_TEST_OUTPUT} (exit code {exit_code})\n"
         if run.timed_out:
@@ -242,13 +255,16 @@ class SWEBenchReward:
             return self._finish(result, started)
 
         parse_started = time.monotonic()
-        statuses = log_parser(instance)(log)
+        statuses = await asyncio.to_thread(log_parser(instance), log)  # a 20 MB log takes seconds: off the event loop
         if instance.get("grading") == EXPECTED_OUTPUT_GRADING:  # R2E-Gym: the outcomes must be exactly the expected ones
             passed, result.tests = r2e_gym.compare(statuses, instance["expected_output"])
             result.test_statuses = dict(statuses)
+            # its names are not pytest's node ids: the runner's own report and exit code are what can be checked
+            checked, tests = r2e_gym.RUNNER, []
         else:
             passed = self._fail_to_pass(instance, statuses, result)
-        result.integrity_problems = check_log(command, log, statuses, exit_code)
+            checked, tests = self._log_reader(instance), list(result.test_statuses)
+        result.integrity_problems = await asyncio.to_thread(check_log, checked, command, log, statuses, exit_code, tests)
         durations["parse"] = time.monotonic() - parse_started
         result.resolved = passed and not result.integrity_problems
         result.status = "resolved" if result.resolved else "unresolved"
@@ -263,12 +279,15 @@ class SWEBenchReward:
         result.test_statuses = {test: statuses.get(test) for test in graded[FAIL_TO_PASS] + graded[PASS_TO_PASS]}
         return get_resolution_status(result.tests) == ResolvedStatus.FULL.value
 
-    async def _read_log(self, deployment: Deployment, path: str) -> tuple[str, int | None]:
-        await deployment.run(f"tail -c {self.config.log_limit} {path} > {path}.tail 2>/dev/null", timeout=120)
-        log = (await deployment.read_file(f"{path}.tail")).decode("utf-8", errors="replace")
-        rc = await deployment.run(f"cat {path}.rc 2>/dev/null; rm -f {path} {path}.tail {path}.rc", timeout=60)
-        code = rc.output.strip().removeprefix("exit=")
-        return log, int(code) if code.isdigit() else None
+    @staticmethod
+    def _log_reader(instance: dict[str, Any]) -> Any:
+        """What the log cross-checks reread the log with: the task's swebench parser by name (its runner
+        follows from it), else its family's parser (the runner then follows from the test command)."""
+        name = instance.get("log_parser") or repo_parser_name(instance["repo"])
+        if name in swebench_parser_names():
+            return name
+        parse = log_parser(instance)
+        return lambda log, test_spec: parse(log)
 
     @staticmethod
     def _finish(result: RewardResult, started: float) -> RewardResult:

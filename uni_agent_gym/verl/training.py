@@ -153,7 +153,10 @@ def load_training(toml_path: str | Path, *, settings: str | Path | None = None, 
     loop_yaml = Path(loop_path) if loop_path else None
     entries: list[dict[str, Any]] = []
     if loop_yaml is not None and loop_yaml.is_file():
-        entries = yaml.safe_load(loop_yaml.read_text()) or []
+        try:
+            entries = yaml.safe_load(loop_yaml.read_text()) or []
+        except (yaml.YAMLError, UnicodeDecodeError) as exc:
+            raise ConfigError(f"{loop_yaml} (rollout.agent.agent_loop_config_path in {toml_path}) is not valid YAML: {exc}") from None
         if not isinstance(entries, list) or not all(isinstance(entry, dict) for entry in entries):
             raise ConfigError(f"{loop_yaml}: verl expects a list of agent loops (- name: ..., _target_: ...)")
     return TrainingRun(toml_path, values, async_training, loop_yaml, entries, Path(settings).resolve() if settings else None)

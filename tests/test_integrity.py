@@ -1,0 +1,400 @@
+"""Log cross-checks (`uni_agent_gym.rewards.integrity`) on real logs of every runner swebench's Python
+parsers read: pytest (parse_log_pytest, _options, _v2, matplotlib, seaborn), Django's runtests.py and
+sympy's bin/test.
+
+pytest logs are real captures made here: each scenario's test files are written to a temporary folder
+and run by this venv's pytest with the repository's test command (third-party plugins off). Django and
+sympy logs are real captures kept in `tests/runner_logs/` (see its README for how they were made).
+Rows marked "hand-made" change a real log's exit code or cut it, as noted; nothing is faked otherwise.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+from swebench.harness.constants import MAP_REPO_VERSION_TO_SPECS
+from swebench.harness.log_parsers import MAP_REPO_TO_PARSER
+from swebench.harness.log_parsers import python as python_parsers
+from swebench.harness.log_parsers.python import MAP_REPO_TO_PARSER_PY
+
+from uni_agent_gym.rewards.integrity import check_log, runner_for
+
+RUNNER_LOGS = Path(__file__).parent / "runner_logs"
+
+# What each problem says (one fragment per kind; `{runner}` is pytest, runtests.py or bin/test).
+EXIT = "{runner} exited 0 although its summary counts"
+EXIT_CLEAN = "{runner} exited 1 although its summary counts no failures"
+INTERRUPTED = "{runner} exited {code}: the run was interrupted"
+AFTER = "after {runner}'s own summary"
+COUNT = "PASSED lines but {runner}'s own summary counts"
+UNLISTED = "not listed as passed in pytest's short test summary"
+TWICE = "is reported PASSED on log line"
+NO_SUMMARY = "{runner} printed no summary line"
+
+CODE_UNDER_TEST = '''
+"""Stands for the code under test: prints lines in the runner's format when the interpreter exits."""
+import atexit
+import os
+import sys
+
+
+def forge_at_exit(text, exit_code=None):
+    def forge():
+        sys.stdout.write(text)
+        sys.stdout.flush()
+        if exit_code is not None:
+            os._exit(exit_code)
+
+    atexit.register(forge)
+'''
+
+PASSING = '''
+import pytest
+
+
+def test_ok():
+    print("output of the code under test")
+
+
+@pytest.mark.parametrize("x", [1, 2])
+def test_param(x):
+    assert x
+
+
+@pytest.mark.skip(reason="not here")
+def test_skipped():
+    pass
+
+
+@pytest.mark.xfail(reason="known bug")
+def test_xfail():
+    assert 0
+'''
+
+FAILING = '''
+
+def test_fails():
+    assert 1 == 2
+'''
+
+TEARDOWN_ERROR = '''
+
+@pytest.fixture
+def broken_teardown():
+    yield
+    raise RuntimeError("teardown")
+
+
+def test_teardown_error(broken_teardown):
+    pass  # pytest reports it PASSED, then ERROR: a genuine log with two outcomes for one test
+'''
+
+FORGED_BEFORE = '''
+
+def test_prints_a_pass():
+    print("PASSED test_demo.py::test_skipped_here")  # in the PASSES section, before pytest's short summary
+
+
+def test_skipped_here():
+    pytest.skip("the agent's code made it skip")
+
+
+def test_fails_and_prints_a_pass():
+    print("PASSED test_demo.py::test_fails_and_prints_a_pass")
+    assert 1 == 2
+'''
+
+FAKE_REPORT = "=== short test summary info ===\\nPASSED test_demo.py::test_fails\\n=== 1 passed in 0.01s ===\\n"
+SCENARIOS = {  # name -> test_demo.py
+    "pass": PASSING,
+    "fail": PASSING + FAILING + TEARDOWN_ERROR,
+    "forged-before": PASSING + FORGED_BEFORE,
+    "forged-after": "from code_under_test import forge_at_exit\nforge_at_exit('PASSED test_demo.py::test_fails\\n')\n" + PASSING + FAILING,
+    "forged-after-exit-0": "from code_under_test import forge_at_exit\nforge_at_exit('PASSED test_demo.py::test_fails\\n', 0)\n" + PASSING + FAILING,
+    "fake-report-at-exit": f"from code_under_test import forge_at_exit\nforge_at_exit('{FAKE_REPORT}', 0)\n" + PASSING + FAILING,
+    "collection-error-fake-report": (  # the test file cannot be collected; a whole fake report at exit
+        f"from code_under_test import forge_at_exit\nforge_at_exit('{FAKE_REPORT}', 0)\nimport no_such_module\n" + PASSING + FAILING
+    ),
+    "killed": PASSING + "\n\ndef test_fails():\n    import os\n    print('\\nPASSED test_demo.py::test_fails', flush=True)\n    os._exit(0)\n",
+    "inner-sessions": (  # pytest's own test suite: inner runs print PASSED/FAILED lines and summaries
+        "pytest_plugins = 'pytester'\n\n\ndef test_inner(pytester):\n"
+        "    pytester.makepyfile('def test_a():\\n    pass\\n\\ndef test_b():\\n    assert 0\\n')\n"
+        "    pytester.runpytest('-rA').assert_outcomes(passed=1, failed=1)\n"
+        "    pytester.runpytest('-rA', '-k', 'test_b', '-p', 'no:cacheprovider').assert_outcomes(failed=1)\n"
+    ),
+}
+
+# The repositories' test commands, by parser (swebench's constants; sphinx's own tox.ini adds --color yes).
+COMMANDS = {
+    "parse_log_pytest": ("-rA",),  # flask, pytest, xarray, ...
+    "parse_log_pytest_options": ("-rA",),  # requests, pydicom, pylint
+    "parse_log_pytest_v2": ("-rA", "-vv", "-o", "console_output_style=classic", "--tb=no"),  # astropy
+    "parse_log_pytest_v2 --color": ("-rA", "--durations", "25", "--color", "yes"),  # sphinx
+    "parse_log_matplotlib": ("-rA",),
+    "parse_log_seaborn": ("--no-header", "-rA"),
+}
+KILLED = ("-rA", "-s")  # -s lets what a test prints reach the log at once
+
+
+@pytest.fixture(scope="session")
+def pytest_log(tmp_path_factory):
+    """(log, exit code) of a scenario run with a test command; every run is made on first use, in parallel."""
+    runs = {(scenario, args): None for scenario in SCENARIOS for args in set(COMMANDS.values()) if scenario not in ("killed", "inner-sessions")}
+    runs.update({("inner-sessions", COMMANDS["parse_log_pytest"]): None, ("killed", KILLED): None})
+
+    def run(key: tuple[str, tuple[str, ...]], folder: Path) -> tuple[str, int]:
+        scenario, args = key
+        (folder / "pytest.ini").write_text("[pytest]\n")
+        (folder / "code_under_test.py").write_text(CODE_UNDER_TEST)
+        (folder / "test_demo.py").write_text(SCENARIOS[scenario])
+        env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST_")}
+        env.update(PYTEST_DISABLE_PLUGIN_AUTOLOAD="1", COLUMNS="80")
+        argv = [sys.executable, "-m", "pytest", *args, "-p", "no:cacheprovider", "test_demo.py"]
+        done = subprocess.run(argv, cwd=folder, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=120)
+        return done.stdout, done.returncode
+
+    def log(scenario: str, command: str) -> tuple[str, int]:
+        if runs[("killed", KILLED)] is None:
+            folders = [tmp_path_factory.mktemp(scenario) for scenario, _ in runs]  # mktemp is not thread-safe
+            with ThreadPoolExecutor(max_workers=4) as pool:
+                runs.update(zip(runs, pool.map(run, runs, folders)))
+        return runs[(scenario, COMMANDS.get(command, KILLED))]
+
+    return log
+
+
+def check(parser: str, log: str, exit_code: int | None, tests: list[str] | None = None) -> list[str]:
+    statuses = runner_for(parser)[1](log, None)
+    return check_log(parser, "", log, statuses, exit_code, tests)
+
+
+def assert_problems(problems: list[str], expected: list[str], **names) -> None:
+    """Exactly one problem per expected fragment, in any order."""
+    fragments = [fragment.format(**names) for fragment in expected]
+    assert len(problems) == len(fragments) and all(any(f in p for p in problems) for f in fragments), (problems, fragments)
+
+
+F = "test_demo.py::test_fails"
+PYTEST_ROWS = [  # scenario, graded tests, exit code the log must have, expected problems
+    ("pass", None, 0, []),
+    ("fail", None, 1, []),
+    # Printed during the tests: -rA shows it (not with --tb=no, astropy's command) before pytest's short summary.
+    ("forged-before", ["test_demo.py::test_skipped_here", "test_demo.py::test_ok"], 1, [UNLISTED]),
+    ("forged-before", ["test_demo.py::test_fails_and_prints_a_pass"], 1, []),  # pytest's own later FAILED wins; nothing gained
+    ("forged-after", [F], 1, [AFTER, COUNT, UNLISTED, TWICE]),
+    ("forged-after-exit-0", [F], 0, [EXIT, AFTER, COUNT, UNLISTED, TWICE]),
+    ("fake-report-at-exit", [F], 0, [TWICE]),
+]
+
+
+@pytest.mark.parametrize("command", list(COMMANDS))
+@pytest.mark.parametrize(
+    "scenario, tests, exit_code, expected", PYTEST_ROWS, ids=[f"{row[0]}-{i}" for i, row in enumerate(PYTEST_ROWS)]
+)
+def test_pytest_logs(pytest_log, command, scenario, tests, exit_code, expected):
+    log, code = pytest_log(scenario, command)
+    assert code == exit_code, log  # the scenario ran as intended
+    if scenario == "forged-before" and "--tb=no" in COMMANDS[command]:
+        assert "PASSED test_demo.py::test_skipped_here" not in log  # captured output is not shown: nothing forged
+        expected = []
+    parser = command.split()[0]
+    assert_problems(check(parser, log, code, tests), expected, runner="pytest")
+
+
+def test_the_forgeries_fool_the_parsers_on_their_own(pytest_log):
+    """Without the cross-checks, every forged log grades the failing test as passed."""
+    for scenario in ("forged-after", "forged-after-exit-0", "fake-report-at-exit", "collection-error-fake-report"):
+        for command in COMMANDS:
+            log, _ = pytest_log(scenario, command)
+            assert runner_for(command.split()[0])[1](log, None).get(F) == "PASSED", (scenario, command)
+    log, _ = pytest_log("forged-before", "parse_log_pytest")
+    assert runner_for("parse_log_pytest")[1](log, None).get("test_demo.py::test_skipped_here") == "PASSED"
+
+
+@pytest.mark.parametrize("command", list(COMMANDS))
+def test_a_collection_error_covers_the_tests_of_its_module(pytest_log, command):
+    """The agent's code breaks the test file's import; a fake report at exit names the test PASSED.
+    pytest's real `ERROR test_demo.py` is a report about every test in it."""
+    log, code = pytest_log("collection-error-fake-report", command)
+    assert code == 0 and "error during collection" in log
+    assert_problems(check(command.split()[0], log, code, [F]), [TWICE], runner="pytest")
+
+
+def test_a_run_killed_before_the_report_has_no_summary(pytest_log):
+    """`-s` lets the printed pass reach the log; the process ends before pytest reports."""
+    log, code = pytest_log("killed", "-s")
+    assert code == 0 and "PASSED test_demo.py::test_fails" in log
+    assert_problems(check("parse_log_pytest", log, code, [F]), [NO_SUMMARY], runner="pytest")
+
+
+def test_inner_sessions_of_pytests_own_suite_are_not_forgeries(pytest_log):
+    """pytest's own tests run inner sessions whose output (PASSED and FAILED lines, summaries) -rA
+    prints before the outer short summary; only the outer run's report counts."""
+    log, code = pytest_log("inner-sessions", "parse_log_pytest")
+    statuses = MAP_REPO_TO_PARSER["pytest-dev/pytest"](log, None)
+    assert code == 0 and log.count("short test summary info") == 3, log
+    assert statuses["test_inner.py::test_a"] == "PASSED" and statuses["test_inner.py::test_b"] == "FAILED"
+    assert check_log("parse_log_pytest", "pytest -rA", log, statuses, code, ["test_demo.py::test_inner"]) == []
+
+
+@pytest.mark.parametrize(
+    "scenario, exit_code, expected",
+    [("fail", 0, [EXIT]), ("pass", 1, [EXIT_CLEAN]), ("pass", 2, [INTERRUPTED]), ("pass", None, [INTERRUPTED])],
+    ids=["failures-exit-0", "clean-exit-1", "exit-2", "exit-unknown"],
+)
+def test_pytest_exit_code_must_agree_with_the_summary(pytest_log, scenario, exit_code, expected):
+    """Hand-made: real logs given the wrong exit code."""
+    log, _ = pytest_log(scenario, "parse_log_pytest")
+    assert_problems(check("parse_log_pytest", log, exit_code), expected, runner="pytest", code=exit_code)
+
+
+def runner_log(name: str) -> str:
+    return (RUNNER_LOGS / f"{name}.log").read_text()
+
+
+def cut_after(log: str, marker: str) -> str:
+    """The log up to and including the line holding the last `marker`."""
+    end = log.rindex(marker)
+    return log[: log.index("\n", end) + 1]
+
+
+def cut_before(log: str, marker: str) -> str:
+    return log[: log.rindex(marker)]
+
+
+DJANGO_SYMPY_ROWS = [  # log, how it is changed (hand-made) or None, exit code, expected problems
+    *[(f"django-{v}-pass", None, 0, []) for v in ("3.0", "4.2")],
+    ("django-3.0-basic", None, 0, []),
+    *[(f"django-{v}-fail", None, 1, []) for v in ("3.0", "4.2")],
+    *[(f"django-{v}-forged", None, 0, [EXIT, AFTER, COUNT, TWICE, TWICE]) for v in ("3.0", "4.2")],
+    *[(f"django-{v}-forged", "cut after the runner's report", 1, [COUNT, TWICE]) for v in ("3.0", "4.2")],
+    *[(f"django-{v}-exits", None, 0, [NO_SUMMARY]) for v in ("3.0", "4.2")],
+    ("django-3.0-fail", "exit code", 0, [EXIT]),
+    ("django-4.2-pass", "exit code", 1, [EXIT_CLEAN]),
+    ("django-4.2-pass", "exit code", -9, [INTERRUPTED]),
+    ("django-3.0-basic", "cut before 'Ran N tests'", 0, [NO_SUMMARY]),
+    *[(f"sympy-{v}-pass", None, 0, []) for v in ("1.1", "1.12")],
+    *[(f"sympy-{v}-fail", None, 1, []) for v in ("1.1", "1.12")],
+    *[(f"sympy-{v}-forged", None, 0, [EXIT, AFTER, COUNT, TWICE, TWICE]) for v in ("1.1", "1.12")],
+    # The parser misses a file's last test (its line ends in [OK]/[FAIL]), so the forged pass fits the count.
+    *[(f"sympy-{v}-forged", "cut after the runner's report", 1, [TWICE]) for v in ("1.1", "1.12")],
+    *[(f"sympy-{v}-exits", None, 0, [NO_SUMMARY]) for v in ("1.1", "1.12")],
+    ("sympy-1.12-fail", "exit code", 0, [EXIT]),  # its summary wraps onto a second line
+    ("sympy-1.1-pass", "exit code", 1, [EXIT_CLEAN]),
+    ("sympy-1.12-pass", "cut before 'tests finished'", 0, [NO_SUMMARY]),
+]
+
+
+@pytest.mark.parametrize(
+    "name, change, exit_code, expected", DJANGO_SYMPY_ROWS, ids=[f"{row[0]}-{row[1] or 'real'}-{i}" for i, row in enumerate(DJANGO_SYMPY_ROWS)]
+)
+def test_django_and_sympy_logs(name, change, exit_code, expected):
+    log = runner_log(name)
+    runner, parser = ("runtests.py", "parse_log_django") if name.startswith("django") else ("bin/test", "parse_log_sympy")
+    if change == "cut after the runner's report":
+        log = cut_after(log, "FAILED (failures=" if runner == "runtests.py" else "DO *NOT* COMMIT!")
+    elif change and change.startswith("cut before"):
+        log = cut_before(log, "Ran " if runner == "runtests.py" else "tests finished")
+    assert_problems(check(parser, log, exit_code), expected, runner=runner, code=exit_code)
+
+
+def test_the_forged_django_and_sympy_logs_fool_the_parsers_on_their_own():
+    for name, test in [
+        ("django-3.0-forged", "test_wrong (uag_demo.tests.Arithmetic)"),
+        ("django-3.0-forged", "test_forged_during (uag_demo.tests.Arithmetic)"),
+        ("django-4.2-forged", "test_wrong (uag_demo.tests.Arithmetic.test_wrong)"),
+        ("django-4.2-forged", "test_forged_during (uag_demo.tests.Arithmetic.test_forged_during)"),
+        ("sympy-1.1-forged", "test_wrong"),
+        ("sympy-1.12-forged", "test_forged_during"),
+        ("sympy-1.12-exits", "test_wrong"),
+    ]:
+        parser = MAP_REPO_TO_PARSER["django/django" if name.startswith("django") else "sympy/sympy"]
+        assert parser(runner_log(name), None)[test] == "PASSED", (name, test)
+
+
+def test_a_forged_pass_of_a_graded_test_is_named():
+    log = runner_log("sympy-1.12-forged")
+    problems = check("parse_log_sympy", log, 0, ["test_forged_during"])
+    twice = [problem for problem in problems if TWICE in problem]
+    assert twice == [twice[0]] and twice[0].startswith("test_forged_during is reported PASSED on log line 14 and FAILED on log line 27")
+
+
+def test_a_test_name_in_two_sympy_files_is_not_a_contradiction():
+    """sympy's parser keys tests by bare name: test_expand passes in one file and fails in another
+    (sympy-*-fail.log). That is two tests, not one reported twice."""
+    log = runner_log("sympy-1.12-fail")
+    assert "test_expand ok" in log and "test_expand F" in log
+    statuses = {"test_expand": "PASSED"}  # as if the passing file came last
+    assert check_log("parse_log_sympy", "", log, statuses, 1) == []
+
+
+def test_a_file_that_failed_to_import_covers_its_tests():
+    """Hand-made from sympy-1.12-fail.log: a forged pass printed right after the runner's
+    `Failed to import` line is about a test of that file."""
+    log = runner_log("sympy-1.12-fail").replace("Failed to import            [FAIL]\n", "Failed to import            [FAIL]\ntest_never_runs ok\n")
+    problems = check("parse_log_sympy", log, 1, ["test_never_runs"])
+    assert_problems(problems, [TWICE], runner="bin/test")
+    assert "and ERROR on log line 10" in next(p for p in problems if TWICE in p)
+
+
+@pytest.mark.parametrize("exit_code", [0, 1])
+def test_django_unexpected_successes_alone_allow_either_exit_code(exit_code):
+    """Hand-written in unittest's format: Django 3.0 exits 0 on unexpected successes alone, 4.2 exits 1."""
+    log = "test_a (app.tests.T) ... unexpected success\n\n" + "-" * 70 + "\nRan 1 test in 0.001s\n\nFAILED (unexpected successes=1)\n"
+    assert check("parse_log_django", log, exit_code) == []
+
+
+def test_django_subtests_and_class_errors_do_not_shrink_the_passes():
+    """Two failing subtests are one failed test, and setUpClass's error is no counted test: in
+    django-*-fail.log 7 tests ran with 6 failures and errors, yet one test passed."""
+    for version in ("3.0", "4.2"):
+        log = runner_log(f"django-{version}-fail")
+        statuses = MAP_REPO_TO_PARSER["django/django"](log, None)
+        assert sum(status == "PASSED" for status in statuses.values()) == 1 and "Ran 7 tests" in log
+        assert check_log("parse_log_django", "", log, statuses, 1) == []
+
+
+@pytest.mark.parametrize("repo", sorted(MAP_REPO_TO_PARSER_PY))
+def test_every_python_repo_gets_its_runners_checks(repo):
+    expected = {"django/django": "django", "sympy/sympy": "sympy"}.get(repo, "pytest")
+    parser = MAP_REPO_TO_PARSER_PY[repo]
+    assert runner_for(parser)[0] == expected
+    assert runner_for(parser.__name__)[0] == expected
+
+
+@pytest.mark.parametrize("name", sorted(name for name in vars(python_parsers) if name.startswith("parse_log_")))
+def test_every_python_parser_name_is_known(name):
+    """Rows name their parser (SWE-gym, SWE-rebench: `parse_log_flask`, `parse_log_astropy`, ...)."""
+    assert runner_for(name)[1] is getattr(python_parsers, name)
+
+
+@pytest.mark.parametrize(
+    "repo, expected",
+    [("django/django", "django"), ("sympy/sympy", "sympy"), ("pallets/flask", "pytest"), ("astropy/astropy", "pytest"), ("sphinx-doc/sphinx", None)],
+)
+def test_without_a_parser_the_test_command_decides(repo, expected):
+    """SWE-bench's own test commands; sphinx's runs pytest through tox, so only its parser tells."""
+    command = next(iter(MAP_REPO_VERSION_TO_SPECS[repo].values()))["test_cmd"]
+    found = runner_for(None, command)
+    assert (found[0] if found else None) == expected
+
+
+@pytest.mark.parametrize("runner", ["pytest", "django", "sympy"])
+def test_a_runner_name_selects_its_parser(runner):
+    assert runner_for(runner)[1].__name__ == f"parse_log_{runner}"
+
+
+def test_an_unknown_parser_name_is_an_error():
+    with pytest.raises(ValueError, match="Unknown log parser 'parse_log_pytset': expects a runner"):
+        check_log("parse_log_pytset", "pytest -rA", "PASSED t::a\n", {"t::a": "PASSED"}, 0)
+
+
+def test_a_log_of_an_unknown_runner_gets_no_checks():
+    """A swebench parser of another language, with its own command: no Python runner to check against."""
+    log = "ok  \tgithub.com/x/y\t0.01s\n"
+    assert check_log("parse_log_gotest", "go test ./...", log, {"TestA": "PASSED"}, 1) == []

@@ -1,0 +1,109 @@
+"""Every test outcome a log reports, line by line, read by the same swebench parser that grades it.
+
+swebench's parsers return one outcome per test, so a later line silently overwrites an earlier one: a
+`PASSED` line printed after the runner's real `FAILED` wins. Reading the log one line at a time with
+the same parser keeps every outcome and where it was, so a test reported both ways can be found.
+
+The parsers read each line on its own, with two exceptions replayed here as they read them: Django's
+takes an `ok` on a later line for the last `<test> ... ` line (the test printed something between),
+and sympy's names tests by bare function name, so the file a line belongs to (the runner's
+`path.py[N]` header before it) scopes the name. The runners' own failure reports are outcomes too,
+also where the repository's parser skips them: pytest's `ERROR path.py` for a module it could not
+collect, Django's `FAIL: <test>` / `ERROR: <test>` headers, and sympy's `___ path.py:test ___`
+headers and its `path.py[?]   Failed to import` line (both: every test of the file).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from swebench.harness.log_parsers.python import parse_log_pytest
+
+Parser = Callable[[str, object], dict[str, str]]  # swebench's parser signature: (log, test_spec) -> {test: status}
+
+PASSING = ("PASSED", "XFAIL")  # what swebench's grading counts as passed
+FAILING = ("FAILED", "ERROR", "SKIPPED")  # a report that the test did not pass
+
+_PYTEST_WORDS = re.compile(r"PASSED|FAILED|SKIPPED|ERROR|XFAIL")  # lines without one hold no pytest outcome
+_DJANGO_WORDS = re.compile(r" \.\.\. |^(?:FAIL|ERROR):|--version is equivalent")  # lines without one hold no outcome
+_DJANGO_HEADER = re.compile(r"^(FAIL|ERROR): (.+)$")
+_DJANGO_RULE = re.compile(r"^-{20,}$")  # unittest's separator between a failure header and its traceback
+_SYMPY_FILE = re.compile(r"^(\S+\.py)\[(\d+|\?)\]")
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """One outcome one line of the log reports: `line` is 0-based, `scope` the test file where the
+    runner names tests without it (sympy), `test` "" for a whole file."""
+
+    line: int
+    test: str
+    status: str
+    scope: str = ""
+
+
+def line_outcomes(runner: str, parser: Parser, lines: list[str]) -> list[Outcome]:
+    """Every outcome in `lines` (the log split on "\\n", as the parsers split it), in log order."""
+    if runner == "django":
+        return _django(parser, lines)
+    if runner == "sympy":
+        return _sympy(parser, lines)
+    return _pytest(parser, lines)
+
+
+def _pytest(parser: Parser, lines: list[str]) -> list[Outcome]:
+    outcomes: list[Outcome] = []
+    for index, line in enumerate(lines):
+        if not _PYTEST_WORDS.search(line):
+            continue
+        found = parser(line, None)
+        if line.startswith("ERROR"):  # pytest's `ERROR path.py` for a module it could not collect, also where the
+            # repository's parser skips ERROR lines (seaborn's): a report about every test in that module
+            for test, status in parse_log_pytest(line, None).items():
+                if status == "ERROR" and "::" not in test:
+                    found.setdefault(test, status)
+        outcomes.extend(Outcome(index, test, status) for test, status in found.items())
+    return outcomes
+
+
+def _django(parser: Parser, lines: list[str]) -> list[Outcome]:
+    outcomes: list[Outcome] = []
+    previous = None  # the parser's `prev_test`: the last line's text before " ... "
+    for index, raw in enumerate(lines):
+        line = raw.strip()
+        found = parser(line, None) if _DJANGO_WORDS.search(line) else {}
+        if " ... " in line:
+            previous = line.split(" ... ")[0]
+        if line.startswith("ok") and previous is not None:
+            found[previous] = "PASSED"
+        outcomes.extend(Outcome(index, test, status) for test, status in found.items())
+        header = _DJANGO_HEADER.match(line)
+        if header:  # the runner's own report of a failure, naming the test as its result line did
+            status = "FAILED" if header.group(1) == "FAIL" else "ERROR"
+            outcomes.append(Outcome(index, header.group(2), status))
+            docstring = lines[index + 1].strip() if index + 1 < len(lines) else ""
+            if docstring and not _DJANGO_RULE.match(docstring):  # verbosity 2 names a documented test by its docstring
+                outcomes.append(Outcome(index + 1, docstring, status))
+    return outcomes
+
+
+def _sympy(parser: Parser, lines: list[str]) -> list[Outcome]:
+    outcomes: list[Outcome] = []
+    scope = ""
+    for index, line in enumerate(lines):
+        header = _SYMPY_FILE.match(line)
+        if header:
+            scope = header.group(1)
+            if header.group(2) == "?":  # "path.py[?]   Failed to import": none of its tests ran
+                outcomes.append(Outcome(index, "", "ERROR", scope))
+        if not (".py:" in line or line.lstrip().startswith("test_")):
+            continue  # nothing sympy's parser reads
+        for test, status in parser(line, None).items():
+            path, separator, name = test.partition(".py:")
+            if separator:  # a failure header: "path.py:test" (sympy 1.14 writes "path.py::test" for failures)
+                outcomes.append(Outcome(index, name.lstrip(":"), status, path + ".py"))
+            else:
+                outcomes.append(Outcome(index, test, status, scope))
+    return outcomes

@@ -1,0 +1,120 @@
+"""What each test runner says about its own run when it finishes: counts, and where that report sits.
+
+- pytest: the last `== 3 passed, 1 failed in 0.5s ==` line, and the `short test summary info` block
+  before it (with `-rA` it lists every test's outcome). Exit 1 when tests failed or errored, else 0.
+- Django (`tests/runtests.py`, unittest's runner): the last `Ran N tests in Xs` and the `OK` or
+  `FAILED (failures=.., errors=..)` line after it. Exit 1 when tests failed or errored, else 0
+  (unexpected successes alone: 0 in Django 3.0, 1 in 4.2).
+- sympy (`bin/test`): the last `tests finished: N passed, M failed, ... in X seconds`, which wraps
+  onto a second line when long. Exit 1 when tests failed or raised, else 0.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+_ANSI = re.compile(r"\x1b\[[0-9;]*m")  # `--color yes` (sphinx's test command) colours the summary
+_PYTEST_SUMMARY = re.compile(r"^=+ (?P<body>(?:\d+ \w+(?:, )?)+|no tests ran)(?: in [\d.]+s?.*?)? =+\s*$")
+_PYTEST_COUNT = re.compile(r"(\d+) (\w+)")
+_PYTEST_BLOCK = re.compile(r"^=+ short test summary info =+\s*$")
+_DJANGO_RAN = re.compile(r"^Ran (\d+) tests? in [\d.]+s\s*$")
+_DJANGO_RESULT = re.compile(r"^(?P<word>OK|FAILED|NO TESTS RAN)(?: \((?P<counts>[^)]*)\))?\s*$")
+_DJANGO_COUNT = re.compile(r"([a-z ]+)=(\d+)")
+_DJANGO_HEADER = re.compile(r"^(?:FAIL|ERROR): (\S+ \([^()]*\))")  # the test a failure belongs to, subtest cut off
+_UNITTEST_FIXTURES = ("setUpClass", "tearDownClass", "setUpModule", "tearDownModule")  # errors outside any counted test
+_SYMPY_SUMMARY = re.compile(r"tests finished: (\d+) passed, (.*?)in [\d.]+ seconds", re.DOTALL)
+_SYMPY_COUNT = re.compile(r"(\d+) (failed|skipped|expected to fail but passed|expected to fail|exceptions)")
+
+
+@dataclass(frozen=True)
+class RunnerReport:
+    """A runner's own closing report. `passed` bounds the tests that can have passed; `end` is the
+    report's last line (0-based): the runner writes no test outcome after it; outcomes before
+    `counted_from` may be the tests' own output rather than the runner's (pytest prints captured
+    output, where pytest's own test suite shows inner sessions, before its short test summary)."""
+
+    runner: str
+    passed: int
+    failed: int  # failures and errors: the runner exits 1 when there are any
+    exit_codes: frozenset[int]  # the exit codes that agree with the report
+    end: int
+    counted_from: int = 0
+    lists_outcomes: bool = False  # pytest's short test summary lists every test (-rA)
+    text: str = ""
+
+
+def read_report(runner: str, lines: list[str]) -> RunnerReport | None:
+    """The runner's last closing report in `lines`, or None when it printed none."""
+    plain = [_ANSI.sub("", line) if "\x1b" in line else line for line in lines]
+    return {"pytest": _pytest, "django": _django, "sympy": _sympy}[runner](plain)
+
+
+def pytest_counts(line: str) -> dict[str, int] | None:
+    """The counts of a pytest summary line ({'passed': 3, 'failed': 1, ...}), or None if it is not one."""
+    match = _PYTEST_SUMMARY.match(line)
+    if not match:
+        return None
+    counts: dict[str, int] = {}
+    for number, word in _PYTEST_COUNT.findall(match.group("body")):
+        word = {"errors": "error", "warning": "warnings"}.get(word, word)
+        counts[word] = counts.get(word, 0) + int(number)
+    return counts
+
+
+def _pytest(lines: list[str]) -> RunnerReport | None:
+    for end in range(len(lines) - 1, -1, -1):
+        counts = pytest_counts(lines[end])
+        if counts is not None:
+            break
+    else:
+        return None
+    failed = counts.get("failed", 0) + counts.get("error", 0)
+    block = next((i for i in range(end - 1, -1, -1) if _PYTEST_BLOCK.match(lines[i]) or pytest_counts(lines[i]) is not None), None)
+    lists_outcomes = block is not None and _PYTEST_BLOCK.match(lines[block]) is not None
+    return RunnerReport(
+        "pytest", counts.get("passed", 0), failed, frozenset({1 if failed else 0}), end,
+        counted_from=block if lists_outcomes else 0, lists_outcomes=lists_outcomes, text=lines[end].strip(),
+    )  # fmt: skip
+
+
+def _django(lines: list[str]) -> RunnerReport | None:
+    ran_at = next((i for i in range(len(lines) - 1, -1, -1) if _DJANGO_RAN.match(lines[i])), None)
+    if ran_at is None:
+        return None
+    end = next((i for i in range(ran_at + 1, len(lines)) if lines[i].strip()), None)
+    result = _DJANGO_RESULT.match(lines[end]) if end is not None else None
+    if result is None:
+        return None
+    counts = {name.strip(): int(number) for name, number in _DJANGO_COUNT.findall(result.group("counts") or "")}
+    failures, errors = counts.get("failures", 0), counts.get("errors", 0)
+    unexpected = counts.get("unexpected successes", 0)
+    # A test that failed or errored did not pass; subtests give one test several failures, and
+    # setUpClass-style errors belong to no counted test, so count the tests the headers name.
+    failing = {
+        header.group(1)
+        for line in lines[:ran_at]
+        if (header := _DJANGO_HEADER.match(line.strip())) and header.group(1).split(" ")[0] not in _UNITTEST_FIXTURES
+    }
+    ran = int(_DJANGO_RAN.match(lines[ran_at]).group(1))
+    passed = max(0, ran - min(len(failing), failures + errors) - counts.get("expected failures", 0) - unexpected)
+    exit_codes = {1} if failures + errors else ({0, 1} if unexpected else {0})
+    return RunnerReport("django", passed, failures + errors, frozenset(exit_codes), end, text=f"{lines[ran_at].strip()}, {lines[end].strip()}")
+
+
+def _sympy(lines: list[str]) -> RunnerReport | None:
+    start = next((i for i in range(len(lines) - 1, -1, -1) if "tests finished: " in lines[i]), None)
+    if start is None:
+        return None
+    end = min(start + 1, len(lines) - 1)  # a long summary wraps onto a second line
+    match = _SYMPY_SUMMARY.search("\n".join(lines[start : end + 1]))
+    if match is None:
+        return None
+    if "seconds" in lines[start]:
+        end = start
+    counts: dict[str, int] = {}
+    for number, word in _SYMPY_COUNT.findall(match.group(2)):
+        counts[word] = counts.get(word, 0) + int(number)  # "failed" appears twice: tests and doctests
+    failed = counts.get("failed", 0) + counts.get("exceptions", 0)
+    text = " ".join(line.strip(" =") for line in lines[start : end + 1])
+    return RunnerReport("sympy", int(match.group(1)), failed, frozenset({1 if failed else 0}), end, text=text)
