@@ -61,10 +61,12 @@ def test_what_real_rows_become():
     assert smith["hidden_files"] == ["pandas/tests/indexing/test_datetime.py"] and smith["start_patch"] == real_rows("swe-smith.jsonl")[0]["patch"]
     assert smith["test_command"].endswith("pytest --disable-warnings --color=no --tb=no --verbose pandas/tests/indexing/test_datetime.py pandas/tests/indexing/test_datetime.py")
     assert smith["history"] == "none"
+    with pytest.raises(SpecError, match=re.escape("its environment cannot be built offline: swesmith's profile Pandas95280573 installs a conda environment")):
+        environment_spec(smith)
     v2 = normalise(real_rows("swe-rebench-v2.jsonl")[0])
     assert (v2["image_name"], v2["log_parser"], v2["test_command"]) == (
         "docker.io/swerebenchv2/unidata-netcdf-c:1925-ad6bff3", "parse_log_jq", "LANG=C.UTF-8 LC_ALL=C.UTF-8 make check")
-    with pytest.raises(SpecError, match=re.escape("its row's environment cannot be built offline: a c row: images build makes Python environments only")):
+    with pytest.raises(SpecError, match=re.escape("its environment cannot be built offline: a c row: images build makes Python environments only")):
         environment_spec(v2)
     verified = normalise(real_rows("swe-bench-verified.legacy.jsonl")[0])
     assert verified["log_parser"] == "parse_log_pytest_v2" and verified["image_name"] == "swebench/sweb.eval.x86_64.astropy_1776_astropy-12907:latest"
@@ -228,8 +230,9 @@ def test_the_datasets_command_lists_the_families_and_what_a_file_holds(tmp_path,
     table = {tuple(cell.strip() for cell in line.split("│")[1:4]): [cell.strip() for cell in line.split("│")[4:7]]
              for line in capsys.readouterr().out.splitlines() if line.count("│") == 7}  # fmt: skip
     _, fixed = family_rows.fixed_commit()
-    assert table[("swe-gym", "getmoto/moto", "5")][1:] == ["0", "5: swebench has no spec for getmoto/moto version 5.0; give its environment in an environments file"] or \
-        table[("swe-gym", "getmoto/moto", "5")][1] == "0"
+    assert table[("swe-gym", "getmoto/moto", "5")][1:] == [
+        "0", "5: its environment cannot be built offline: SWE-Gym's recipe for getmoto/moto (its fork of swebench) installs with the network; "
+        "give exact pins in an environments file"]
     assert table[("swe-rebench", "pytest-dev/pytest", "1")][1:] == ["1", ""]
     assert table[("swe-smith", f"swesmith/pytest-dev__pytest.{fixed[:8]}", "1")][1:] == ["1", ""]
     assert table[("r2e-gym", "pytest", "1")][1:] == ["0", "1: its tests exist only in its image"]

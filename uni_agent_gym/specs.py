@@ -102,7 +102,7 @@ def environment_spec(instance: dict[str, Any], environments: dict[str, dict[str,
     if override is None and recipe is not None:
         if recipe.get("unbuildable"):
             raise SpecError(
-                f"Instance {instance_id!r}: its row's environment cannot be built offline: {recipe['unbuildable']}; "
+                f"Instance {instance_id!r}: its environment cannot be built offline: {recipe['unbuildable']}; "
                 "give exact pins in an environments file"
             )
         override, source = recipe, "the row's install_config"

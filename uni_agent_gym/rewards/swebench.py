@@ -1,4 +1,6 @@
-"""The SWE-bench reward: FAIL_TO_PASS (and PASS_TO_PASS) graded by the `swebench` package's rules.
+"""The reward of every dataset family: FAIL_TO_PASS (and PASS_TO_PASS) graded by the `swebench`
+package's rules, or R2E-Gym's exact comparison; the task (`uni_agent_gym.datasets`) says which, and
+gives the test command, the parser, the start state and the hidden tests.
 
 The agent is an adversary: whatever it can change that takes part in grading, an RL policy will
 eventually change. So by default (`reward.sandbox: fresh`) the reward depends on the agent's patch
@@ -7,17 +9,20 @@ alone:
 1. capture the agent's patch against the commit the episode started from, without trusting the
    agent's sandbox (`capture.py`: the Docker daemon's view of its files, computed in a fresh
    container; the host's git for `local`);
-2. open a *fresh* sandbox of the instance (a new container of its image, from the warm pool when
-   there is one, or a fresh checkout) and apply the patch there the way the official harness applies
-   predictions (`git apply`, `--reject`, `patch --fuzz`);
-3. return to the start commit the files `test_patch` touches and what runs the tests (`conftest.py`,
-   pytest's configuration, the runner script: `runner_files.py`), deleting files it did not have;
+2. open a *fresh* sandbox of the instance at its start state (a new container of its image, from the
+   warm pool when there is one, or a fresh checkout; `envs/start_state.py`) and apply the patch there
+   the way the official harness applies predictions (`git apply`, `--reject`, `patch --fuzz`), without
+   what it says about the task's `protected_paths`;
+3. return to the start commit the files `test_patch` touches, the task's `reset_files` and what runs
+   the tests (`conftest.py`, pytest's configuration, the runner script: `runner_files.py`), deleting
+   files it did not have;
 4. apply `test_patch` (failing to is an infrastructure error, never a pass);
-5. run the spec's test command with a timeout, its output going to a log file (docker sandboxes are
-   cut off every network first, unless `reward.network`);
-6. parse the log with swebench's parser for the repo, cross-check it against the runner's exit code
-   and own summary (`integrity/`), and grade with swebench's `get_eval_tests_report` and
-   `get_resolution_status`. A FAIL_TO_PASS test that is skipped, missing or errors has not passed.
+5. run the task's test command with a timeout (docker sandboxes are cut off every network first,
+   unless `reward.network`);
+6. parse the log with the task's parser, cross-check it against the runner's exit code and own
+   summary (`integrity/`), and grade with swebench's `get_eval_tests_report` and
+   `get_resolution_status` (or R2E-Gym's comparison). A FAIL_TO_PASS test that is skipped, missing or
+   errors has not passed.
 
 `reward.sandbox: same` runs steps 3-6 in the agent's own sandbox after capturing the patch there:
 cheaper, and only for agents that are trusted. Predictions (`uni-agent-gym grade`) take steps 2-6.
