@@ -32,3 +32,4 @@ bench: setup docker-engine
 	$(BIN)/python bench/rollout_cache.py
 	$(BIN)/python bench/env_latency.py
 	$(BIN)/python bench/reward_overhead.py
+	$(BIN)/python bench/gateway_overhead.py

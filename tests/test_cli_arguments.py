@@ -58,6 +58,10 @@ VALUE_KINDS = {
                 "malformed": (lambda tmp: "(", "is not a regular expression")},
     "instance-ids": {"unknown": (lambda tmp: "nope__nope-1", "Unknown instance id(s): nope__nope-1 (not among the dataset's 1 rows)")},
     "prediction-ids": {"unknown": (lambda tmp: "nope__nope-1", "none of the 1 predictions in")},
+    "tokenizer": {"missing": (lambda tmp: str(tmp / "nowhere"), "does not exist"),
+                  "a-file": (lambda tmp: _write(tmp / "tokenizer.json", "{}"), "is a file; expects a tokenizer directory"),
+                  "no-tokenizer": (lambda tmp: _mkdir(tmp / "empty"), "has no tokenizer")},
+    "backend-url": {"not-a-url": (lambda tmp: "gpu1:8000", "expects an http(s) URL")},
 }  # fmt: skip
 
 
@@ -97,6 +101,8 @@ def valid(tmp_path_factory) -> dict[str, str]:
         "--mirror": f"{toy.REPO_NAME}={toy.REPO}",
         "--output": str(tmp / "out"),
         "--python": "3.11",
+        "--backend": "http://127.0.0.1:9",
+        "--tokenizer": str(ROOT.parent / "shared" / "tokenizers" / "qwen2.5-instruct"),
     }
 
 
@@ -124,6 +130,8 @@ COMMANDS = {
     "images bootstrap-base": ({"--python": "--python"}, {"--python": "python", "--mirror": "debian-mirror"}),
     "datasets": ({name: GOOD[name] for name in ("--config", "--dataset", "--environments", "--mirror")},
                  {"--config": "config", "--dataset": "dataset", "--environments": "environments", "--mirror": "mirror"}),
+    "gateway serve": ({"--backend": "--backend", "--tokenizer": "--tokenizer", "--output": "--output"},
+                      {"--tokenizer": "tokenizer", "--output": "output-file", "--backend": "backend-url"}),
 }  # fmt: skip
 
 
@@ -209,7 +217,7 @@ def _subcommands(parser: argparse.ArgumentParser, prefix: str = "") -> dict[str,
     return found
 
 
-FILE_ARGUMENTS = {"--config", "--settings", "--training", "--dataset", "--predictions", "--environments", "--mirror", "--output"}
+FILE_ARGUMENTS = {"--config", "--settings", "--training", "--dataset", "--predictions", "--environments", "--mirror", "--output", "--tokenizer"}
 
 
 def test_the_table_covers_every_subcommand_and_each_of_its_file_arguments():

@@ -233,3 +233,38 @@ async def test_every_fixtures_gold_fix_earns_one_in_a_fresh_sandbox(deployment, 
 
     results = await asyncio.gather(*(gold(row) for row in rows))
     assert [(i, reward, status) for i, reward, status in results if reward != 1.0] == []
+
+
+PEEK = (  # copy the fixed file out of any commit the repository holds
+    f"for c in $(git rev-list --all); do git show $c:{SOURCE} > $UAG_TMP/s 2>/dev/null "
+    f"&& grep -q 'type(obj).__name__, id(obj)' $UAG_TMP/s && cp $UAG_TMP/s {SOURCE} && break; done; true"
+)
+
+
+@pytest.fixture(scope="module")
+def leaky_image(instance) -> str:
+    """Plays an image pulled from a registry whose /testbed holds the fix in a later commit (branch and tag)."""
+    import io
+
+    from uni_agent_gym.deployments.docker import docker_client
+    from uni_agent_gym.instances import image_name
+
+    require_docker()
+    asyncio.run(fixture_sources.ensure_image(instance))
+    name = "uni-agent-gym-test/leaky-pytest-7168:latest"
+    dockerfile = (
+        f"FROM {image_name(PYTEST)}\nLABEL uni-agent-gym.history=\n"  # as if pulled: no history label
+        f"RUN cd /testbed && start=$(git rev-parse HEAD) && git checkout -q -b future && {FIX} "
+        "&& git -c user.email=u@u.invalid -c user.name=u commit -qam 'the fix' && git tag v-future && git checkout -q --detach $start\n"
+    )
+    docker_client().images.build(fileobj=io.BytesIO(dockerfile.encode()), tag=name, network_mode="none", rm=True)
+    return name
+
+
+async def test_the_future_in_a_pulled_image_is_not_there_to_copy(instance, leaky_image):
+    from uni_agent_gym.deployments import make_deployment
+
+    async with make_deployment({"type": "docker", "image": leaky_image, "workdir": "/testbed"}) as raw:
+        assert (await raw.run(f"{SCRATCH} && {PEEK} && git diff --stat")).output.strip().endswith("1 insertion(+), 1 deletion(-)"), "the attack is real"
+    report = await episode({**instance, "image_name": leaky_image}, [PEEK])
+    assert (report["status"], report["reward"], report["patch"]) == ("unresolved", 0.0, "")

@@ -198,3 +198,53 @@ def test_limits_raise_typed_errors_and_append_nothing(limits, step, limit):
             cache.append_messages([{"role": "tool", "content": "x" * 400}])
     assert caught.value.limit == limit and limit in str(caught.value)
     assert (cache.prompt_ids, cache.response_mask, cache.response_logprobs) == before
+
+
+@pytest.mark.parametrize("name", ["qwen2.5-instruct", "llama-3.2-instruct"])
+def test_a_rewritten_turn_is_context_with_mask_zero_and_the_record_matches_the_template(name):
+    """The gateway's rollback: the sampled turn 2 is taken back (truncate) and the client's rewrite of it
+    goes in as context (mask 0), so the record equals the template's rendering of what the client sent,
+    and mask 1 stays only on turn 1, the one turn the model sampled and the client kept."""
+    tok = tokenizer(name)
+    cache, conversation, spans = play(tok, 2, "output")
+    turn_two_start = spans[1][0] - len(cache.initial_prompt_ids)
+    cache.truncate(turn_two_start)
+    assert cache.prompt_ids == render(tok, conversation[:4], tools=TOOLS, generation_prompt=True)
+    rewritten = {"role": "assistant", "content": "A shorter turn two."}
+    context = cache.append_context_turn(rewritten)
+    cache.append_messages([{"role": "tool", "content": "ran", "name": "execute_bash"}])
+    conversation = [*conversation[:4], rewritten, {"role": "tool", "content": "ran", "name": "execute_bash"}]
+    assert cache.prompt_ids == render(tok, conversation, tools=TOOLS, generation_prompt=True)
+    assert tok.decode(context) == "A shorter turn two."
+    check_mask_and_logprobs(cache, spans[:1])
+
+
+def test_truncate_and_context_turns_keep_the_turn_order():
+    tok = tokenizer("qwen2.5-instruct")
+    cache = RolloutCache(tok, max_model_len=10_000, max_prompt_length=1_000, max_response_length=9_000)
+    with pytest.raises(ValueError, match=re.escape("truncate() needs prepare() first")):
+        cache.truncate(0)
+    cache.prepare([{"role": "user", "content": "go"}])
+    cache.append_model_tokens(tok.encode("ok<|im_end|>", add_special_tokens=False), [-0.5, -0.5])
+    with pytest.raises(ValueError, match=re.escape("append_context_turn() goes where a model turn would start")):
+        cache.append_context_turn({"role": "assistant", "content": "x"})
+    with pytest.raises(ValueError, match="A context turn is an assistant message, got role 'user'"):
+        cache.append_context_turn({"role": "user", "content": "x"})
+    with pytest.raises(ValueError, match=re.escape("Expects a response length between 0 and 2, got 3")):
+        cache.truncate(3)
+    cache.truncate(0)
+    assert cache.response_mask == [] and cache.prompt_ids == cache.initial_prompt_ids
+    with pytest.raises(ValueError, match="follows a model turn"):
+        cache.append_messages([{"role": "user", "content": "again"}])
+
+
+def test_a_copy_is_independent():
+    tok = tokenizer("qwen2.5-instruct")
+    cache = RolloutCache(tok, max_model_len=10_000, max_prompt_length=1_000, max_response_length=9_000)
+    cache.prepare([{"role": "user", "content": "go"}])
+    twin = cache.copy()
+    twin.append_model_tokens(tok.encode("ok<|im_end|>", add_special_tokens=False), [-0.5, -0.5])
+    twin.append_messages([{"role": "user", "content": "more"}])
+    assert cache.response_mask == [] and cache.prompt_ids == cache.initial_prompt_ids
+    with pytest.raises(ValueError, match="follows a model turn"):
+        cache.append_messages([{"role": "user", "content": "again"}])

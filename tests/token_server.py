@@ -59,7 +59,8 @@ def _mark_special(directory: Path, tokens: tuple[str, ...]) -> None:
 
 class TokenServer:
     """`generate()` as verl calls it. `script(turn, repo_dir)` gives the text of each assistant turn
-    (the stop token is added); without one the model samples. Every call is kept in `calls`."""
+    (the stop token is added; `turn` counts the calls of one request id, `repo_dir` is None where the
+    prompt names none); without one the model samples. Every call is kept in `calls`."""
 
     def __init__(self, model_dir: Path, script: Callable[[int, str], str] | None = None, seed: int = 0) -> None:
         torch.manual_seed(seed)
@@ -77,7 +78,8 @@ class TokenServer:
             turn = self.turns.get(request_id, 0)
             self.turns[request_id] = turn + 1
             if self.script is not None:
-                repo_dir = re.search(r"<uploaded_files>\n(\S+)\n", self.tokenizer.decode(prompt_ids)).group(1)
+                uploaded = re.search(r"<uploaded_files>\n(\S+)\n", self.tokenizer.decode(prompt_ids))
+                repo_dir = uploaded.group(1) if uploaded else None  # the gym's prompt names it; a harness's may not
                 ids = self.tokenizer.encode(self.script(turn, repo_dir), add_special_tokens=False) + [self.stop_id]
                 ids = ids[: sampling_params["max_tokens"]]
                 logprobs = await asyncio.to_thread(self._score, prompt_ids, ids)

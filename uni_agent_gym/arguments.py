@@ -89,3 +89,25 @@ def debian_mirror(text: str) -> str:
     if not re.match(r"^(https?|ftp|file)://\S+$", text):
         raise argparse.ArgumentTypeError(f"expects a Debian mirror URL such as http://deb.debian.org/debian, got {text!r}")
     return text
+
+
+def http_url(text: str) -> str:
+    """argparse type: the URL of an HTTP server, e.g. http://gpu1:8000."""
+    if not re.match(r"^https?://[^\s/]+", text):
+        raise argparse.ArgumentTypeError(f"expects an http(s) URL such as http://127.0.0.1:8000, got {text!r}")
+    return text
+
+
+def tokenizer_source(name: str, text: str) -> str:
+    """A tokenizer directory (it must hold tokenizer_config.json or tokenizer.json); a text that is not a
+    path on this machine is taken as a Hugging Face hub name."""
+    path = Path(text).expanduser()
+    if not path.exists():
+        if text.startswith(("/", ".", "~")) or text.count("/") != 1:
+            raise BadArgument(f"{name}: {text} does not exist (a tokenizer directory, or a hub name like Qwen/Qwen2.5-7B-Instruct)")
+        return text
+    if not path.is_dir():
+        raise BadArgument(f"{name}: {text} is a file; expects a tokenizer directory")
+    if not any((path / file).is_file() for file in ("tokenizer_config.json", "tokenizer.json")):
+        raise BadArgument(f"{name}: {text} has no tokenizer (no tokenizer_config.json or tokenizer.json in it)")
+    return str(path)

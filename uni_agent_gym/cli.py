@@ -13,7 +13,17 @@ import traceback
 from rich.console import Console
 from rich.markup import escape
 
-from uni_agent_gym.arguments import BadArgument, argument, debian_mirror, mirror, output_directory, output_file, positive_int
+from uni_agent_gym.arguments import (
+    BadArgument,
+    argument,
+    debian_mirror,
+    http_url,
+    mirror,
+    output_directory,
+    output_file,
+    positive_int,
+    tokenizer_source,
+)
 from uni_agent_gym.config import load_config, read_config_file
 from uni_agent_gym.errors import ConfigError, UniAgentGymError
 
@@ -288,6 +298,22 @@ def cmd_datasets(args: argparse.Namespace, console: Console) -> None:
         console.print("images here: ? (no Docker engine answered)")
 
 
+def cmd_gateway_serve(args: argparse.Namespace, console: Console) -> None:
+    from uni_agent_gym.gateway.serve import load_tokenizer, serve
+    from uni_agent_gym.gateway.server import listening_socket
+    from uni_agent_gym.gateway.session import Limits
+
+    output = output_file("--output", args.output)
+    source = tokenizer_source("--tokenizer", args.tokenizer)
+    limits = Limits(max_model_len=args.max_model_len, max_prompt_length=args.max_prompt_length,
+                    max_response_length=args.max_response_length, max_tokens_per_turn=args.max_tokens_per_turn)  # fmt: skip
+    sock = listening_socket(args.host, args.port)
+    with argument("--tokenizer"):
+        tokenizer = load_tokenizer(source)
+    serve(sock=sock, tokenizer=tokenizer, backends=args.backend, api=args.backend_api, backend_model=args.backend_model,
+          output=output, limits=limits, model_name=args.model_name, log=console.print)  # fmt: skip
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="uni-agent-gym", description="SWE-bench environment and reward gym for agentic RL")
     parser.add_argument("--verbose", "-v", action="store_true", help="log debug messages")
@@ -381,6 +407,24 @@ def build_parser() -> argparse.ArgumentParser:
     build.add_argument("--force", action="store_true", help="rebuild images that exist")
     build.add_argument("--workers", type=positive_int, default=1, help="images built at once (downloads stay one at a time)")
     build.set_defaults(func=cmd_build_images)
+
+    gateway = commands.add_parser("gateway", help="OpenAI/Anthropic-compatible gateway that records token-exact trajectories")
+    gateway_commands = gateway.add_subparsers(dest="gateway_command", required=True)
+    serve = gateway_commands.add_parser("serve", help="serve any harness from vLLM/SGLang servers, chains to JSONL")
+    serve.add_argument("--backend", action="append", required=True, type=http_url, metavar="URL",
+                       help="inference server (vLLM or SGLang); repeat for several (a session sticks to one)")  # fmt: skip
+    serve.add_argument("--backend-api", choices=["vllm", "sglang"], default="vllm", help="the servers' token-id API")
+    serve.add_argument("--backend-model", help="model name the vLLM servers serve (default: their first /v1/models)")
+    serve.add_argument("--tokenizer", required=True, metavar="PATH", help="the served model's tokenizer: a directory or a hub name")
+    serve.add_argument("--host", default="127.0.0.1", help="address to listen on")
+    serve.add_argument("--port", type=int, default=8100, help="port to listen on")
+    serve.add_argument("--output", default="runs/gateway/trajectories.jsonl", help="JSONL file each closed session's chains are appended to")
+    serve.add_argument("--model-name", default="policy", help="model name the gateway answers to")
+    serve.add_argument("--max-model-len", type=positive_int, default=32768, help="tokens per chain, prompt and response")
+    serve.add_argument("--max-prompt-length", type=positive_int, default=16384, help="tokens of a chain's first prompt")
+    serve.add_argument("--max-response-length", type=positive_int, default=16384, help="tokens after a chain's first prompt")
+    serve.add_argument("--max-tokens-per-turn", type=positive_int, default=4096, help="tokens one request may sample")
+    serve.set_defaults(func=cmd_gateway_serve)
     return parser
 
 

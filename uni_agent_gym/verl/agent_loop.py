@@ -78,6 +78,18 @@ def instance_from_sample(sample: dict[str, Any]) -> dict[str, Any] | str:
     raise ValueError("The sample names no SWE-bench instance: put the row under extra_info.instance (or its id under extra_info.instance_id)")
 
 
+def reward_summary(report: dict[str, Any] | None, reward: float, error: str | None) -> dict[str, Any]:
+    """The small part of a reward report verl keeps per sample: status, resolved, test counts, error."""
+    report = report or {}
+    return {
+        "status": report.get("status"),
+        "resolved": bool(report.get("resolved", reward >= 1.0)),
+        "fail_to_pass": {k: len(v) for k, v in report.get("tests", {}).get("FAIL_TO_PASS", {}).items()},
+        "pass_to_pass": {k: len(v) for k, v in report.get("tests", {}).get("PASS_TO_PASS", {}).items()},
+        "error": error,
+    }
+
+
 class UniAgentLoop(AgentLoopBase):
     """One SWE-bench trajectory per `run()`, as exact token ids, loss mask and logprobs."""
 
@@ -270,14 +282,7 @@ class _Trajectory:
         logprobs = cache.response_logprobs[: loop.response_length]
         if not len(mask) == len(response_ids) == len(logprobs):
             raise AssertionError(f"trajectory corrupted: {len(response_ids)} ids, {len(mask)} mask, {len(logprobs)} logprobs")
-        report = self.report or {}
-        summary = {
-            "status": report.get("status"),
-            "resolved": bool(report.get("resolved", self.reward >= 1.0)),
-            "fail_to_pass": {k: len(v) for k, v in report.get("tests", {}).get("FAIL_TO_PASS", {}).items()},
-            "pass_to_pass": {k: len(v) for k, v in report.get("tests", {}).get("PASS_TO_PASS", {}).items()},
-            "error": self.error,
-        }
+        summary = reward_summary(self.report, self.reward, self.error)
         return AgentLoopOutput(
             prompt_ids=prompt_ids,
             response_ids=response_ids,

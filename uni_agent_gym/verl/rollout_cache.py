@@ -11,14 +11,19 @@ Invariants, checked after every append (3 on demand: it renders the template):
    templates they equal the template's rendering of the whole conversation;
 4. totals stay within max_model_len / max_prompt_length / max_response_length, else a
    `MaxTokenExceededError` naming the limit (and nothing is appended).
+
+The gateway also takes a turn back (`truncate` to where the model began it) and records a client's
+rewrite of an assistant turn as context (`append_context_turn`: mask 0, never 1 on unsampled tokens);
+`copy()` gives a working copy to try appends on.
 """
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
 from uni_agent_gym.errors import UniAgentGymError
-from uni_agent_gym.verl.boundary import Boundary, delta_ids, probe, render
+from uni_agent_gym.verl.boundary import PROBE_USER, Boundary, BoundaryError, delta_ids, probe, render
 
 APPENDABLE_ROLES = ("user", "tool")
 
@@ -51,6 +56,7 @@ class RolloutCache:
         self.prompt_ids: list[int] = []
         self.response_mask: list[int] = []
         self.response_logprobs: list[float] = []
+        self._awaiting = "prepare"  # what may come next: "model" (a turn starts) or "messages" (a turn ended)
 
     @property
     def response_ids(self) -> list[int]:
@@ -66,6 +72,7 @@ class RolloutCache:
         self.tools = tools
         self.initial_prompt_ids, self.prompt_ids = list(ids), list(ids)
         self.response_mask, self.response_logprobs = [], []
+        self._awaiting = "model"
         return list(ids)
 
     def append_model_tokens(self, ids: list[int], logprobs: list[float] | None = None) -> None:
@@ -73,6 +80,7 @@ class RolloutCache:
         if logprobs is not None and len(logprobs) != len(ids):
             raise ValueError(f"Expects one logprob per token, got {len(logprobs)} for {len(ids)} tokens")
         self._append(list(ids), 1, list(logprobs) if logprobs is not None else [0.0] * len(ids))
+        self._awaiting = "messages"
 
     def append_messages(self, messages: list[dict[str, Any]]) -> list[int]:
         """The glue after the last sampled turn plus the rendered `messages` and the next generation
@@ -82,13 +90,55 @@ class RolloutCache:
                 raise ValueError(f"Only user and tool messages can be appended, got role {message.get('role')!r}")
         if not self.initial_prompt_ids:
             raise ValueError("append_messages() needs prepare() first")
-        if not self.response_mask or self.response_mask[-1] != 1:
+        if self._awaiting != "messages":
             raise ValueError("append_messages() follows a model turn: call append_model_tokens() first")
         ended = self.prompt_ids[-1] in self.boundary.stop_ids
         glue = list(self.boundary.glue) if ended else list(self.boundary.turn_end)  # a cut-off turn still gets its end
         ids = glue + delta_ids(self.tokenizer, self.boundary, messages, self.tools)
         self._append(ids, 0, [0.0] * len(ids))
+        self._awaiting = "model"
         return ids
+
+    def append_context_turn(self, message: dict[str, Any]) -> list[int]:
+        """An assistant turn the model did not sample (a client's rewrite of one), where a model turn
+        would start: the template's rendering of its content, mask 0, logprob 0.0; the next
+        `append_messages()` ends it. Returns the appended ids.
+
+            ... gen prompt | rewritten content (template's tokens) | STOP GLUE + next messages ...
+                           | 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0  | 0 0 0 0 ... (append_messages)
+        """
+        if message.get("role") != "assistant":
+            raise ValueError(f"A context turn is an assistant message, got role {message.get('role')!r}")
+        if self._awaiting != "model":
+            raise ValueError("append_context_turn() goes where a model turn would start (after prepare(), append_messages() or truncate())")
+        prompt = render(self.tokenizer, [PROBE_USER], tools=self.tools, generation_prompt=True)
+        turn = render(self.tokenizer, [PROBE_USER, message], tools=self.tools, generation_prompt=False)
+        span = turn[len(prompt) :]
+        if turn[: len(prompt)] != prompt or tuple(span[len(span) - len(self.boundary.turn_end) :]) != self.boundary.turn_end:
+            raise BoundaryError("the template does not render an assistant turn after the generation prompt as probed")
+        ids = span[: len(span) - len(self.boundary.turn_end)]
+        self._append(ids, 0, [0.0] * len(ids))
+        self._awaiting = "messages"
+        return ids
+
+    def truncate(self, response_length: int) -> None:
+        """Roll the record back to `response_length` response tokens, a point where a model turn
+        started (the gateway takes back a turn the client rewrote); the record then awaits that turn."""
+        if not self.initial_prompt_ids:
+            raise ValueError("truncate() needs prepare() first")
+        if not 0 <= response_length <= len(self.response_mask):
+            raise ValueError(f"Expects a response length between 0 and {len(self.response_mask)}, got {response_length}")
+        del self.prompt_ids[len(self.initial_prompt_ids) + response_length :]
+        del self.response_mask[response_length:], self.response_logprobs[response_length:]
+        self._awaiting = "model"
+        self.check()
+
+    def copy(self) -> "RolloutCache":
+        """An independent record with the same contents (tokenizer and boundary shared), to try appends on."""
+        twin = copy.copy(self)
+        twin.initial_prompt_ids, twin.prompt_ids = list(self.initial_prompt_ids), list(self.prompt_ids)
+        twin.response_mask, twin.response_logprobs = list(self.response_mask), list(self.response_logprobs)
+        return twin
 
     def _append(self, ids: list[int], mask: int, logprobs: list[float]) -> None:
         if not self.initial_prompt_ids:
