@@ -42,7 +42,7 @@ class FutureRepo:
 
     def row(self, instance_id: str = "uag-test__future-1", **extra) -> dict:
         """An instance row starting at the base (the fix is the gold patch)."""
-        return {"instance_id": instance_id, "repo": REPO, "base_commit": self.base, "version": "1.0",
+        return {"instance_id": instance_id, "repo": REPO, "base_commit": self.base, "environment_setup_commit": self.base, "version": "1.0",
                 "problem_statement": "add() subtracts.", "patch": GOLD_PATCH, "test_patch": "",
                 "FAIL_TO_PASS": ["test_calc.py::test_add"], "PASS_TO_PASS": [], **extra}  # fmt: skip
 

@@ -128,6 +128,8 @@ COMMANDS = {
                      {"--config": "config", "--dataset": "dataset", "--environments": "environments", "--mirror": "mirror",
                       "--pattern": "pattern", "--slice": "slice", "--instance-ids": "instance-ids"}),
     "images bootstrap-base": ({"--python": "--python"}, {"--python": "python", "--mirror": "debian-mirror"}),
+    "datasets": ({name: GOOD[name] for name in ("--config", "--dataset", "--environments", "--mirror")},
+                 {"--config": "config", "--dataset": "dataset", "--environments": "environments", "--mirror": "mirror"}),
     "gateway serve": ({"--backend": "--backend", "--tokenizer": "--tokenizer", "--output": "--output"},
                       {"--tokenizer": "tokenizer", "--output": "output-file", "--backend": "backend-url"}),
 }  # fmt: skip

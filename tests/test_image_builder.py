@@ -9,7 +9,9 @@ import pytest
 
 from uni_agent_gym.config import GymConfig
 from uni_agent_gym.deployments import make_deployment
-from uni_agent_gym.envs.image_builder import ImageBuildError, build_instance_image, dockerfile, pip_target_flags
+from uni_agent_gym.envs.image_builder import (
+    ImageBuildError, build_instance_image, dockerfile, environment_dockerfile, environment_image_name, pip_target_flags,
+)  # fmt: skip
 from uni_agent_gym.instances import image_name, normalise
 from uni_agent_gym.specs import SpecError, environment_spec, load_environments
 from tests import fixture_sources
@@ -114,3 +116,28 @@ async def test_built_image_passes_fail_to_pass_with_the_gold_patch(instance_id):
         after = await sandbox.run(f"git apply /tmp/gold.patch && {fixture['test_cmd_as_run']}", timeout=600)
         statuses = parser(after.output, None)
         assert {test: statuses.get(test) for test in row["FAIL_TO_PASS"]} == {test: "PASSED" for test in row["FAIL_TO_PASS"]}
+
+
+def test_instances_with_the_same_python_and_pins_share_one_environment_image():
+    """pytest-7168 and pytest-7220 pin the same packages on Python 3.9 (their variables differ): one
+    environment image; sphinx-8721 pins others: its own. The instance layer starts from it."""
+    specs = {i: environment_spec(ROWS[i], ENVIRONMENTS) for i in ("pytest-dev__pytest-7168", "pytest-dev__pytest-7220", "sphinx-doc__sphinx-8721")}
+    assert specs["pytest-dev__pytest-7168"].env != specs["pytest-dev__pytest-7220"].env
+    names = {i: environment_image_name(spec) for i, spec in specs.items()}
+    assert names["pytest-dev__pytest-7168"] == names["pytest-dev__pytest-7220"] != names["sphinx-doc__sphinx-8721"]
+    assert re.fullmatch(r"uni-agent-gym/env:py3\.9-[0-9a-f]{16}", names["sphinx-doc__sphinx-8721"])
+    environment = environment_dockerfile("uni-agent-gym/base:py3.9", specs["pytest-dev__pytest-7168"])
+    assert environment.startswith("FROM uni-agent-gym/base:py3.9\n") and "pip install -r /opt/requirements.txt" in environment
+    assert "testbed" not in environment, "the environment layer holds no repository"
+    instance = dockerfile(names["pytest-dev__pytest-7168"], specs["pytest-dev__pytest-7168"])
+    assert instance.startswith(f"FROM {names['pytest-dev__pytest-7168']}\n") and "COPY testbed /testbed" in instance
+    assert "requirements.txt" not in instance and "ENV SETUPTOOLS_SCM_PRETEND_VERSION=5.4.1" in instance
+
+
+async def test_r2e_gym_rows_are_refused_by_the_builder_with_the_reason(tmp_path):
+    from tests import family_rows
+
+    task = normalise(family_rows.r2e_row())
+    config = GymConfig.model_validate({"env": {"cache_dir": str(tmp_path)}})
+    with pytest.raises(ImageBuildError, match="r2e-gym keeps its tests only in its image uni-agent-gym-derived/pytest_final:.*pull the image"):
+        await build_instance_image(task, config, {}, log=lambda m: None)

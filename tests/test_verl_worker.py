@@ -125,3 +125,44 @@ async def test_worker_replays_a_solving_trajectory_to_reward_one(tmp_path, insta
     assert server.tokenizer.decode(sampled) == "<|im_end|>".join(script) + "<|im_end|>"
     shown = server.tokenizer.decode(server.calls[1]["prompt_ids"])  # the tool result the model saw next
     assert shown.endswith("<tool_response>\n M src/_pytest/_io/saferepr.py\n\n</tool_response><|im_end|>\n<|im_start|>assistant\n")
+
+
+async def test_a_parquet_mixing_every_dataset_family_runs_through_the_worker(tmp_path):
+    """`prepare-data` on one row of each dataset family (derived from this fixture: tests/family_rows.py)
+    writes one parquet; verl's worker runs UniAgentLoop on each of its samples, each in its family's
+    image (R2E-Gym's without its tests), graded by its family's rules in a fresh sandbox: the scripted
+    fix earns 1.0 in every family."""
+    require_docker()
+    import datasets
+
+    from tests import family_rows
+    from uni_agent_gym.cli import main
+
+    await family_rows.ensure_family_images()
+    rows = family_rows.rows()
+    mixed = tmp_path / "mixed.jsonl"
+    mixed.write_text("".join(json.dumps(row) + "\n" for row in rows.values()))
+    assert main(["prepare-data", "--dataset", str(mixed), "--output", str(tmp_path / "train.parquet")]) == 0
+    records = list(datasets.Dataset.from_parquet(str(tmp_path / "train.parquet")))
+    assert [record["extra_info"]["family"] for record in records] == [record["data_source"] for record in records] == list(rows)
+
+    fix = family_rows.fixture_row()["patch"]
+    script = [
+        "<tool_call>\n" + json.dumps({"name": "execute_bash", "arguments": {
+            "command": f"cd /testbed && printf %s {shlex.quote(fix)} > /tmp/fix.diff && git apply /tmp/fix.diff && echo applied"}})
+        + "\n</tool_call>",
+        '<tool_call>\n{"name": "finish", "arguments": {}}\n</tool_call>',
+    ]  # fmt: skip
+    environments = tmp_path / "environments.json"
+    environments.write_text(json.dumps([{**value, "instance_id": key} for key, value in family_rows.environments().items()]))
+    gym = {"deployment": {"type": "docker"}, "env": {"workspace": "image", "environments": str(environments),
+           "cache_dir": str(fixture_sources.BUILD_CACHE), "mirrors": family_rows.mirrors()}}  # fmt: skip
+    model_dir = tiny_model_dir(tmp_path / "model")
+    worker = make_worker(tmp_path, TokenServer(model_dir, lambda turn, repo_dir: script[turn]), model_dir, gym)
+    out = await worker.generate_sequences(batch_of(*(record["extra_info"] for record in records)))
+
+    check_padding(out)
+    reports = list(out.non_tensor_batch["reward_report"])
+    assert list(out.non_tensor_batch["traj_exit_reason"]) == ["finished"] * len(rows), reports
+    assert [report["status"] for report in reports] == ["resolved"] * len(rows), reports
+    assert out.batch["rm_scores"].sum(dim=1).tolist() == [1.0] * len(rows)

@@ -52,8 +52,9 @@ def _load(args: argparse.Namespace):
     return load_config(*args.config, overrides=overrides)
 
 
-def _instances(dataset: str, split: str, **selection) -> list[dict]:
-    """The --dataset rows picked by --instance-ids / --pattern / --slice; a selection of nothing is an error."""
+def _instances(dataset: str, split: str, dataset_format: str = "auto", **selection) -> list[dict]:
+    """The --dataset rows picked by --instance-ids / --pattern / --slice, as tasks of their family; a
+    selection of nothing is an error."""
     from uni_agent_gym.instances import normalise, read_rows, select
 
     with argument("--dataset"):
@@ -62,7 +63,7 @@ def _instances(dataset: str, split: str, **selection) -> list[dict]:
     with argument("/".join(flags[key] for key, value in selection.items() if value is not None) or "--dataset"):
         selected = select(rows, **selection)
     with argument("--dataset"):
-        return [normalise(row) for row in selected]
+        return [normalise(row, dataset_format) for row in selected]
 
 
 def _environments(path: str | None) -> dict:
@@ -189,7 +190,7 @@ def cmd_grade(args: argparse.Namespace, console: Console) -> None:
     from uni_agent_gym.rewards.swebench import SWEBenchReward
 
     config = _run_config(args)
-    rows = {row["instance_id"]: row for row in _instances(args.dataset, config.env.split)}
+    rows = {row["instance_id"]: row for row in _instances(args.dataset, config.env.split, config.env.dataset_format)}
     with argument("--predictions"):
         predictions = read_predictions(args.predictions)
     if args.instance_ids:
@@ -240,7 +241,7 @@ def cmd_eval(args: argparse.Namespace, console: Console) -> None:
     from uni_agent_gym.eval.run import pending_instances, run_eval
 
     config = _run_config(args)
-    instances = _instances(args.dataset, config.env.split, ids=args.instance_ids, slice_spec=args.slice)
+    instances = _instances(args.dataset, config.env.split, config.env.dataset_format, ids=args.instance_ids, slice_spec=args.slice)
     output = output_directory("--output", args.output)
     counts = {"resolved": 0, "errors": 0, "tokens": 0}
     done = len(instances) - len(pending_instances(instances, output, args.retry_errors)[0])
@@ -265,12 +266,36 @@ def cmd_build_images(args: argparse.Namespace, console: Console) -> None:
 
     config = _load(args)
     config.env.mirrors.update(mirror(text) for text in args.mirror)
-    rows = _instances(args.dataset, "test", ids=args.instance_ids, pattern=args.pattern, slice_spec=args.slice)
+    rows = _instances(args.dataset, "test", config.env.dataset_format, ids=args.instance_ids, pattern=args.pattern, slice_spec=args.slice)
     environments = _environments(args.environments)
     names, failures = asyncio.run(build_instance_images(rows, config, environments, force=args.force, workers=args.workers, log=console.print))
     console.print(f"{len(names)} image(s) ready, {len(failures)} failed")
     if failures:
         raise ImageBuildFailed("failed: " + ", ".join(failures))
+
+
+def cmd_datasets(args: argparse.Namespace, console: Console) -> None:
+    from rich.table import Table
+
+    from uni_agent_gym.dataset_summary import family_table, summarise
+
+    if not args.dataset:
+        table = Table("family", "recognised by", "images", "images build (offline)", title="dataset families", show_lines=True)
+        for line in family_table():
+            table.add_row(*line.values())
+        console.print(table)
+        return
+    config = _run_config(args)
+    tasks = _instances(args.dataset, args.split, config.env.dataset_format)
+    lines = summarise(tasks, config, _environments(config.env.environments))
+    table = Table("family", "repository", "rows", "images here", "buildable offline", "why not", title=f"{args.dataset}: {len(tasks)} rows")
+    for line in lines:
+        present = "?" if line.images_present is None else str(line.images_present)
+        why = "; ".join(f"{count}: {reason}" for reason, count in line.reasons.most_common(3))
+        table.add_row(line.family, line.repo, str(line.rows), present, str(line.buildable), escape(why))
+    console.print(table)
+    if any(line.images_present is None for line in lines):
+        console.print("images here: ? (no Docker engine answered)")
 
 
 def cmd_gateway_serve(args: argparse.Namespace, console: Console) -> None:
@@ -319,6 +344,15 @@ def build_parser() -> argparse.ArgumentParser:
     prepare.add_argument("--agent-name", default="uni_agent", help="the agent loop's name in the agent-loop YAML")
     prepare.add_argument("--output", required=True, help="parquet file to write, e.g. data/swe_train.parquet")
     prepare.set_defaults(func=cmd_prepare_data)
+
+    datasets = commands.add_parser("datasets", help="the dataset families, or what a dataset holds (rows per family and repository, images, buildable offline)")
+    datasets.add_argument("--dataset", help="rows: .json/.jsonl/.parquet file or a datasets name (without it: the families)")
+    datasets.add_argument("--split", default="test", help="dataset split (datasets names)")
+    datasets.add_argument("--environments", help="per-instance exact environments (JSON; see uni_agent_gym.specs)")
+    datasets.add_argument("--mirror", action="append", default=[], metavar="REPO=PATH", help="repository mirror")
+    datasets.add_argument("--config", "-c", action="append", default=[], help="config file(s) (env.mirrors, env.dataset_format)")
+    datasets.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="config override")
+    datasets.set_defaults(func=cmd_datasets)
 
     cleanup = commands.add_parser("cleanup", help="remove containers left by uni-agent-gym (label uni-agent-gym=1)")
     cleanup.add_argument("--run-id", help="only the containers of this run")

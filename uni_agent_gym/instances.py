@@ -1,9 +1,10 @@
-"""SWE-bench rows: load them, normalise them, select some, name their images.
+"""Dataset rows: load them, select some, normalise them into tasks, name their images.
 
 Rows come from a Hugging Face dataset name (through `datasets`) or a local `.json`, `.jsonl` or
-`.parquet` file. Every row is checked when loaded: a missing field or a patch that is not a diff is
-an `InstanceError` naming the instance and the field, never a silent default (an empty FAIL_TO_PASS
-would grade as resolved).
+`.parquet` file, of any dataset family (SWE-bench, SWE-Gym, SWE-rebench, SWE-smith, R2E-Gym: see
+`uni_agent_gym.datasets`). Every row is checked when loaded: a missing field or a patch that is not a
+diff is an `InstanceError` naming the instance and the field, never a silent default (an empty
+FAIL_TO_PASS would grade as resolved).
 """
 
 from __future__ import annotations
@@ -14,59 +15,21 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from uni_agent_gym.errors import UniAgentGymError
+from uni_agent_gym import datasets
+from uni_agent_gym.datasets.base import InstanceError, patch_files, swebench_image_name
 from uni_agent_gym.files import check_file, read_text
 
-REQUIRED_FIELDS = (
-    "instance_id", "repo", "base_commit", "problem_statement", "version", "test_patch", "FAIL_TO_PASS", "PASS_TO_PASS",
-)  # fmt: skip
-TEST_LIST_FIELDS = ("FAIL_TO_PASS", "PASS_TO_PASS")
-PATCH_FIELDS = ("patch", "test_patch")
-_DIFF_FILE = re.compile(r"^diff --git a/(\S+) b/(\S+)$", re.MULTILINE)
-
-
-class InstanceError(UniAgentGymError, ValueError):
-    """A dataset row is unusable; the message names the instance and the field."""
-
+__all__ = ["InstanceError", "image_name", "load_instances", "normalise", "patch_files", "read_rows", "select"]
 
 def image_name(instance_id: str) -> str:
     """The official SWE-bench evaluation image of an instance (`__` becomes `_1776_`, lower case)."""
-    return f"swebench/sweb.eval.x86_64.{instance_id.replace('__', '_1776_').lower()}:latest"
+    return swebench_image_name(instance_id)
 
 
-def patch_files(diff: str) -> list[str]:
-    """The paths a unified git diff touches (the `b/` side), in order."""
-    return [match.group(2) for match in _DIFF_FILE.finditer(diff)]
-
-
-def normalise(row: dict[str, Any]) -> dict[str, Any]:
-    """A checked copy of a row: test lists as lists of str, version as str, patches verified to be diffs."""
-    instance_id = row.get("instance_id") or "<no instance_id>"
-    may_be_empty = (*TEST_LIST_FIELDS, "test_patch")  # a task graded by its visible tests has no test_patch
-    missing = [name for name in REQUIRED_FIELDS if row.get(name) is None or (row.get(name) == "" and name not in may_be_empty)]
-    if missing:
-        raise InstanceError(f"Instance {instance_id!r}: missing field(s) {', '.join(missing)}")
-    out = dict(row)
-    for name in TEST_LIST_FIELDS:
-        out[name] = _test_list(instance_id, name, row[name])
-    if not out["FAIL_TO_PASS"]:
-        raise InstanceError(f"Instance {instance_id!r}: field FAIL_TO_PASS is empty (nothing could show a fix)")
-    out["version"] = str(row["version"])
-    for name in PATCH_FIELDS:
-        if row.get(name) and not patch_files(row[name]):
-            raise InstanceError(f"Instance {instance_id!r}: field {name} is not a git diff (no 'diff --git' header)")
-    return out
-
-
-def _test_list(instance_id: str, field: str, value: Any) -> list[str]:
-    if isinstance(value, str):
-        try:
-            value = json.loads(value)
-        except json.JSONDecodeError as exc:
-            raise InstanceError(f"Instance {instance_id!r}: field {field} is not a JSON list ({exc})") from None
-    if not isinstance(value, list) or not all(isinstance(test, str) for test in value):
-        raise InstanceError(f"Instance {instance_id!r}: field {field} expects a list of test names, got {type(value).__name__}")
-    return list(value)
+def normalise(row: dict[str, Any], dataset_format: str = "auto") -> dict[str, Any]:
+    """The checked task of a row of any dataset family (`uni_agent_gym.datasets`): test lists as lists,
+    patches verified to be diffs, the family's image, test command, parser, grading rule and start state."""
+    return datasets.normalise(row, dataset_format)
 
 
 def read_rows(source: str | Path, split: str = "test") -> list[dict[str, Any]]:
@@ -142,7 +105,7 @@ def select(
     rows, ids, repos = list(rows), None if ids is None else list(ids), None if repos is None else list(repos)
     total = len(rows)
     if ids is not None:
-        by_id = {row.get("instance_id"): row for row in rows}
+        by_id = {datasets.instance_id_of(row): row for row in rows}
         unknown = [instance_id for instance_id in ids if instance_id not in by_id]
         if unknown:
             raise InstanceError(f"Unknown instance id(s): {', '.join(unknown)} (not among the dataset's {total} rows)")
@@ -152,10 +115,10 @@ def select(
             matcher = re.compile(pattern)
         except re.error as exc:
             raise InstanceError(f"The pattern {pattern!r} is not a regular expression: {exc}") from None
-        rows = [row for row in rows if matcher.search(row.get("instance_id") or "")]
+        rows = [row for row in rows if matcher.search(datasets.instance_id_of(row))]
     if repos is not None:
         repo_set = set(repos)
-        rows = [row for row in rows if row.get("repo") in repo_set]
+        rows = [row for row in rows if (row.get("repo") or row.get("repo_name")) in repo_set]
     if slice_spec is not None:
         rows = rows[_parse_slice(slice_spec)]
     if not rows and total:
@@ -185,7 +148,9 @@ def load_instances(
     pattern: str | None = None,
     repos: Iterable[str] | None = None,
     slice_spec: str | slice | None = None,
+    dataset_format: str = "auto",
 ) -> list[dict[str, Any]]:
-    """Load, select and normalise SWE-bench rows: `load_instances("lite.jsonl", ids=[...])`."""
+    """Load, select and normalise rows: `load_instances("lite.jsonl", ids=[...])`; `dataset_format` names
+    the family instead of detecting it per row."""
     rows = select(read_rows(source, split), ids=ids, pattern=pattern, repos=repos, slice_spec=slice_spec)
-    return [normalise(row) for row in rows]
+    return [normalise(row, dataset_format) for row in rows]

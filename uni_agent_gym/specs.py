@@ -1,6 +1,7 @@
-"""The environment an instance needs: Python version, exact packages, install command.
+"""The environment an instance needs: Python version, exact packages, install command, test command.
 
-It comes from the `swebench` package's specs (`MAP_REPO_VERSION_TO_SPECS`, swebench 4.1.0: 5.x dropped
+It comes from the recipe a row carries (SWE-rebench's `install_config`, see `datasets/swe_rebench.py`)
+or from the `swebench` package's specs (`MAP_REPO_VERSION_TO_SPECS`, swebench 4.1.0: 5.x dropped
 it), optionally overridden per instance by an environments file. Overrides matter offline: many specs
 install a `requirements.txt` or `environment.yml` fetched from GitHub at build time, and unpinned
 dependencies resolve today to releases the old code cannot run with. An environments file is a JSON
@@ -76,11 +77,37 @@ def swebench_spec(repo: str, version: str) -> dict[str, Any] | None:
     return MAP_REPO_VERSION_TO_SPECS.get(repo, {}).get(version)
 
 
+def command_of_tests(instance: dict[str, Any], environments: dict[str, dict[str, Any]] | None = None) -> str:
+    """The instance's test command: its environments-file override, else its family's (the row's own, or
+    a table the family follows), else its swebench spec's runner followed by the test_patch's files."""
+    override = (environments or {}).get(instance["instance_id"]) or {}
+    if override.get("test_cmd_as_run"):
+        return override["test_cmd_as_run"]
+    if override.get("test_cmd"):
+        return _with_directives(override["test_cmd"], instance)
+    if instance.get("test_command"):
+        return instance["test_command"]
+    spec = swebench_spec(instance["repo"], str(instance.get("version"))) or {}
+    return _with_directives(spec.get("test_cmd"), instance)
+
+
 def environment_spec(instance: dict[str, Any], environments: dict[str, dict[str, Any]] | None = None) -> EnvironmentSpec:
-    """The environment of `instance`: its override if there is one, else its swebench spec."""
-    instance_id, repo, version = instance["instance_id"], instance["repo"], str(instance["version"])
+    """The environment of `instance`: its override if there is one, else the recipe its row carries
+    (SWE-rebench), else its swebench spec."""
+    instance_id, repo = instance["instance_id"], instance["repo"]
+    version = str(instance.get("version"))
     spec = swebench_spec(repo, version) or {}
     override = (environments or {}).get(instance_id)
+    recipe = instance.get("environment")
+    if override is None and recipe is not None:
+        if recipe.get("unbuildable"):
+            raise SpecError(
+                f"Instance {instance_id!r}: its environment cannot be built offline: {recipe['unbuildable']}; "
+                "give exact pins in an environments file"
+            )
+        override, source = recipe, "the row's install_config"
+    else:
+        source = "environments file"
     if override is not None:
         if "python" not in override or "pip_requirements" not in override:
             raise SpecError(f"Instance {instance_id!r}: its environment override needs 'python' and 'pip_requirements'")
@@ -91,11 +118,11 @@ def environment_spec(instance: dict[str, Any], environments: dict[str, dict[str,
             python=_major_minor(override["python"]),
             requirements=list(override["pip_requirements"]),
             install=install,
-            test_command=override.get("test_cmd_as_run") or _with_directives(override.get("test_cmd") or spec.get("test_cmd"), instance),
+            test_command=command_of_tests(instance, environments),
             build_requirements=list(override.get("build_requirements") or []),
             pre_install=list(override.get("pre_install") or []),
             env=dict(override.get("env") or {}),
-            source="environments file",
+            source=source,
         )
     if not spec:
         raise SpecError(
@@ -112,7 +139,7 @@ def environment_spec(instance: dict[str, Any], environments: dict[str, dict[str,
         python=_major_minor(spec["python"]),
         requirements=list(spec.get("pip_packages", [])) + packages.split(),
         install=spec["install"],
-        test_command=_with_directives(spec.get("test_cmd"), instance),
+        test_command=command_of_tests(instance, environments),
         pre_install=list(spec.get("pre_install", [])),
         source="swebench spec",
     )

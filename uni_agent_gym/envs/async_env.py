@@ -24,7 +24,7 @@ from uni_agent_gym.envs.parsing import parse_action
 from uni_agent_gym.envs.prompt import task_prompt
 from uni_agent_gym.envs.reward import Reward, split_outcome
 from uni_agent_gym.envs.spaces import ACTION_SPACE, OBSERVATION_SPACE
-from uni_agent_gym.envs.workspace import open_workspace
+from uni_agent_gym.envs.start_state import open_task
 from uni_agent_gym.errors import UniAgentGymError
 from uni_agent_gym.instances import load_instances, normalise
 from uni_agent_gym.toolcalls import ToolCallFormat, resolve_format
@@ -82,7 +82,7 @@ class AsyncSWEEnv:
         started = time.monotonic()
         await self.close()
         instance, reward = await self._pick_instance(seed, options or {})
-        self.deployment, self.repo_dir = await open_workspace(instance, self.config)
+        self.deployment, self.repo_dir, instance = await open_task(instance, self.config)
         head = await self.deployment.run(f"git -C {shlex.quote(self.repo_dir)} rev-parse HEAD")
         if head.exit_code == 0:  # what the agent's patch is taken against (images add a commit over base_commit)
             instance = {**instance, "environment_commit": head.output.strip()}
@@ -96,7 +96,7 @@ class AsyncSWEEnv:
 
     async def _pick_instance(self, seed: int | None, options: dict[str, Any]) -> tuple[dict[str, Any], Reward | None]:
         if "instance" in options:
-            instance = normalise(options["instance"])
+            instance = normalise(options["instance"], self.config.env.dataset_format)
             from uni_agent_gym import toy
 
             return instance, toy.REWARD if instance["repo"] == toy.REPO_NAME else self._reward
@@ -116,7 +116,7 @@ class AsyncSWEEnv:
 
     async def _dataset(self) -> dict[str, dict[str, Any]] | None:
         if self._instances is None and self.config.env.dataset:
-            rows = load_instances(self.config.env.dataset, split=self.config.env.split)
+            rows = load_instances(self.config.env.dataset, split=self.config.env.split, dataset_format=self.config.env.dataset_format)
             self._instances = {row["instance_id"]: row for row in rows}
         return self._instances
 

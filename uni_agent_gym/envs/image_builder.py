@@ -1,20 +1,26 @@
-"""`uni-agent-gym images build`: SWE-bench instance images made offline, without a registry.
+"""`uni-agent-gym images build`: instance images made offline, without a registry.
 
-Each image is the base image of the spec's Python, a venv at /opt/venv with the spec's exact
-packages, and the repository at /testbed (from a mirror, at `base_commit`, installed the spec's way).
-Packages are downloaded on the host into a wheelhouse (wheels for the image's Python and glibc; an
-sdist where a release has no wheel) and installed during `docker build` with the network off. Like
-the official images, /testbed ends with one commit on top of `base_commit` that holds the
-`pre_install` edits, so `git diff HEAD` is the agent's work alone. The repository is built clean
-(`env.history`, see `history.py`: a checkout of the clean repository, then the in-place clean script
-after the environment commit) and the image labelled with the mode, so it needs no derivation. Images
-get the official names (`swebench/sweb.eval.x86_64.<id>:latest`), so a docker env finds them as it
-would pulled ones.
+As SWE-bench's harness does, an image is three layers deep: the base image of the spec's Python
+(`images bootstrap-base`), an *environment* image shared by every instance with the same Python and
+exact packages (a venv at /opt/venv; `uni-agent-gym/env:py3.9-<digest>`), and the *instance* layer:
+the repository at /testbed (from a mirror, at `base_commit`, installed the spec's way). Thousands of
+dataset rows share a few hundred environments, so each added instance costs its repository and its
+install only. Packages are downloaded on the host (wheels for the image's Python and glibc; an sdist
+where a release has no wheel) and installed during `docker build` with the network off. Like the
+official images, /testbed ends with one commit on top of `base_commit` that holds the `pre_install`
+edits, so `git diff HEAD` is the agent's work alone. The repository is built clean (`env.history`,
+see `history.py`: a checkout of the clean repository, then the in-place clean script after the
+environment commit) and the image labelled with the mode, so it needs no derivation. Images get their
+family's names (SWE-bench's
+`swebench/sweb.eval.x86_64.<id>:latest`, SWE-Gym's, SWE-rebench's, SWE-smith's repository image), so a
+docker env finds them as it would pulled ones.
 """
 
 from __future__ import annotations
 
 import asyncio
+import hashlib
+import json
 import os
 import re
 import shlex
@@ -32,7 +38,7 @@ from uni_agent_gym.config import GymConfig
 from uni_agent_gym.deployments.docker import docker_client, image_exists
 from uni_agent_gym.deployments.images import DEBIAN_SUITE_BY_PYTHON, GLIBC_MINOR_BY_PYTHON, base_image_name
 from uni_agent_gym.envs.history import CLEAN_SCRIPT, HISTORY_LABEL, SCRIPT_PATH, clean_history, fresh_checkout
-from uni_agent_gym.envs.workspace import mirror_repository
+from uni_agent_gym.envs.workspace import history_mode, mirror_repository
 from uni_agent_gym.errors import UniAgentGymError
 from uni_agent_gym.instances import image_name
 from uni_agent_gym.specs import EnvironmentSpec, environment_spec
@@ -43,7 +49,8 @@ else:  # pragma: no cover - Python 3.10
     import tomli as tomllib
 
 DEFAULT_BUILD_REQUIREMENTS = ["setuptools", "wheel"]
-_wheelhouse_locks: dict[str, asyncio.Lock] = {}
+_locks: dict[tuple[int, str], asyncio.Lock] = {}
+ENVIRONMENT_LABEL = "uni-agent-gym.environment"
 OFFLINE_PIP = "PIP_NO_INDEX=1 PIP_FIND_LINKS=/opt/wheelhouse PIP_DISABLE_PIP_VERSION_CHECK=1"
 
 
@@ -62,15 +69,19 @@ def pip_target_flags(python: str) -> list[str]:
     return flags
 
 
-def download_wheelhouse(requirements: list[str], python: str, wheelhouse: Path, log: Callable[[str], None]) -> None:
-    """Wheels for `python` where they exist, sdists otherwise, for every requirement (no dependencies)."""
+def download_wheelhouse(
+    requirements: list[str], python: str, wheelhouse: Path, log: Callable[[str], None], *, dependencies: bool = False
+) -> None:
+    """Wheels for `python` where they exist, sdists otherwise, for every requirement; their dependencies
+    too with `dependencies` (build requirements: a project names them unpinned, pip's isolated build
+    resolves them, so the wheelhouse needs what they depend on)."""
     wheelhouse.mkdir(parents=True, exist_ok=True)
-    base = [sys.executable, "-m", "pip", "download", "--quiet", "--no-deps", "--disable-pip-version-check", "-d", str(wheelhouse)]
+    base = [sys.executable, "-m", "pip", "download", "--quiet", *([] if dependencies else ["--no-deps"]), "--disable-pip-version-check", "-d", str(wheelhouse)]
     pending = list(dict.fromkeys(requirements))
     while pending:
         done = subprocess.run(base + ["--only-binary=:all:", *pip_target_flags(python), *pending], capture_output=True, text=True)
         if done.returncode == 0:
-            return
+            break
         missing = re.search(r"No matching distribution found for (\S+)", done.stderr)
         if not missing or missing.group(1) not in pending:
             raise ImageBuildError(f"pip download failed:\n{done.stderr.strip()[-2000:]}")
@@ -80,6 +91,37 @@ def download_wheelhouse(requirements: list[str], python: str, wheelhouse: Path, 
         fallback = subprocess.run(base + ["--no-binary", ":all:", sdist], capture_output=True, text=True)
         if fallback.returncode != 0:
             raise ImageBuildError(f"pip download of {sdist} failed:\n{fallback.stderr.strip()[-2000:]}")
+    if dependencies:
+        missing = _missing_dependencies(wheelhouse, python)
+        if missing:  # pip evaluates markers for the host's Python, not the image's: fetch what only the image's needs
+            download_wheelhouse(missing, python, wheelhouse, log, dependencies=True)
+
+
+def _missing_dependencies(wheelhouse: Path, python: str) -> list[str]:
+    """Requirements of the wheelhouse's wheels that apply on `python` (their markers evaluated for it)
+    and that no file of the wheelhouse provides."""
+    import zipfile
+    from email.parser import HeaderParser
+
+    from packaging.markers import default_environment
+    from packaging.requirements import Requirement
+    from packaging.utils import canonicalize_name
+
+    environment = {**default_environment(), "python_version": python, "python_full_version": f"{python}.0", "extra": ""}
+    wheels = list(wheelhouse.glob("*.whl"))
+    provided = {canonicalize_name(path.name.split("-")[0]) for path in wheelhouse.iterdir()}
+    missing = {}
+    for wheel in wheels:
+        with zipfile.ZipFile(wheel) as archive:
+            name = next((entry for entry in archive.namelist() if entry.endswith(".dist-info/METADATA")), None)
+            metadata = HeaderParser().parsestr(archive.read(name).decode("utf-8", errors="replace")) if name else None
+        for line in metadata.get_all("Requires-Dist") or [] if metadata else []:
+            requirement = Requirement(line)
+            if requirement.marker is not None and not requirement.marker.evaluate(environment):
+                continue
+            if canonicalize_name(requirement.name) not in provided:
+                missing[canonicalize_name(requirement.name)] = f"{requirement.name}{requirement.specifier}"
+    return sorted(missing.values())
 
 
 def project_build_requirements(repo_dir: Path) -> list[str]:
@@ -94,17 +136,37 @@ def project_build_requirements(repo_dir: Path) -> list[str]:
     return list(requires) if requires else list(DEFAULT_BUILD_REQUIREMENTS)
 
 
-def dockerfile(base: str, spec: EnvironmentSpec, history: str = "ancestry") -> str:
-    """The build recipe; every pip call in it is offline (no index, the wheelhouse only). The checkout
-    arrives clean (`history`); the environment commit's reflog and leftovers go in the last step."""
-    lines = [f"FROM {base}", "COPY wheelhouse /opt/wheelhouse", "COPY requirements.txt /opt/requirements.txt", "COPY testbed /testbed",
-             f"COPY clean-history.sh {SCRIPT_PATH}", "WORKDIR /testbed"]  # fmt: skip
-    lines += [f"ENV {key}={shlex.quote(value)}" for key, value in spec.env.items()]
-    lines += [
+def environment_key(spec: EnvironmentSpec) -> str:
+    """What an environment image is made of (its Python and exact packages), as a short digest."""
+    return hashlib.sha256(json.dumps([spec.python, sorted(spec.requirements)]).encode()).hexdigest()[:16]
+
+
+def environment_image_name(spec: EnvironmentSpec) -> str:
+    """The environment image instances with this Python and these packages share."""
+    return f"uni-agent-gym/env:py{spec.python}-{environment_key(spec)}"
+
+
+def environment_dockerfile(base: str, spec: EnvironmentSpec) -> str:
+    """The environment layer: a venv at /opt/venv with the exact packages, installed offline (no index,
+    the wheelhouse only); the wheelhouse stays for the instance layers' installs."""
+    return "\n".join([
+        f"FROM {base}",
+        "COPY wheelhouse /opt/wheelhouse",
+        "COPY requirements.txt /opt/requirements.txt",
         "RUN python3 -m venv /opt/venv",
         "ENV VIRTUAL_ENV=/opt/venv PATH=/opt/venv/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
         f"RUN {OFFLINE_PIP} python -m pip install -r /opt/requirements.txt",
-    ]
+        f'LABEL {ENVIRONMENT_LABEL}="{environment_key(spec)}"',
+    ]) + "\n"  # fmt: skip
+
+
+def dockerfile(environment: str, spec: EnvironmentSpec, history: str = "ancestry") -> str:
+    """The instance layer on its environment image: the repository at /testbed with the spec's build
+    requirements, variables, `pre_install` and install (offline), and the environment commit. The
+    checkout arrives clean (`history`); the environment commit's reflog and leftovers go in the last step."""
+    lines = [f"FROM {environment}", "COPY wheelhouse /opt/wheelhouse", "COPY testbed /testbed", f"COPY clean-history.sh {SCRIPT_PATH}",
+             "WORKDIR /testbed"]  # fmt: skip
+    lines += [f"ENV {key}={shlex.quote(value)}" for key, value in spec.env.items()]
     if spec.pre_install:
         lines.append("RUN " + " && ".join(spec.pre_install))
     lines += [
@@ -115,6 +177,49 @@ def dockerfile(base: str, spec: EnvironmentSpec, history: str = "ancestry") -> s
         f'LABEL {HISTORY_LABEL}="{history}"',
     ]
     return "\n".join(lines) + "\n"
+
+
+async def ensure_environment_image(spec: EnvironmentSpec, base: str, cache_dir: Path, log: Callable[[str], None]) -> str:
+    """The environment image of `spec`, built once (instances sharing Python and packages share it)."""
+    name = environment_image_name(spec)
+    async with _lock(name):
+        if await asyncio.to_thread(image_exists, name):
+            return name
+        started = time.monotonic()
+        wheelhouse = cache_dir / "wheelhouse" / f"py{spec.python}" / f"env-{environment_key(spec)}"
+        async with _lock("pip download"):  # one download at a time: pip's cache and the index are shared
+            await asyncio.to_thread(download_wheelhouse, spec.requirements, spec.python, wheelhouse, log)
+            await asyncio.to_thread(download_wheelhouse, DEFAULT_BUILD_REQUIREMENTS, spec.python, wheelhouse / "build", log, dependencies=True)
+        with tempfile.TemporaryDirectory(prefix="env-", dir=cache_dir) as scratch:  # beside the wheelhouse: hard links work
+            context = Path(scratch)
+            await asyncio.to_thread(_link_wheels, [wheelhouse, wheelhouse / "build"], context / "wheelhouse")
+            (context / "requirements.txt").write_text("\n".join(spec.requirements) + "\n")
+            (context / "Dockerfile").write_text(environment_dockerfile(base, spec))
+            log(f"environment {name}: Python {spec.python}, {len(spec.requirements)} packages (network off)")
+            await asyncio.to_thread(docker_build, context, name, log)
+        log(f"environment {name}: built in {time.monotonic() - started:.0f} s")
+    return name
+
+
+def _link_wheels(sources: list[Path], target: Path) -> None:
+    """The files of `sources` hard-linked (copied across file systems) into one directory."""
+    target.mkdir(parents=True, exist_ok=True)
+    for source in sources:
+        for item in source.iterdir() if source.is_dir() else []:
+            if item.is_file() and not (target / item.name).exists():
+                try:
+                    os.link(item, target / item.name)
+                except OSError:
+                    shutil.copy2(item, target / item.name)
+
+
+def _lock(name: str) -> asyncio.Lock:
+    """A lock of this event loop (tests and `asyncio.run` callers use several loops in one process)."""
+    return _locks.setdefault((id(asyncio.get_running_loop()), name), asyncio.Lock())
+
+
+def _digest(requirements: list[str]) -> str:
+    return hashlib.sha256(json.dumps(sorted(requirements)).encode()).hexdigest()[:16]
 
 
 def _require_base(python: str, instance_id: str) -> str:
@@ -153,7 +258,12 @@ async def build_instance_image(
     log: Callable[[str], None] = print,
 ) -> str:
     """Build the image of one instance unless it exists (or `force`); return its name."""
-    instance_id, name = instance["instance_id"], image_name(instance["instance_id"])
+    instance_id, name = instance["instance_id"], instance.get("image_name") or image_name(instance["instance_id"])
+    if instance.get("hidden_paths"):
+        raise ImageBuildError(
+            f"Instance {instance_id!r}: {instance.get('family')} keeps its tests only in its image {name}, which no row "
+            "carries: pull the image where a registry is reachable"
+        )
     if not force and await asyncio.to_thread(image_exists, name):
         log(f"{instance_id}: {name} exists, skipped")
         return name
@@ -165,20 +275,19 @@ async def build_instance_image(
     started = time.monotonic()
     cache_dir = Path(config.env.cache_dir).expanduser()
     cache_dir.mkdir(parents=True, exist_ok=True)
+    environment = await ensure_environment_image(spec, base, cache_dir, log)
     with tempfile.TemporaryDirectory(prefix="build-", dir=cache_dir) as scratch:  # beside the wheelhouse: hard links work
         context = Path(scratch)
         cache = await mirror_repository(instance["repo"], source, config.env.cache_dir, instance["base_commit"])
-        history = await clean_history(cache, instance["base_commit"], config.env.history, instance_id)
+        history = await clean_history(cache, instance["base_commit"], history_mode(instance, config), instance_id)
         await fresh_checkout(history.git_dir, history.start, context / "testbed")
         build_requirements = spec.build_requirements or project_build_requirements(context / "testbed")
-        wheelhouse = cache_dir / "wheelhouse" / f"py{spec.python}"
-        log(f"{instance_id}: Python {spec.python} ({spec.source}), {len(spec.requirements)} packages + {len(build_requirements)} for the build")
-        async with _wheelhouse_locks.setdefault(str(wheelhouse), asyncio.Lock()):  # parallel builds share it
-            for requirements in (spec.requirements, build_requirements):  # apart: they may pin different versions
-                await asyncio.to_thread(download_wheelhouse, requirements, spec.python, wheelhouse, log)
-            await asyncio.to_thread(shutil.copytree, wheelhouse, context / "wheelhouse", copy_function=os.link)
-        (context / "requirements.txt").write_text("\n".join(spec.requirements) + "\n")
-        (context / "Dockerfile").write_text(dockerfile(base, spec, config.env.history))
+        wheelhouse = cache_dir / "wheelhouse" / f"py{spec.python}" / "build"
+        log(f"{instance_id}: on {environment} ({spec.source}), {len(build_requirements)} packages for the build")
+        async with _lock("pip download"):
+            await asyncio.to_thread(download_wheelhouse, build_requirements, spec.python, wheelhouse / _digest(build_requirements), log, dependencies=True)
+        await asyncio.to_thread(_link_wheels, [wheelhouse / _digest(build_requirements)], context / "wheelhouse")
+        (context / "Dockerfile").write_text(dockerfile(environment, spec, history_mode(instance, config)))
         (context / "clean-history.sh").write_text(CLEAN_SCRIPT)
         log(f"{instance_id}: docker build {name} (network off)")
         await asyncio.to_thread(docker_build, context, name, log)

@@ -121,9 +121,22 @@ async def head_commit(cache: Path) -> str:
     return (await git("--git-dir", str(cache), "rev-parse", "HEAD")).strip()
 
 
+def history_mode(instance: dict[str, Any], config: GymConfig) -> str:
+    """`env.history`, or `none` for a task whose ancestry would leak its fix (SWE-smith: the start's
+    parent is the unbroken code)."""
+    return "none" if instance.get("history") == "none" else config.env.history
+
+
 async def workspace_mode(instance: dict[str, Any], config: GymConfig) -> str:
     """'image' or 'mirror' for this instance under this config (see the module docstring)."""
     mirror = config.env.mirrors.get(instance["repo"]) or instance.get("mirror")
+    if instance.get("hidden_paths"):  # R2E-Gym: the tests exist only in the task's image
+        if config.deployment.type == "local" or config.env.workspace == "mirror":
+            raise WorkspaceError(
+                f"Instance {instance['instance_id']!r} ({instance.get('family')}) runs only in its image, where its tests are: "
+                "use a docker deployment with env.workspace image or auto"
+            )
+        return "image"
     if config.deployment.type == "local":
         return "mirror"
     if config.env.workspace != "auto":
@@ -138,19 +151,33 @@ async def workspace_mode(instance: dict[str, Any], config: GymConfig) -> str:
     return "mirror"
 
 
-async def open_workspace(instance: dict[str, Any], config: GymConfig) -> tuple[Deployment, str]:
-    """A started deployment with the repository at `base_commit`, and the repository's directory in it."""
+async def open_workspace(instance: dict[str, Any], config: GymConfig, *, grading: bool = False) -> tuple[Deployment, str]:
+    """A started deployment with the repository at `base_commit`, and the repository's directory in it.
+    `grading`: the sandbox that grades, which for a task with `hidden_paths` runs the image that has them."""
     deployment_config = config.deployment
     mode = await workspace_mode(instance, config)
     repo_dir = config.env.repo_dir
-    if mode == "image":  # SWE-bench images (official or built here) hold the repository at /testbed
-        update = {"image": instance.get("image_name") or image_name(instance["instance_id"]), "workdir": IMAGE_REPO_DIR}
+    if mode == "image":  # the family's image (official, or built here) holds the repository at its workdir
+        image = instance.get("image_name") or image_name(instance["instance_id"])
+        workdir = instance.get("workdir", IMAGE_REPO_DIR)
+        if not workdir:
+            raise WorkspaceError(f"Instance {instance['instance_id']!r}: its row does not say where its image {image} keeps the repository")
+        update = {"image": image, "workdir": workdir}
         if deployment_config.type == "docker":  # an image not built clean is derived clean once (not modal: its images are remote)
             from uni_agent_gym.envs.history_images import ensure_clean_image
 
-            clean = await ensure_clean_image(update["image"], config.env.history, instance["base_commit"], IMAGE_REPO_DIR, deployment_config.pull)
-            update.update(image=clean, pull="never" if clean != update["image"] else deployment_config.pull)
-        return await acquire(deployment_config.model_copy(update=update), IMAGE_REPO_DIR), IMAGE_REPO_DIR
+            clean = await ensure_clean_image(image, history_mode(instance, config), instance["base_commit"], workdir, deployment_config.pull)
+            update.update(image=clean, pull="never" if clean != image else deployment_config.pull)
+        if instance.get("hidden_paths") and not grading:
+            if deployment_config.type != "docker":
+                raise WorkspaceError(
+                    f"Instance {instance['instance_id']!r}: its hidden tests are removed from the agent's image by deriving a "
+                    f"docker image without them, which a {deployment_config.type} deployment cannot: use docker"
+                )
+            from uni_agent_gym.envs.hidden_images import image_without
+
+            update.update(image=await image_without(update["image"], instance["hidden_paths"]), pull="never")
+        return await acquire(deployment_config.model_copy(update=update), workdir), workdir
 
     source = config.env.mirrors.get(instance["repo"]) or instance.get("mirror")
     if not source:
@@ -161,7 +188,7 @@ async def open_workspace(instance: dict[str, Any], config: GymConfig) -> tuple[D
     from uni_agent_gym.envs.history import clean_history, fresh_checkout
 
     cache = await mirror_repository(instance["repo"], source, config.env.cache_dir, instance["base_commit"])
-    history = await clean_history(cache, instance["base_commit"], config.env.history, instance["instance_id"])
+    history = await clean_history(cache, instance["base_commit"], history_mode(instance, config), instance["instance_id"])
     if deployment_config.type == "local":
         return await _open_local(instance, config, history)
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import secrets
 import shlex
 
@@ -16,6 +17,20 @@ SAFE_GIT = f"{GIT_ENV} {GIT}"  # one simple command's worth
 
 # The official harness's order of attempts for a prediction that does not apply cleanly.
 APPLY_COMMANDS = ("git apply --verbose {patch}", "git apply --verbose --reject {patch}", "patch --batch --fuzz=5 -p1 -i {patch}")
+
+
+def drop_files(patch: str, paths: list[str]) -> tuple[str, list[str]]:
+    """The patch without its file sections on `paths` (or under them), and the paths it dropped."""
+    sections = re.split(r"(?m)^(?=diff --git )", patch)
+    kept, dropped = [], []
+    for section in sections:
+        match = re.match(r"diff --git a/(\S+) b/(\S+)", section)
+        touched = {match.group(1), match.group(2)} if match else set()
+        if any(path == p or path.startswith(p + "/") for path in touched for p in paths):
+            dropped.append(match.group(2))
+        else:
+            kept.append(section)
+    return "".join(kept), dropped
 
 
 async def git_in(deployment: Deployment, repo_dir: str, command: str, timeout: float = 120) -> str:

@@ -1,4 +1,6 @@
-"""The SWE-bench reward: FAIL_TO_PASS (and PASS_TO_PASS) graded by the `swebench` package's rules.
+"""The reward of every dataset family: FAIL_TO_PASS (and PASS_TO_PASS) graded by the `swebench`
+package's rules, or R2E-Gym's exact comparison; the task (`uni_agent_gym.datasets`) says which, and
+gives the test command, the parser, the start state and the hidden tests.
 
 The agent is an adversary: whatever it can change that takes part in grading, an RL policy will
 eventually change. So by default (`reward.sandbox: fresh`) the reward depends on the agent's patch
@@ -7,17 +9,20 @@ alone:
 1. capture the agent's patch against the commit the episode started from, without trusting the
    agent's sandbox (`capture.py`: the Docker daemon's view of its files, computed in a fresh
    container; the host's git for `local`);
-2. open a *fresh* sandbox of the instance (a new container of its image, from the warm pool when
-   there is one, or a fresh checkout) and apply the patch there the way the official harness applies
-   predictions (`git apply`, `--reject`, `patch --fuzz`);
-3. return to the start commit the files `test_patch` touches and what runs the tests (`conftest.py`,
-   pytest's configuration, the runner script: `runner_files.py`), deleting files it did not have;
+2. open a *fresh* sandbox of the instance at its start state (a new container of its image, from the
+   warm pool when there is one, or a fresh checkout; `envs/start_state.py`) and apply the patch there
+   the way the official harness applies predictions (`git apply`, `--reject`, `patch --fuzz`), without
+   what it says about the task's `protected_paths`;
+3. return to the start commit the files `test_patch` touches, the task's `reset_files` and what runs
+   the tests (`conftest.py`, pytest's configuration, the runner script: `runner_files.py`), deleting
+   files it did not have;
 4. apply `test_patch` (failing to is an infrastructure error, never a pass);
-5. run the spec's test command with a timeout, its output going to a log file (docker sandboxes are
-   cut off every network first, unless `reward.network`);
-6. parse the log with swebench's parser for the repo, cross-check it against the runner's exit code
-   and own summary (`integrity/`), and grade with swebench's `get_eval_tests_report` and
-   `get_resolution_status`. A FAIL_TO_PASS test that is skipped, missing or errors has not passed.
+5. run the task's test command with a timeout (docker sandboxes are cut off every network first,
+   unless `reward.network`);
+6. parse the log with the task's parser, cross-check it against the runner's exit code and own
+   summary (`integrity/`), and grade with swebench's `get_eval_tests_report` and
+   `get_resolution_status` (or R2E-Gym's comparison). A FAIL_TO_PASS test that is skipped, missing or
+   errors has not passed.
 
 `reward.sandbox: same` runs steps 3-6 in the agent's own sandbox after capturing the patch there:
 cheaper, and only for agents that are trusted. Predictions (`uni-agent-gym grade`) take steps 2-6.
@@ -35,23 +40,27 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from swebench.harness.constants import END_TEST_OUTPUT, FAIL_TO_PASS, PASS_TO_PASS, START_TEST_OUTPUT, ResolvedStatus
+from swebench.harness.constants import (
+    END_TEST_OUTPUT, FAIL_TO_FAIL, FAIL_TO_PASS, PASS_TO_FAIL, PASS_TO_PASS, START_TEST_OUTPUT, ResolvedStatus,
+)  # fmt: skip
 from swebench.harness.grading import get_eval_tests_report, get_resolution_status
-from swebench.harness.log_parsers import MAP_REPO_TO_PARSER
 
 from uni_agent_gym.config import GymConfig, RewardConfig
 from uni_agent_gym.deployments import Deployment
 from uni_agent_gym.deployments.pool import release
 from uni_agent_gym.errors import DeploymentError
+from uni_agent_gym.datasets import log_parser, r2e_gym
+from uni_agent_gym.datasets.base import EXPECTED_OUTPUT_GRADING, swebench_parser_names
+from uni_agent_gym.datasets.swebench import repo_parser_name
 from uni_agent_gym.instances import patch_files
 from uni_agent_gym.envs.local_environment import renew_tampered_venv
 from uni_agent_gym.envs.local_workspace import local_workspace_dir, trusted_git_dir
 from uni_agent_gym.envs.workspace import has_commit
 from uni_agent_gym.rewards.capture import PatchRejected, capture_from_container, capture_in_sandbox, capture_on_host
 from uni_agent_gym.rewards.integrity import check_log
-from uni_agent_gym.rewards.patches import SAFE_GIT, apply_patch, git_in, reset_files
+from uni_agent_gym.rewards.patches import SAFE_GIT, apply_patch, drop_files, git_in, reset_files
 from uni_agent_gym.rewards.runner_files import runner_files_to_restore
-from uni_agent_gym.specs import environment_spec, load_environments
+from uni_agent_gym.specs import load_environments, command_of_tests
 
 logger = logging.getLogger(__name__)
 STATUSES = ("resolved", "unresolved", "patch_failed", "patch_rejected", "test_patch_failed", "timeout", "infra_error")
@@ -108,20 +117,23 @@ class SWEBenchReward:
     async def grade_episode(self, deployment: Deployment, instance: dict[str, Any], repo_dir: str) -> RewardResult:
         """The grade of the agent's work in `deployment`, in a fresh sandbox unless `reward.sandbox: same`.
         A sandbox that fails raises `DeploymentError` (not the agent's doing)."""
-        if self.config.sandbox == "same" or self.gym is None:
+        hidden = bool(instance.get("hidden_paths"))  # the tests are not in the agent's sandbox: only a fresh one has them
+        if (self.config.sandbox == "same" and not hidden) or self.gym is None:
+            if hidden:
+                raise ValueError(f"{instance['instance_id']} keeps its tests out of the agent's sandbox: grading it needs the gym config (SWEBenchReward.from_config)")
             return await self.grade(deployment, instance, repo_dir)
         started = time.monotonic()
         instance_id = instance["instance_id"]
         start = instance.get("environment_commit") or (await git_in(deployment, repo_dir, "git rev-parse HEAD")).strip()
         # docker diff cannot see into volumes: with read_only_root the workspace is one (but /usr is read-only)
         if deployment.config.type == "docker" and self.gym.deployment.type == "docker" and not deployment.config.read_only_root:
-            fresh, fresh_repo = await self._open_fresh(instance, start)
+            fresh, fresh_repo, fresh_instance = await self._open_fresh(instance, start)
             try:
                 try:
                     patch = await capture_from_container(deployment, fresh, repo_dir, start, self.config.max_patch_bytes)
                 except PatchRejected as exc:
                     return self._finish(RewardResult(instance_id, "patch_rejected", error=str(exc)), started)
-                return await self._grade_patch_in(fresh, instance, fresh_repo, start, patch, started)
+                return await self._grade_patch_in(fresh, fresh_instance, fresh_repo, start, patch, started)
             finally:
                 await release(fresh)
         local = deployment.config.type == "local" and self.gym.deployment.type == "local"
@@ -141,9 +153,9 @@ class SWEBenchReward:
         if local:
             await deployment.stop()  # its processes run on this host: none may touch the fresh checkout
             restored = await renew_tampered_venv(local_workspace_dir(instance_id, self.gym))
-        fresh, fresh_repo = await self._open_fresh(instance, start)
+        fresh, fresh_repo, fresh_instance = await self._open_fresh(instance, start)
         try:
-            result = await self._grade_patch_in(fresh, instance, fresh_repo, start, patch, started)
+            result = await self._grade_patch_in(fresh, fresh_instance, fresh_repo, start, patch, started)
             result.restored.update(restored)
             return result
         finally:
@@ -157,10 +169,10 @@ class SWEBenchReward:
         if len(patch.encode()) > self.config.max_patch_bytes:
             error = f"the patch is {len(patch.encode())} bytes, more than reward.max_patch_bytes ({self.config.max_patch_bytes})"
             return self._finish(RewardResult(instance["instance_id"], "patch_rejected", patch=patch, error=error), started)
-        fresh, repo_dir = await self._open_fresh(instance, None)
+        fresh, repo_dir, fresh_instance = await self._open_fresh(instance, None)
         try:
             start = (await git_in(fresh, repo_dir, "git rev-parse HEAD")).strip()
-            return await self._grade_patch_in(fresh, instance, repo_dir, start, patch, started)
+            return await self._grade_patch_in(fresh, fresh_instance, repo_dir, start, patch, started)
         finally:
             await release(fresh)
 
@@ -182,11 +194,12 @@ class SWEBenchReward:
             return self._finish(RewardResult(instance_id, "patch_rejected", error=str(exc), sandbox="same"), started)
         return await self._test(deployment, instance, repo_dir, start, RewardResult(instance_id, "unresolved", patch=patch, sandbox="same"), started)
 
-    async def _open_fresh(self, instance: dict[str, Any], start: str | None) -> tuple[Deployment, str]:
-        """A new sandbox of the instance (the warm pool's when there is one), at `start` when given."""
-        from uni_agent_gym.envs.workspace import open_workspace
+    async def _open_fresh(self, instance: dict[str, Any], start: str | None) -> tuple[Deployment, str, dict[str, Any]]:
+        """A new sandbox of the instance at its start state (the warm pool's when there is one), checked to
+        be at `start` when given; with the task as that sandbox starts it (its hidden tests, where made there)."""
+        from uni_agent_gym.envs.start_state import open_task
 
-        deployment, repo_dir = await open_workspace(instance, self.gym)
+        deployment, repo_dir, instance = await open_task(instance, self.gym, grading=True)
         if start is not None:
             try:
                 head = (await git_in(deployment, repo_dir, "git rev-parse HEAD")).strip()
@@ -195,13 +208,17 @@ class SWEBenchReward:
             except BaseException:
                 await release(deployment)
                 raise
-        return deployment, repo_dir
+        return deployment, repo_dir, instance
 
     async def _grade_patch_in(
         self, deployment: Deployment, instance: dict[str, Any], repo_dir: str, start: str, patch: str, started: float
     ) -> RewardResult:
         """Steps 2-6 in a fresh sandbox: apply the patch the official harness's way, then test."""
         result = RewardResult(instance["instance_id"], "unresolved", patch=patch)
+        protected = instance.get("protected_paths") or []
+        if protected:  # the family's own runner and tests: what the patch says about them is not applied
+            patch, dropped = drop_files(patch, protected)
+            result.restored.update({path: "the task's test runner, which a patch may not change" for path in dropped})
         if patch.strip():
             applied, log = await apply_patch(deployment, repo_dir, patch, "patch")
             if not applied:
@@ -213,11 +230,12 @@ class SWEBenchReward:
         self, deployment: Deployment, instance: dict[str, Any], repo_dir: str, start: str, result: RewardResult, started: float
     ) -> RewardResult:
         """Steps 3-6: runner files and test files back to `start`, the test patch, the tests, the grade."""
-        spec = environment_spec(instance, self.environments)
-        result.test_command = spec.test_command
+        command = result.test_command = command_of_tests(instance, self.environments)
         result.network_isolated = False if self.config.network else await deployment.isolate_network()
-        result.restored = await runner_files_to_restore(deployment, repo_dir, start, result.patch, spec.test_command)
-        await reset_files(deployment, repo_dir, start, patch_files(instance["test_patch"]) + list(result.restored))
+        result.restored.update(await runner_files_to_restore(deployment, repo_dir, start, result.patch, command))
+        protected = instance.get("protected_paths") or []
+        restore = [path for path in result.restored if not any(path == p or path.startswith(p + "/") for p in protected)]
+        await reset_files(deployment, repo_dir, start, patch_files(instance["test_patch"]) + list(instance.get("reset_files") or []) + restore)
         durations = result.durations
         durations["reset"] = time.monotonic() - started
 
@@ -232,7 +250,7 @@ class SWEBenchReward:
         # The output streams to the grader through the session (the code under test can add to it, not
         # rewrite it, as it could a log file), the last log_limit bytes of it kept; the exit code is bash's.
         tests_started = time.monotonic()
-        run = await deployment.run(f"cd {shlex.quote(repo_dir)} && ( {spec.test_command} )", timeout=self.config.timeout, output_limit=self.config.log_limit)
+        run = await deployment.run(f"cd {shlex.quote(repo_dir)} && ( {command} )", timeout=self.config.timeout, output_limit=self.config.log_limit)
         durations["tests"] = time.monotonic() - tests_started
         log, exit_code = run.output, run.exit_code
         result.exit_code = exit_code
@@ -242,18 +260,39 @@ class SWEBenchReward:
             return self._finish(result, started)
 
         parse_started = time.monotonic()
-        parser = MAP_REPO_TO_PARSER[instance["repo"]]
-        graded = {FAIL_TO_PASS: instance["FAIL_TO_PASS"], PASS_TO_PASS: [] if self.config.fail_to_pass_only else instance["PASS_TO_PASS"]}
-        tests = graded[FAIL_TO_PASS] + graded[PASS_TO_PASS]
-        statuses = await asyncio.to_thread(parser, log, None)  # a 20 MB log takes seconds: off the event loop
-        result.tests = get_eval_tests_report(statuses, graded)
-        result.test_statuses = {test: statuses.get(test) for test in tests}
-        result.integrity_problems = await asyncio.to_thread(check_log, parser, spec.test_command, log, statuses, exit_code, tests)
+        statuses = await asyncio.to_thread(log_parser(instance), log)  # a 20 MB log takes seconds: off the event loop
+        if instance.get("grading") == EXPECTED_OUTPUT_GRADING:  # R2E-Gym: the outcomes must be exactly the expected ones
+            passed, result.tests = r2e_gym.compare(statuses, instance["expected_output"])
+            result.test_statuses = dict(statuses)
+            # its names are not pytest's node ids: the runner's own report and exit code are what can be checked
+            checked, tests = r2e_gym.RUNNER, []
+        else:
+            passed = self._fail_to_pass(instance, statuses, result)
+            checked, tests = self._log_reader(instance), list(result.test_statuses)
+        result.integrity_problems = await asyncio.to_thread(check_log, checked, command, log, statuses, exit_code, tests)
         durations["parse"] = time.monotonic() - parse_started
-        result.resolved = get_resolution_status(result.tests) == ResolvedStatus.FULL.value and not result.integrity_problems
+        result.resolved = passed and not result.integrity_problems
         result.status = "resolved" if result.resolved else "unresolved"
         result.reward = 1.0 if result.resolved else 0.0
         return self._finish(result, started)
+    def _fail_to_pass(self, instance: dict[str, Any], statuses: dict[str, str], result: RewardResult) -> bool:
+        """swebench's F2P/P2P grade (SWE-smith grades by the same functions); FAIL_TO_FAIL and PASS_TO_FAIL,
+        where a row has them (SWE-rebench), are reported and do not count."""
+        graded = {FAIL_TO_PASS: instance["FAIL_TO_PASS"], PASS_TO_PASS: [] if self.config.fail_to_pass_only else instance["PASS_TO_PASS"]}
+        to_fail = {name: instance[name] for name in (FAIL_TO_FAIL, PASS_TO_FAIL) if instance.get(name) is not None}
+        result.tests = get_eval_tests_report(statuses, {**graded, FAIL_TO_FAIL: [], PASS_TO_FAIL: [], **to_fail}, calculate_to_fail=bool(to_fail))
+        result.test_statuses = {test: statuses.get(test) for test in graded[FAIL_TO_PASS] + graded[PASS_TO_PASS]}
+        return get_resolution_status(result.tests) == ResolvedStatus.FULL.value
+
+    @staticmethod
+    def _log_reader(instance: dict[str, Any]) -> Any:
+        """What the log cross-checks reread the log with: the task's swebench parser by name (its runner
+        follows from it), else its family's parser (the runner then follows from the test command)."""
+        name = instance.get("log_parser") or repo_parser_name(instance["repo"])
+        if name in swebench_parser_names():
+            return name
+        parse = log_parser(instance)
+        return lambda log, test_spec: parse(log)
 
     @staticmethod
     def _finish(result: RewardResult, started: float) -> RewardResult:

@@ -58,6 +58,7 @@ async def toy_instance(cache_dir: str) -> dict[str, Any]:
         "PASS_TO_PASS": ["test_stats.MeanTest.test_empty_is_an_error", "test_stats.ClampTest.test_clamp"],
         "mirror": str(REPO),
         "needs_environment": False,  # stdlib only: no venv, and any image with python3 runs it
+        "family": "swe-bench",  # SWE-bench's shape (the env grades it with its own tests)
     }
 
 

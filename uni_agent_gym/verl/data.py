@@ -1,8 +1,9 @@
-"""SWE-bench rows as verl training data: one parquet row per instance, routed to UniAgentLoop.
+"""Dataset rows of any family as verl training data: one parquet row per task, routed to UniAgentLoop.
 
 verl's `RLHFDataset` reads `prompt` (chat messages; the env writes the real task prompt at reset, so
 this is the problem statement, used by verl for length filtering and logs), and passes `agent_name`
-and `extra_info` to the agent loop, which takes the instance from `extra_info.instance` (JSON).
+and `extra_info` to the agent loop, which takes the task from `extra_info.instance` (JSON). The
+family travels as `extra_info.family` and as `data_source`, so verl reports metrics per family.
 """
 
 from __future__ import annotations
@@ -11,19 +12,16 @@ import json
 from pathlib import Path
 from typing import Any
 
-DATA_SOURCE = "swe-bench"
-
-
 def verl_rows(instances: list[dict[str, Any]], agent_name: str = "uni_agent") -> list[dict[str, Any]]:
     """The rows verl's dataset expects, in the order given."""
     return [
         {
-            "data_source": DATA_SOURCE,
+            "data_source": row.get("family", "swe-bench"),
             "agent_name": agent_name,
             "prompt": [{"role": "user", "content": row["problem_statement"]}],
             "ability": "software-engineering",
             "reward_model": {"style": "rule", "ground_truth": row["instance_id"]},
-            "extra_info": {"index": index, "instance_id": row["instance_id"], "instance": json.dumps(row)},
+            "extra_info": {"index": index, "instance_id": row["instance_id"], "family": row.get("family", "swe-bench"), "instance": json.dumps(row)},
         }
         for index, row in enumerate(instances)
     ]

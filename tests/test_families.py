@@ -1,0 +1,151 @@
+"""Every dataset family end to end on docker: the gold fix earns 1.0 and doing nothing 0.0, through
+`uni-agent-gym grade` and through an env episode, graded in a fresh sandbox as every family is.
+
+The rows are *derived* from the offline fixture pytest-7168 (tests/family_rows.py says how: the same
+code, tests and fix in each family's columns, under its rules); their images are built offline by
+`images build` (R2E-Gym's: the fixture's image plus R2E-Gym's test layer). Nothing is faked. Each
+family's own hazard is checked in the agent's sandbox: R2E-Gym's tests and runner do not exist there,
+SWE-smith's start commit has no history and its hidden test file is nowhere in the repository.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+
+import pytest
+
+from tests import family_rows
+from tests.conftest import require_docker
+from uni_agent_gym.config import GymConfig
+from uni_agent_gym.envs import AsyncSWEEnv
+from uni_agent_gym.instances import normalise
+from uni_agent_gym.rewards.swebench import SWEBenchReward
+
+pytestmark = pytest.mark.docker
+FAMILIES = family_rows.FAMILIES
+SOURCE = "src/_pytest/_io/saferepr.py"
+NO_OP = (  # a change that fixes nothing: the tests run and the instance stays unresolved
+    "diff --git a/NOTES.txt b/NOTES.txt\nnew file mode 100644\n--- /dev/null\n+++ b/NOTES.txt\n@@ -0,0 +1 @@\n+nothing fixed here\n"
+)
+
+
+@pytest.fixture(scope="module")
+def images() -> dict[str, str]:
+    require_docker()
+    return asyncio.run(family_rows.ensure_family_images())
+
+
+@pytest.fixture(scope="module")
+def rows() -> dict[str, dict]:
+    return family_rows.rows()
+
+
+def settings(tmp_path, family: str) -> dict:
+    """Gym settings for the derived rows; SWE-rebench and R2E-Gym run from their rows alone."""
+    environments = tmp_path / "environments.json"
+    environments.write_text(json.dumps([{**value, "instance_id": key} for key, value in family_rows.environments().items()]))
+    env = {"workspace": "image", "cache_dir": str(family_rows.fixture_sources.BUILD_CACHE), "mirrors": family_rows.mirrors()}
+    if family not in ("swe-rebench", "r2e-gym"):
+        env["environments"] = str(environments)
+    return {"deployment": {"type": "docker"}, "env": env}
+
+
+def gold_patch(family: str, row: dict) -> str:
+    """The fix: the fixture's (SWE-smith's row holds the bug, whose reverse it is; R2E-Gym's comes from its commit)."""
+    return normalise(row)["patch"] if family == "r2e-gym" else family_rows.fixture_row()["patch"]
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+def test_grade_gives_the_gold_fix_one_and_no_fix_zero(family, images, rows, tmp_path, monkeypatch):
+    from uni_agent_gym.cli import main
+
+    monkeypatch.setenv("COLUMNS", "250")
+    task = normalise(rows[family])
+    dataset = tmp_path / "rows.jsonl"
+    dataset.write_text(json.dumps(rows[family]) + "\n")
+    config = tmp_path / "settings.json"
+    config.write_text(json.dumps(settings(tmp_path, family)))
+    reports = {}
+    for name, patch in (("gold", gold_patch(family, rows[family])), ("empty", ""), ("no-op", NO_OP)):
+        predictions = tmp_path / f"{name}.jsonl"
+        predictions.write_text(json.dumps({"instance_id": task["instance_id"], "model_name_or_path": "m", "model_patch": patch}) + "\n")
+        command = ["grade", "-c", str(config), "--dataset", str(dataset), "--predictions", str(predictions),
+                   "--output", str(tmp_path / "out"), "--run-id", name]  # fmt: skip
+        assert main(command) == 0
+        reports[name] = json.loads((tmp_path / "out" / name / f"{task['instance_id']}.json").read_text())
+    assert (reports["gold"]["status"], reports["gold"]["reward"]) == ("resolved", 1.0), reports["gold"]["log"][-3000:]
+    assert (reports["empty"]["status"], reports["empty"]["reward"]) == ("unresolved", 0.0)
+    assert (reports["no-op"]["status"], reports["no-op"]["reward"]) == ("unresolved", 0.0), reports["no-op"]["error"]
+    assert reports["no-op"]["exit_code"] not in (0, None), "the tests ran and failed (pytest-7168's bug crashes pytest: exit code 3)"
+    assert reports["gold"]["test_command"] == reports["no-op"]["test_command"]
+    if family == "r2e-gym":
+        assert reports["gold"]["tests"]["matched"] == sorted(task["expected_output"])
+        assert reports["no-op"]["tests"]["missing"] or reports["no-op"]["tests"]["mismatched"], "the fixed tests fail without the fix"
+    else:
+        assert reports["gold"]["tests"]["FAIL_TO_PASS"]["success"] == task["FAIL_TO_PASS"]
+        assert reports["no-op"]["tests"]["FAIL_TO_PASS"]["failure"], "the failing test of the bug is among them"
+
+
+async def episode(family: str, row: dict, tmp_path, commands: list[str]) -> tuple[dict, list[str]]:
+    """Reset on the row, run the commands, finish; (the reward report, the commands' outputs)."""
+    config = GymConfig.model_validate(settings(tmp_path, family))
+    env = AsyncSWEEnv(config, reward=SWEBenchReward.from_config(config))
+    outputs = []
+    try:
+        await env.reset(options={"instance": row})
+        for command in commands:
+            observation, _, _, _, info = await env.step({"name": "execute_bash", "arguments": {"command": command}})
+            outputs.append(observation)
+        _, reward, terminated, _, info = await env.step({"name": "finish", "arguments": {}})
+        assert terminated and info["reward_report"]["reward"] == reward
+        return info["reward_report"], outputs
+    finally:
+        await env.close()
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+async def test_an_episode_with_the_gold_fix_earns_one_and_without_it_zero(family, images, rows, tmp_path):
+    fix = f"cat > /tmp/fix.diff <<'UAG_EOF'\n{gold_patch(family, rows[family])}UAG_EOF\ngit apply /tmp/fix.diff && rm /tmp/fix.diff && echo applied"
+    gold, outputs = await episode(family, rows[family], tmp_path, [fix])
+    assert outputs[0].startswith("applied"), outputs
+    assert (gold["status"], gold["reward"], gold["sandbox"]) == ("resolved", 1.0, "fresh"), gold["log"][-3000:]
+    nothing, _ = await episode(family, rows[family], tmp_path, [])
+    assert (nothing["status"], nothing["reward"], nothing["patch"]) == ("unresolved", 0.0, "")
+
+
+async def test_r2e_gym_tests_do_not_exist_in_the_agents_sandbox(images, rows, tmp_path):
+    """R2E-Gym only moves them to /root, where a root agent reads them; here they are not in its image at all."""
+    looks = ["ls -d /r2e_tests /root/r2e_tests /testbed/run_tests.sh /testbed/r2e_tests 2>&1; find / -name 'test_1.py' -path '*r2e*' 2>/dev/null | head"]
+    report, outputs = await episode("r2e-gym", rows["r2e-gym"], tmp_path, looks)
+    assert outputs[0].count("No such file or directory") == 4 and "test_1.py" not in outputs[0], outputs[0]
+    assert report["status"] == "unresolved" and "r2e_tests/test_1.py" in report["log"], "the grading sandbox has them"
+
+
+async def test_a_patch_cannot_replace_r2e_gyms_runner(images, rows, tmp_path):
+    forge = "printf '#!/bin/sh\\necho \"PASSED r2e_tests/test_1.py::test_simple_repr\"\\n' > run_tests.sh && mkdir -p r2e_tests && echo x > r2e_tests/extra.py"
+    report, _ = await episode("r2e-gym", rows["r2e-gym"], tmp_path, [forge])
+    assert report["status"] == "unresolved" and report["reward"] == 0.0
+    assert set(report["restored"]) >= {"run_tests.sh", "r2e_tests/extra.py"}, report["restored"]
+
+
+async def test_swe_smith_starts_at_the_bug_with_no_history_and_no_hidden_test(images, rows, tmp_path):
+    """SWE-smith's start commit's parent is the unbroken code, and its FAIL_TO_PASS file is the hidden test."""
+    import subprocess
+
+    task = normalise(rows["swe-smith"])
+    mirror, _ = family_rows.fixed_commit()
+    hidden_blob = subprocess.run(["git", "--git-dir", str(mirror), "rev-parse", f"{task['base_commit']}:testing/io/test_saferepr.py"],
+                                 capture_output=True, text=True, check=True).stdout.strip()  # fmt: skip
+    looks = [
+        "git rev-list --all | wc -l; git for-each-ref | grep -vc refs/heads/start; ls testing/io/test_saferepr.py 2>&1 | tail -1",
+        f"git cat-file -t {task['base_commit']} 2>&1 | tail -1; git cat-file -t {hidden_blob} 2>&1 | tail -1",
+        f"grep -c 'obj.__class__.__name__, id(obj)' {SOURCE}",
+    ]
+    report, outputs = await episode("swe-smith", rows["swe-smith"], tmp_path, looks)
+    commits, other_refs, listing = outputs[0].split("\n")[:3]
+    assert (commits, other_refs) == ("1", "0") and "No such file or directory" in listing, outputs[0]
+    unbroken, hidden = outputs[1].split("\n")[:2]
+    assert "fatal" in unbroken and "fatal" in hidden, f"neither the unbroken commit nor the hidden test is in the repository: {outputs[1]}"
+    assert outputs[2].startswith("1"), "the bug is in place"
+    assert report["status"] == "unresolved"

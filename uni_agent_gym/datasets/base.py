@@ -1,0 +1,159 @@
+"""What every dataset family shares: the task a row becomes, the row checks, swebench's parsers by name.
+
+A family module (`swebench.py`, `swe_gym.py`, `swe_rebench.py`, `swe_smith.py`, `r2e_gym.py`) turns a
+row of its dataset into a *task*: the row as a plain dict (it crosses parquet and JSON boundaries) with
+the keys below filled in, which the env, the image builder, the reward, `grade`, `eval`,
+`prepare-data` and `UniAgentLoop` read. Source columns keep their meaning; what a family derives goes
+under its own key, so normalising a task again gives the same task.
+
+| key | what |
+|---|---|
+| `family` | the family's name (`swe-bench`, `swe-gym`, `swe-rebench`, `swe-smith`, `r2e-gym`) |
+| `instance_id`, `repo`, `problem_statement` | as in SWE-bench |
+| `base_commit` | the commit the family's image (or a mirror) holds the repository at |
+| `FAIL_TO_PASS`, `PASS_TO_PASS` | lists of test names (empty for R2E-Gym, graded by `expected_output`) |
+| `test_patch` | the hidden tests as a diff, applied when grading ("" when the family brings them otherwise) |
+| `image_name` | the family's image of the instance (`workspace: image`) |
+| `workdir` | where the repository is in that image |
+| `test_command` | the family's test command for this instance, or None: the environment's (swebench's specs) |
+| `log_parser` | a swebench parser name (`parse_log_pytest`), `swesmith` (the repository's profile) or `r2e-gym` |
+| `grading` | `fail-to-pass` (swebench's F2P/P2P rules) or `expected-output` (R2E-Gym's exact comparison) |
+| `start_patch`, `hidden_files` | a start state made from `base_commit` (SWE-smith: the bug applied, its tests removed) |
+| `reset_files` | test files returned to the start commit before grading besides those of `test_patch` |
+| `hidden_paths` | paths of the image that must not exist in the agent's sandbox (R2E-Gym's tests and runner) |
+| `protected_paths` | repository paths a patch may not change (the family's runner files) |
+| `environment` | an environment recipe carried by the row (SWE-rebench), in the environments-file shape |
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import re
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from uni_agent_gym.errors import UniAgentGymError
+
+_DIFF_FILE = re.compile(r"^diff --git a/(\S+) b/(\S+)$", re.MULTILINE)
+Parser = Callable[[str], dict[str, str]]  # a test log -> {test name: status}
+FAIL_TO_PASS_GRADING, EXPECTED_OUTPUT_GRADING = "fail-to-pass", "expected-output"
+IMAGE_REPO_DIR = "/testbed"
+
+
+class InstanceError(UniAgentGymError, ValueError):
+    """A dataset row is unusable; the message names the instance and the field."""
+
+
+@dataclass(frozen=True)
+class Family:
+    """One dataset family: how its rows are recognised and turned into tasks, and what it offers."""
+
+    name: str
+    recognise: Callable[[dict[str, Any]], str | None]  # the columns that decided, or None: not this family's row
+    normalise: Callable[[dict[str, Any]], dict[str, Any]]
+    parser: Callable[[dict[str, Any]], Parser]  # the log parser of a task
+    columns: str  # how a row is recognised, for `uni-agent-gym datasets`
+    images: str  # the family's image names
+    offline: str  # what `images build` can make of its rows here
+
+
+def patch_files(diff: str) -> list[str]:
+    """The paths a unified git diff touches (the `b/` side), in order."""
+    return [match.group(2) for match in _DIFF_FILE.finditer(diff)]
+
+
+def row_id(row: dict[str, Any]) -> str:
+    return str(row.get("instance_id") or "<no instance_id>")
+
+
+def require(row: dict[str, Any], fields: Iterable[str], *, instance_id: str | None = None, may_be_empty: Iterable[str] = ()) -> None:
+    """Every field present and not None (and not "" unless it may be empty), else one error naming them all."""
+    empty_ok = set(may_be_empty)
+    missing = [name for name in fields if row.get(name) is None or (row.get(name) == "" and name not in empty_ok)]
+    if missing:
+        raise InstanceError(f"Instance {instance_id or row_id(row)!r}: missing field(s) {', '.join(missing)}")
+
+
+def list_of_tests(instance_id: str, field: str, value: Any) -> list[str]:
+    """A list of test names from a list or its JSON string."""
+    if isinstance(value, str):
+        try:
+            value = json.loads(value)
+        except json.JSONDecodeError as exc:
+            raise InstanceError(f"Instance {instance_id!r}: field {field} is not a JSON list ({exc})") from None
+    if not isinstance(value, list) or not all(isinstance(test, str) for test in value):
+        raise InstanceError(f"Instance {instance_id!r}: field {field} expects a list of test names, got {type(value).__name__}")
+    return list(value)
+
+
+def json_field(instance_id: str, field: str, value: Any, expected: type) -> Any:
+    """A field that may arrive as a JSON string of a list or object (parquet and HF rows keep them as text)."""
+    if isinstance(value, str):
+        try:
+            value = json.loads(value)
+        except json.JSONDecodeError as exc:
+            raise InstanceError(f"Instance {instance_id!r}: field {field} is not valid JSON ({exc})") from None
+    if not isinstance(value, expected):
+        raise InstanceError(f"Instance {instance_id!r}: field {field} expects a JSON {expected.__name__}, got {type(value).__name__}")
+    return value
+
+
+def check_diffs(instance_id: str, row: dict[str, Any], fields: Iterable[str]) -> None:
+    """Each named field, where set, must be a git diff (an unparseable patch would grade as nothing)."""
+    for name in fields:
+        if row.get(name) and not patch_files(row[name]):
+            raise InstanceError(f"Instance {instance_id!r}: field {name} is not a git diff (no 'diff --git' header)")
+
+
+def swebench_image_name(instance_id: str, separator: str = "_1776_", namespace: str = "swebench") -> str:
+    """`<namespace>/sweb.eval.x86_64.<id>:latest` with `__` as `separator`, lower case (the official scheme)."""
+    return f"{namespace}/sweb.eval.x86_64.{instance_id.replace('__', separator).lower()}:latest"
+
+
+def swebench_parser(name: str, instance_id: str = "") -> Parser:
+    """swebench's log parser of that name (any language), as `log -> statuses`; a name swebench does not
+    have is an error naming it (a typo must not grade every log as empty)."""
+    parsers = _swebench_parsers()
+    if name not in parsers:
+        where = f"Instance {instance_id!r}: " if instance_id else ""
+        raise InstanceError(f"{where}log parser {name!r} is not one of swebench's parsers (such as parse_log_pytest)")
+    function = parsers[name]
+    return lambda log: function(log, None)
+
+
+def swebench_parser_names() -> set[str]:
+    """The names of every swebench log parser (`parse_log_pytest`, `parse_log_django`, ...)."""
+    return set(_swebench_parsers())
+
+
+@functools.cache
+def _swebench_parsers() -> dict[str, Callable[..., dict[str, str]]]:
+    import swebench.harness.log_parsers as log_parsers
+
+    modules = (log_parsers.c, log_parsers.go, log_parsers.java, log_parsers.javascript, log_parsers.php, log_parsers.python,
+               log_parsers.ruby, log_parsers.rust)  # fmt: skip
+    return {name: value for module in modules for name, value in vars(module).items() if name.startswith("parse_log_") and callable(value)}
+
+
+def swebench_columns(row: dict[str, Any]) -> bool:
+    """Whether a row has the SWE-bench columns (the families built on SWE-bench's schema share them)."""
+    return all(name in row for name in ("instance_id", "repo", "base_commit", "test_patch", "FAIL_TO_PASS", "PASS_TO_PASS"))
+
+
+def fail_to_pass_task(row: dict[str, Any], family: str, *, required: Iterable[str], image_name: str) -> dict[str, Any]:
+    """The checked task of a row with SWE-bench's columns: test lists as lists, patches verified as diffs."""
+    instance_id = row_id(row)
+    require(row, required, may_be_empty=("FAIL_TO_PASS", "PASS_TO_PASS", "test_patch"))  # graded by visible tests: no test_patch
+    task = dict(row)
+    for name in ("FAIL_TO_PASS", "PASS_TO_PASS"):
+        task[name] = list_of_tests(instance_id, name, row[name])
+    if not task["FAIL_TO_PASS"]:
+        raise InstanceError(f"Instance {instance_id!r}: field FAIL_TO_PASS is empty (nothing could show a fix)")
+    if row.get("version") is not None:
+        task["version"] = str(row["version"])
+    check_diffs(instance_id, row, ("patch", "test_patch"))
+    task.update(family=family, image_name=row.get("image_name") or image_name, workdir=IMAGE_REPO_DIR, grading=FAIL_TO_PASS_GRADING)
+    task.setdefault("test_command", None)
+    return task
