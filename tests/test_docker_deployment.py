@@ -6,7 +6,7 @@ import asyncio
 
 import pytest
 
-from uni_agent_gym.deployments.docker import LABEL, RUN_ID_LABEL, cleanup, docker_client
+from uni_agent_gym.deployments.docker import LABEL, RUN_ID_LABEL, docker_client
 from uni_agent_gym.errors import ImageNotFoundError, SandboxDiedError
 
 

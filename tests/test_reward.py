@@ -194,3 +194,28 @@ def test_log_integrity_checks(log, exit_code, problem):
 def test_pytest_summary_counts():
     assert pytest_summary("x\n== 3 passed, 1 failed, 2 warnings, 1 error in 0.52s ==\n") == {"passed": 3, "failed": 1, "warnings": 2, "error": 1}
     assert pytest_summary("no summary here") is None
+
+
+@pytest.mark.parametrize(
+    "outcomes, resolved",
+    [
+        ({"F1": "PASSED", "F2": "PASSED", "P1": "PASSED"}, True),
+        ({"F1": "SKIPPED", "F2": "SKIPPED", "P1": "PASSED"}, False),  # swebench alone grades this resolved
+        ({"F1": "PASSED", "F2": "SKIPPED", "P1": "PASSED"}, False),
+        ({"F1": "PASSED", "P1": "PASSED"}, False),  # F2 missing from the log
+        ({"F1": "PASSED", "F2": "XFAIL", "P1": "PASSED"}, True),
+        ({"F1": "PASSED", "F2": "PASSED", "P1": "FAILED"}, False),
+    ],
+    ids=["all-pass", "f2p-all-skipped", "f2p-one-skipped", "f2p-missing", "xfail-counts-as-pass", "p2p-broken"],
+)
+def test_a_skipped_fail_to_pass_test_has_not_passed(outcomes, resolved):
+    """A patch can make the hidden tests skip (raise SkipTest from the code under test); that is no fix."""
+    from swebench.harness.grading import get_resolution_status
+
+    from uni_agent_gym.rewards.swebench import grade_fail_to_pass
+
+    instance = {"FAIL_TO_PASS": ["F1", "F2"], "PASS_TO_PASS": ["P1"]}
+    if outcomes == {"F1": "SKIPPED", "F2": "SKIPPED", "P1": "PASSED"}:
+        naive = get_eval_tests_report(outcomes, instance)
+        assert get_resolution_status(naive) == "RESOLVED_FULL", "the hole is real in swebench's grading"
+    assert grade_fail_to_pass(instance, outcomes)[0] is resolved

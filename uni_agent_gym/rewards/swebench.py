@@ -91,6 +91,21 @@ class RewardResult:
         return dataclasses.asdict(self)
 
 
+def grade_fail_to_pass(instance: dict[str, Any], statuses: dict[str, str], *, fail_to_pass_only: bool = False) -> tuple[bool, dict, dict]:
+    """(resolved, swebench's per-test report, each graded test's parsed outcome) by swebench's F2P/P2P
+    grading (SWE-smith grades by the same functions); FAIL_TO_FAIL and PASS_TO_FAIL, where a row has them
+    (SWE-rebench), are reported and do not count. One hole closed: swebench counts a skipped test as
+    neither passed nor failed, so FAIL_TO_PASS tests that a patch makes skip (raising SkipTest, say)
+    would grade as resolved; they have not passed, so here they failed."""
+    graded = {FAIL_TO_PASS: instance["FAIL_TO_PASS"], PASS_TO_PASS: [] if fail_to_pass_only else instance["PASS_TO_PASS"]}
+    to_fail = {name: instance[name] for name in (FAIL_TO_FAIL, PASS_TO_FAIL) if instance.get(name) is not None}
+    report = get_eval_tests_report(statuses, {**graded, FAIL_TO_FAIL: [], PASS_TO_FAIL: [], **to_fail}, calculate_to_fail=bool(to_fail))
+    fail_to_pass = report[FAIL_TO_PASS]
+    fail_to_pass["failure"] += [test for test in graded[FAIL_TO_PASS] if test not in fail_to_pass["success"] + fail_to_pass["failure"]]
+    outcomes = {test: statuses.get(test) for test in graded[FAIL_TO_PASS] + graded[PASS_TO_PASS]}
+    return get_resolution_status(report) == ResolvedStatus.FULL.value, report, outcomes
+
+
 class SWEBenchReward:
     """Grades a finished episode (an env `Reward`: returns the report, with "reward") or a prediction."""
 
@@ -267,7 +282,7 @@ class SWEBenchReward:
             # its names are not pytest's node ids: the runner's own report and exit code are what can be checked
             checked, tests = r2e_gym.RUNNER, []
         else:
-            passed = self._fail_to_pass(instance, statuses, result)
+            passed, result.tests, result.test_statuses = grade_fail_to_pass(instance, statuses, fail_to_pass_only=self.config.fail_to_pass_only)
             checked, tests = self._log_reader(instance), list(result.test_statuses)
         result.integrity_problems = await asyncio.to_thread(check_log, checked, command, log, statuses, exit_code, tests)
         durations["parse"] = time.monotonic() - parse_started
@@ -275,15 +290,6 @@ class SWEBenchReward:
         result.status = "resolved" if result.resolved else "unresolved"
         result.reward = 1.0 if result.resolved else 0.0
         return self._finish(result, started)
-    def _fail_to_pass(self, instance: dict[str, Any], statuses: dict[str, str], result: RewardResult) -> bool:
-        """swebench's F2P/P2P grade (SWE-smith grades by the same functions); FAIL_TO_FAIL and PASS_TO_FAIL,
-        where a row has them (SWE-rebench), are reported and do not count."""
-        graded = {FAIL_TO_PASS: instance["FAIL_TO_PASS"], PASS_TO_PASS: [] if self.config.fail_to_pass_only else instance["PASS_TO_PASS"]}
-        to_fail = {name: instance[name] for name in (FAIL_TO_FAIL, PASS_TO_FAIL) if instance.get(name) is not None}
-        result.tests = get_eval_tests_report(statuses, {**graded, FAIL_TO_FAIL: [], PASS_TO_FAIL: [], **to_fail}, calculate_to_fail=bool(to_fail))
-        result.test_statuses = {test: statuses.get(test) for test in graded[FAIL_TO_PASS] + graded[PASS_TO_PASS]}
-        return get_resolution_status(result.tests) == ResolvedStatus.FULL.value
-
     @staticmethod
     def _log_reader(instance: dict[str, Any]) -> Any:
         """What the log cross-checks reread the log with: the task's swebench parser by name (its runner
