@@ -111,13 +111,36 @@ def container_run_id(request, monkeypatch) -> str:
         pytest.fail(f"{request.node.nodeid} left {len(left)} container(s) behind: {[c['Names'] for c in left]} (removed now)")
 
 
+def stale_test_containers() -> list[dict]:
+    """Containers of an earlier pytest session on this machine whose process is gone (killed mid-test,
+    e.g. by a machine restart): nothing will ever remove them but us."""
+    from uni_agent_gym.deployments.docker import RUN_ID_LABEL
+
+    def session_gone(container: dict) -> bool:
+        run_id = (container.get("Labels") or {}).get(RUN_ID_LABEL) or ""
+        prefix, _, rest = run_id.partition("-")
+        pid = rest.split("-", 1)[0]
+        return prefix == "pytest" and pid.isdigit() and not os.path.exists(f"/proc/{pid}")
+
+    return [c for c in labelled_containers() if session_gone(c)]
+
+
 @pytest.fixture(scope="session", autouse=True)
 def no_container_left_behind():
-    """After the whole suite, no container of this session may remain (under CI=true: none at all)."""
+    """Before the suite, containers a killed earlier session left are removed (and named); after it, no
+    container of this session may remain (under CI=true: none that was not there before the suite)."""
+    before: set[str] = set()
+    if docker_engine_reachable():
+        stale = stale_test_containers()
+        for container in stale:
+            remove_container(container)
+        if stale:
+            print(f"\nremoved {len(stale)} container(s) a killed earlier test session left: {[c['Names'] for c in stale]}")
+        before = {c["Id"] for c in labelled_containers()}
     yield
     if not docker_engine_reachable():
         return
-    left = labelled_containers() if IN_CI else containers_of(SESSION_RUN_ID)
+    left = [c for c in labelled_containers() if c["Id"] not in before] if IN_CI else containers_of(SESSION_RUN_ID)
     assert not left, f"containers left behind by the tests: {[(c['Names'], c.get('Labels')) for c in left]}"
 
 

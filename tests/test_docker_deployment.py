@@ -166,3 +166,22 @@ async def test_changes_read_from_the_overlay_layers_are_what_docker_diff_lists(d
     assert set(overlay.changes(layers)) == daemon
     assert ("D", "/usr/share/doc/xz-utils") in daemon and ("A", "/srv/new/deeper/f") in daemon
     assert await asyncio.to_thread(deployment.changes) == overlay.changes(layers)
+
+
+def test_containers_of_a_killed_test_session_are_found_and_those_of_a_live_one_are_not(docker_image, container_run_id):
+    """A pytest killed mid-test (a machine restart) leaves its containers; the next session removes them
+    before it starts, so its own end-of-suite check does not blame its last test for them."""
+    from tests.conftest import remove_container, stale_test_containers
+
+    dead_pid = 4_000_000  # above Linux's pid_max: no process has it
+    client = docker_client()
+    made = [
+        client.api.create_container(docker_image, command="true", labels={LABEL: "1", RUN_ID_LABEL: run_id})
+        for run_id in (f"pytest-{dead_pid}-abcd-t19", f"{container_run_id}-live")
+    ]
+    try:
+        stale = {c["Id"] for c in stale_test_containers()}
+        assert made[0]["Id"] in stale and made[1]["Id"] not in stale
+    finally:
+        for container in made:
+            remove_container(container)
