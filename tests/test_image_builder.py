@@ -141,3 +141,36 @@ async def test_r2e_gym_rows_are_refused_by_the_builder_with_the_reason(tmp_path)
     config = GymConfig.model_validate({"env": {"cache_dir": str(tmp_path)}})
     with pytest.raises(ImageBuildError, match="r2e-gym keeps its tests only in its image uni-agent-gym-derived/pytest_final:.*pull the image"):
         await build_instance_image(task, config, {}, log=lambda m: None)
+
+
+@pytest.mark.parametrize(
+    "errors, added, raises",
+    [
+        (["toml", "typed_ast"], ["toml", "typed_ast"], False),  # each missing package fetched once, then it builds
+        (["toml", "toml"], ["toml"], True),  # fetched and still missing: the build's own error
+        ([None], [], True),  # any other failure is not retried
+    ],
+)
+async def test_a_package_the_install_needs_but_the_pins_lack_is_added_and_the_build_retried(tmp_path, monkeypatch, errors, added, raises):
+    """A fixture's pins hold its environment, not its repository's own dependencies (pytest 6.2.5 needs toml):
+    a new machine's build must fetch them rather than rely on another instance's wheels. Docker and the
+    index are stood in for here; tests/conftest.py's `fixture_images` builds the real ones."""
+    from uni_agent_gym.envs import image_builder
+
+    failures, fetched = list(errors), []
+
+    def fake_build(context, name, log):
+        if failures:
+            package = failures.pop(0)
+            detail = f"ERROR: No matching distribution found for {package}" if package else "gcc: error"
+            raise ImageBuildError(f"docker build of {name} failed: non-zero code\n{detail}")
+
+    monkeypatch.setattr(image_builder, "docker_build", fake_build)
+    monkeypatch.setattr(image_builder, "download_wheelhouse", lambda requirements, *args, **kwargs: fetched.extend(requirements))
+    build = image_builder._build_adding_what_the_install_lacks(tmp_path, "some/image", "3.11", lambda message: None)
+    if raises:
+        with pytest.raises(ImageBuildError):
+            await build
+    else:
+        await build
+    assert fetched == added

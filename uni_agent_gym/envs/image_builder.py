@@ -290,9 +290,33 @@ async def build_instance_image(
         (context / "Dockerfile").write_text(dockerfile(environment, spec, history_mode(instance, config)))
         (context / "clean-history.sh").write_text(CLEAN_SCRIPT)
         log(f"{instance_id}: docker build {name} (network off)")
-        await asyncio.to_thread(docker_build, context, name, log)
+        await _build_adding_what_the_install_lacks(context, name, spec.python, log)
     log(f"{instance_id}: built {name} in {time.monotonic() - started:.0f} s")
     return name
+
+
+MISSING_DISTRIBUTION = re.compile(r"No matching distribution found for (\S+)")
+MAX_ADDED_REQUIREMENTS = 10
+
+
+async def _build_adding_what_the_install_lacks(context: Path, name: str, python: str, log: Callable[[str], None]) -> None:
+    """`docker build`; where the project's own install needs a package its pins lack (pytest 6.2's `toml`,
+    sphinx 3's `typed_ast`: dependencies of the repository, not of its environment), that package and its
+    dependencies go into the instance's wheelhouse and the build runs again (its cached steps are free)."""
+    added: list[str] = []
+    while True:
+        try:
+            await asyncio.to_thread(docker_build, context, name, log)
+            return
+        except ImageBuildError as error:
+            missing = MISSING_DISTRIBUTION.search(str(error))
+            if not missing or missing.group(1) in added or len(added) >= MAX_ADDED_REQUIREMENTS:
+                raise
+            requirement = missing.group(1)
+            added.append(requirement)
+            log(f"  the install needs {requirement}, which the pins lack: adding it to the instance's wheelhouse")
+            async with _lock("pip download"):
+                await asyncio.to_thread(download_wheelhouse, [requirement], python, context / "wheelhouse", log, dependencies=True)
 
 
 async def build_instance_images(
