@@ -4,8 +4,11 @@ model server), on real fixture instances in docker, and the ReAct agent's budget
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
+
+import pytest
 
 from tests import fixture_sources
 from tests.conftest import require_docker
@@ -162,7 +165,8 @@ def test_ctrl_c_releases_sandboxes_and_keeps_finished_results(tmp_path, docker_i
                                         "deployment": {"type": "docker", "image": docker_image, "run_id": run_id, "command_timeout": 900}}))  # fmt: skip
         command = [sys.executable, "-m", "uni_agent_gym.cli", "eval", "-c", str(settings), "--dataset", str(dataset),
                    "--workers", "2", "--output", str(output)]  # fmt: skip
-        process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        # PYTHONFAULTHANDLER: should the run not stop, SIGABRT makes it print every thread's stack (see below)
+        process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env={**os.environ, "PYTHONFAULTHANDLER": "1"})
         deadline = time.monotonic() + 120
         while not (output / "trajectories" / f"{toy.INSTANCE_ID}.json").exists() or not any(r["key"] == "second copy" for r in endpoint.requests):
             assert time.monotonic() < deadline and process.poll() is None, "the run should be busy with the hanging episode"
@@ -171,7 +175,11 @@ def test_ctrl_c_releases_sandboxes_and_keeps_finished_results(tmp_path, docker_i
         labelled = {"label": [f"uni-agent-gym.run-id={run_id}"]}
         assert len(docker_client().containers.list(filters=labelled)) == 1
         process.send_signal(signal.SIGINT)
-        out, _ = process.communicate(timeout=120)
+        try:
+            out, _ = process.communicate(timeout=120)
+        except subprocess.TimeoutExpired:
+            process.send_signal(signal.SIGABRT)
+            pytest.fail("eval did not stop within 120 s of SIGINT; where it was:\n" + process.communicate()[0][-20000:])
         assert process.returncode == 130 and "interrupted" in out, out
         assert docker_client().containers.list(all=True, filters=labelled) == []
         assert not (output / "trajectories" / "uni-agent-gym__toy-2.json").exists()
