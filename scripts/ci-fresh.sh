@@ -4,7 +4,7 @@
 # system packages), clone main afresh beside ../shared, run .ci/run in the clone, and print the wall
 # time of each phase.
 #
-#   scripts/ci-fresh.sh            # the whole rehearsal (about 40 minutes on a 2-core machine)
+#   scripts/ci-fresh.sh            # the whole rehearsal (about 50 minutes on a 2-core machine)
 #   scripts/ci-fresh.sh --keep     # keep the clone (its path is printed) to look into afterwards
 #
 # It removes shared state of this machine: do not run it while another test run uses Docker here.
