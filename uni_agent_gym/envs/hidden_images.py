@@ -22,10 +22,10 @@ from docker.utils import parse_repository_tag
 
 from uni_agent_gym.deployments.docker import docker_client, image_exists
 from uni_agent_gym.errors import ImageNotFoundError
+from uni_agent_gym.named_locks import named_lock
 
 HIDDEN_LABEL = "uni-agent-gym.hidden"  # the paths removed, as JSON
 SOURCE_LABEL = "uni-agent-gym.hidden.source"  # the id of the image they were removed from
-_locks: dict[str, asyncio.Lock] = {}
 _known: dict[tuple[str, str], str] = {}  # what was answered in this process
 
 
@@ -71,6 +71,6 @@ async def image_without(image: str, paths: list[str]) -> str:
     key = (image, json.dumps(sorted(paths)))
     if key in _known:
         return _known[key]
-    async with _locks.setdefault(image, asyncio.Lock()):
+    async with named_lock(f"hidden image {image}"):
         _known[key] = await asyncio.to_thread(_derive, image, paths)
     return _known[key]

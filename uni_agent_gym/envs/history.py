@@ -22,11 +22,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from uni_agent_gym.envs.workspace import FIXED_IDENTITY, WorkspaceError, git
+from uni_agent_gym.named_locks import named_lock
 
 START_MESSAGE = "uni-agent-gym start"  # the message of the root commit `history: none` makes
 HISTORY_LABEL = "uni-agent-gym.history"  # on an image: the mode its repository was cleaned to
 SCRIPT_PATH = "/tmp/uni-agent-gym-clean-history.sh"  # where image builds put CLEAN_SCRIPT (and remove it)
-_history_locks: dict[str, asyncio.Lock] = {}
 
 
 @dataclass(frozen=True)
@@ -47,7 +47,7 @@ async def clean_history(mirror: Path, commit: str, mode: str, instance_id: str) 
     except WorkspaceError:
         raise WorkspaceError(f"Instance {instance_id!r}: the mirror {mirror} has no commit {commit}") from None
     target = mirror.with_name(f"{mirror.name.removesuffix('.git')}.history") / f"{mode}-{commit}.git"
-    async with _history_locks.setdefault(str(target), asyncio.Lock()):
+    async with named_lock(f"history {target}"):
         if not (target / "HEAD").exists():
             await _make_clean_repository(mirror, commit, mode, target)
     start = (await git("--git-dir", str(target), "rev-parse", "refs/heads/start")).strip()

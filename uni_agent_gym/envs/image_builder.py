@@ -42,6 +42,7 @@ from uni_agent_gym.envs.workspace import history_mode, mirror_repository
 from uni_agent_gym.errors import UniAgentGymError
 from uni_agent_gym.instances import image_name
 from uni_agent_gym.specs import EnvironmentSpec, environment_spec
+from uni_agent_gym.named_locks import named_lock
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -49,7 +50,6 @@ else:  # pragma: no cover - Python 3.10
     import tomli as tomllib
 
 DEFAULT_BUILD_REQUIREMENTS = ["setuptools", "wheel"]
-_locks: dict[tuple[int, str], asyncio.Lock] = {}
 ENVIRONMENT_LABEL = "uni-agent-gym.environment"
 OFFLINE_PIP = "PIP_NO_INDEX=1 PIP_FIND_LINKS=/opt/wheelhouse PIP_DISABLE_PIP_VERSION_CHECK=1"
 
@@ -182,12 +182,12 @@ def dockerfile(environment: str, spec: EnvironmentSpec, history: str = "ancestry
 async def ensure_environment_image(spec: EnvironmentSpec, base: str, cache_dir: Path, log: Callable[[str], None]) -> str:
     """The environment image of `spec`, built once (instances sharing Python and packages share it)."""
     name = environment_image_name(spec)
-    async with _lock(name):
+    async with named_lock(f"environment {name}"):
         if await asyncio.to_thread(image_exists, name):
             return name
         started = time.monotonic()
         wheelhouse = cache_dir / "wheelhouse" / f"py{spec.python}" / f"env-{environment_key(spec)}"
-        async with _lock("pip download"):  # one download at a time: pip's cache and the index are shared
+        async with named_lock("pip download"):  # one download at a time: pip's cache and the index are shared
             await asyncio.to_thread(download_wheelhouse, spec.requirements, spec.python, wheelhouse, log)
             await asyncio.to_thread(download_wheelhouse, DEFAULT_BUILD_REQUIREMENTS, spec.python, wheelhouse / "build", log, dependencies=True)
         with tempfile.TemporaryDirectory(prefix="env-", dir=cache_dir) as scratch:  # beside the wheelhouse: hard links work
@@ -211,11 +211,6 @@ def _link_wheels(sources: list[Path], target: Path) -> None:
                     os.link(item, target / item.name)
                 except OSError:
                     shutil.copy2(item, target / item.name)
-
-
-def _lock(name: str) -> asyncio.Lock:
-    """A lock of this event loop (tests and `asyncio.run` callers use several loops in one process)."""
-    return _locks.setdefault((id(asyncio.get_running_loop()), name), asyncio.Lock())
 
 
 def _digest(requirements: list[str]) -> str:
@@ -284,7 +279,7 @@ async def build_instance_image(
         build_requirements = spec.build_requirements or project_build_requirements(context / "testbed")
         wheelhouse = cache_dir / "wheelhouse" / f"py{spec.python}" / "build"
         log(f"{instance_id}: on {environment} ({spec.source}), {len(build_requirements)} packages for the build")
-        async with _lock("pip download"):
+        async with named_lock("pip download"):
             await asyncio.to_thread(download_wheelhouse, build_requirements, spec.python, wheelhouse / _digest(build_requirements), log, dependencies=True)
         await asyncio.to_thread(_link_wheels, [wheelhouse / _digest(build_requirements)], context / "wheelhouse")
         (context / "Dockerfile").write_text(dockerfile(environment, spec, history_mode(instance, config)))
@@ -315,7 +310,7 @@ async def _build_adding_what_the_install_lacks(context: Path, name: str, python:
             requirement = missing.group(1)
             added.append(requirement)
             log(f"  the install needs {requirement}, which the pins lack: adding it to the instance's wheelhouse")
-            async with _lock("pip download"):
+            async with named_lock("pip download"):
                 await asyncio.to_thread(download_wheelhouse, [requirement], python, context / "wheelhouse", log, dependencies=True)
 
 

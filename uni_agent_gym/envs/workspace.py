@@ -28,6 +28,7 @@ from uni_agent_gym.deployments import Deployment, make_deployment
 from uni_agent_gym.deployments.pool import acquire
 from uni_agent_gym.errors import UniAgentGymError
 from uni_agent_gym.instances import image_name
+from uni_agent_gym.named_locks import named_lock
 
 if TYPE_CHECKING:
     from uni_agent_gym.envs.history import CleanHistory
@@ -41,7 +42,6 @@ FIXED_IDENTITY = {
     "GIT_COMMITTER_DATE": "2000-01-01T00:00:00+0000",
 }
 IMAGE_REPO_DIR = "/testbed"
-_mirror_locks: dict[str, asyncio.Lock] = {}
 
 
 class WorkspaceError(UniAgentGymError, RuntimeError):
@@ -77,7 +77,7 @@ async def mirror_repository(repo: str, source: str, cache_dir: str, commit: str 
     is fetched again when the cache lacks `commit` (the source gained branches since)."""
     cache = Path(cache_dir).expanduser() / "mirrors" / f"{repo.replace('/', '__')}.git"
     plain_directory = not _is_git_source(source)
-    async with _mirror_locks.setdefault(str(cache), asyncio.Lock()):
+    async with named_lock(f"mirror {cache}"):
         if cache.exists() and plain_directory and await _directory_changed(cache, source):
             await asyncio.to_thread(shutil.rmtree, cache)
         if cache.exists():
