@@ -41,8 +41,8 @@ from uni_agent_gym.envs.history import CLEAN_SCRIPT, HISTORY_LABEL, SCRIPT_PATH,
 from uni_agent_gym.envs.workspace import history_mode, mirror_repository
 from uni_agent_gym.errors import UniAgentGymError
 from uni_agent_gym.instances import image_name
-from uni_agent_gym.specs import EnvironmentSpec, environment_spec
 from uni_agent_gym.named_locks import named_lock
+from uni_agent_gym.specs import EnvironmentSpec, environment_spec
 
 if sys.version_info >= (3, 11):
     import tomllib

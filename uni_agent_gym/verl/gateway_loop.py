@@ -40,6 +40,7 @@ from uni_agent_gym.errors import ConfigError, DeploymentError
 from uni_agent_gym.gateway.harness import HarnessConfig, HarnessResult, run_harness
 from uni_agent_gym.gateway.server import Gateway, RunningServer
 from uni_agent_gym.gateway.session import Limits, Session
+from uni_agent_gym.named_locks import named_lock
 from uni_agent_gym.verl.agent_loop import UniAgentLoop, _plain, instance_from_sample, reward_summary
 from uni_agent_gym.verl.boundary import render
 
@@ -47,7 +48,6 @@ logger = logging.getLogger(__name__)
 
 ABNORMAL_EXITS = ("env_error", "timeout", "harness_error")
 _servers: "weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, tuple[Gateway, RunningServer]]" = weakref.WeakKeyDictionary()
-_starting: "weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Lock]" = weakref.WeakKeyDictionary()
 
 
 class GatewayLoopConfig(_Strict):
@@ -63,7 +63,7 @@ class GatewayLoopConfig(_Strict):
 async def worker_gateway(tokenizer: Any, host: str, model_name: str) -> tuple[Gateway, RunningServer]:
     """The gateway of this event loop (one verl worker) and its server: started on first use, shared by its samples."""
     loop = asyncio.get_running_loop()
-    async with _starting.setdefault(loop, asyncio.Lock()):
+    async with named_lock("worker gateway"):
         if loop not in _servers:
             gateway = Gateway(tokenizer, model_name=model_name, auto_open=False)
             _servers[loop] = (gateway, await RunningServer(gateway.app, host=host).start())
