@@ -27,9 +27,9 @@ phase() {
 forget_machine() {
   if command -v docker >/dev/null && docker info >/dev/null 2>&1; then
     docker ps -aq --filter label=uni-agent-gym | xargs -r docker rm -f >/dev/null
-    # the images the project names: base images, instance images (official names), anything it labelled
+    # the images the project names: base images, instance images (official swebench/ names), anything it labelled
     docker images --format '{{.Repository}}:{{.Tag}}' \
-      | grep -E '^(uni-agent-gym[-/]|swebench/sweb\.eval\.)' | xargs -r docker rmi -f >/dev/null || true
+      | grep -E '^(uni-agent-gym[-/]|swebench/)' | xargs -r docker rmi -f >/dev/null || true
     docker images -q --filter label=uni-agent-gym.base-recipe | xargs -r docker rmi -f >/dev/null || true
     docker image prune -f >/dev/null
     docker builder prune -af >/dev/null 2>&1 || true

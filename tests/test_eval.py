@@ -140,6 +140,27 @@ async def test_long_observations_are_shortened_for_the_model():
     assert len(trajectory["steps"][0]["observation"]) > 100_000, "the trajectory keeps the whole observation"
 
 
+TASK_DUMP = """
+import asyncio, signal, sys
+from uni_agent_gym import cli
+
+def dump_tasks(signum, frame):  # each task's whole await chain (print_stack shows only its outermost frame)
+    loop = asyncio._get_running_loop()
+    for task in asyncio.all_tasks(loop) if loop else []:
+        print("task", task.get_name(), "waits on", task._fut_waiter)
+        awaited = task.get_coro()
+        while awaited is not None:
+            where = getattr(awaited, "cr_frame", None) or getattr(awaited, "gi_frame", None)
+            if where is not None:
+                print("   ", where.f_code.co_filename, where.f_lineno, where.f_code.co_name)
+            awaited = getattr(awaited, "cr_await", None) or getattr(awaited, "gi_yieldfrom", None)
+    sys.stdout.flush()
+
+signal.signal(signal.SIGUSR1, dump_tasks)
+sys.exit(cli.main(sys.argv[1:]))
+"""
+
+
 def test_ctrl_c_releases_sandboxes_and_keeps_finished_results(tmp_path, docker_image, container_run_id):
     """SIGINT while one episode hangs in a docker sandbox: the run stops with 130, no container is left,
     the finished episode is kept, and a re-run only plays the one that did not finish."""
@@ -163,10 +184,12 @@ def test_ctrl_c_releases_sandboxes_and_keeps_finished_results(tmp_path, docker_i
     with ScriptedEndpoint({"second copy": [hang], "stats.mean": [finish]}) as endpoint:
         settings.write_text(json.dumps({"model": {"base_url": endpoint.base_url}, "env": {"cache_dir": str(tmp_path / "cache")},
                                         "deployment": {"type": "docker", "image": docker_image, "run_id": run_id, "command_timeout": 900}}))  # fmt: skip
-        command = [sys.executable, "-m", "uni_agent_gym.cli", "eval", "-c", str(settings), "--dataset", str(dataset),
-                   "--workers", "2", "--output", str(output)]  # fmt: skip
-        # PYTHONFAULTHANDLER: should the run not stop, SIGABRT makes it print every thread's stack (see below)
-        process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env={**os.environ, "PYTHONFAULTHANDLER": "1"})
+        arguments = ["eval", "-c", str(settings), "--dataset", str(dataset), "--workers", "2", "--output", str(output)]
+        command = [sys.executable, "-m", "uni_agent_gym.cli", *arguments]
+        # Should the run not stop: SIGUSR1 prints every asyncio task's stack (TASK_DUMP), SIGABRT every thread's
+        # (PYTHONFAULTHANDLER), so the failure says where it waits (it hung on new machines only)
+        process = subprocess.Popen([sys.executable, "-c", TASK_DUMP, *arguments], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                   text=True, env={**os.environ, "PYTHONFAULTHANDLER": "1"})  # fmt: skip
         deadline = time.monotonic() + 120
         while not (output / "trajectories" / f"{toy.INSTANCE_ID}.json").exists() or not any(r["key"] == "second copy" for r in endpoint.requests):
             assert time.monotonic() < deadline and process.poll() is None, "the run should be busy with the hanging episode"
@@ -178,6 +201,8 @@ def test_ctrl_c_releases_sandboxes_and_keeps_finished_results(tmp_path, docker_i
         try:
             out, _ = process.communicate(timeout=120)
         except subprocess.TimeoutExpired:
+            process.send_signal(signal.SIGUSR1)
+            time.sleep(2)
             process.send_signal(signal.SIGABRT)
             pytest.fail("eval did not stop within 120 s of SIGINT; where it was:\n" + process.communicate()[0][-20000:])
         assert process.returncode == 130 and "interrupted" in out, out
