@@ -3,6 +3,7 @@ VENV ?= .venv
 PYTHON ?= python3
 # transformers and verl need torch; the CPU build goes in first so nothing pulls a CUDA build.
 TORCH ?= torch==2.13.0
+TEST_WORKERS ?= 2
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
@@ -24,8 +25,13 @@ demo: setup docker-engine
 	@if docker info >/dev/null 2>&1; then $(BIN)/uni-agent-gym demo; \
 	else $(BIN)/uni-agent-gym demo --deployment local; fi
 
+# The suite in TEST_WORKERS parallel workers (pytest-xdist; each test file whole on one worker), then the
+# few `serial` tests (a dockerd restart) alone. Both always run; either failing fails `make test`.
 test: setup
-	$(BIN)/python -m pytest -ra --durations=25
+	@status=0; \
+	$(BIN)/python -m pytest -ra --durations=25 -n $(TEST_WORKERS) --dist loadgroup --no-loadscope-reorder -m "not serial" || status=$$?; \
+	$(BIN)/python -m pytest -ra -m serial || status=$$?; \
+	exit $$status
 
 bench: setup docker-engine
 	$(BIN)/python bench/deployment_latency.py

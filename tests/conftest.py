@@ -61,6 +61,30 @@ def fixture_images(docker_image) -> dict[str, str]:
     return asyncio.run(fixture_sources.ensure_images(list(fixture_sources.derived_rows().values()), workers=2))
 
 
+# `make test` runs the suite in parallel workers (pytest-xdist, `--dist loadgroup`). A test file goes to one
+# worker whole, so its module fixtures are made once; files whose tests share state that a test changes go
+# together; the longest groups start first, so that no worker is left with one at the end.
+SHARED_GROUPS = {  # both play episodes in the fixtures' local workspaces (one checkout per instance)
+    "test_grade.py": "fixture local workspaces",
+    "test_reward_attacks.py": "fixture local workspaces",
+}
+LONGEST_FIRST = ["fixture local workspaces", "test_soak.py", "test_verl_worker.py", "test_eval.py", "test_history.py"]
+
+
+def xdist_group_of(item) -> str:
+    marker = item.get_closest_marker("xdist_group")
+    return marker.args[0] if marker and marker.args else marker.kwargs.get("name", "") if marker else ""
+
+
+@pytest.hookimpl(tryfirst=True)  # before xdist's own hook, which reads the groups
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        if not item.get_closest_marker("xdist_group"):
+            item.add_marker(pytest.mark.xdist_group(SHARED_GROUPS.get(item.path.name, item.path.name)))
+    rank = {group: position for position, group in enumerate(LONGEST_FIRST)}
+    items.sort(key=lambda item: rank.get(xdist_group_of(item), len(rank)))  # stable: files keep their order
+
+
 SESSION_RUN_ID = f"pytest-{os.getpid()}-{secrets.token_hex(2)}"
 _test_numbers = itertools.count(1)
 
@@ -111,24 +135,38 @@ def container_run_id(request, monkeypatch) -> str:
         pytest.fail(f"{request.node.nodeid} left {len(left)} container(s) behind: {[c['Names'] for c in left]} (removed now)")
 
 
+def session_pid_of(container: dict) -> int | None:
+    """The process id of the pytest session (or parallel worker) whose test made `container`, if one did."""
+    from uni_agent_gym.deployments.docker import RUN_ID_LABEL
+
+    run_id = (container.get("Labels") or {}).get(RUN_ID_LABEL) or ""
+    prefix, _, rest = run_id.partition("-")
+    pid = rest.split("-", 1)[0]
+    return int(pid) if prefix == "pytest" and pid.isdigit() else None
+
+
 def stale_test_containers() -> list[dict]:
     """Containers of an earlier pytest session on this machine whose process is gone (killed mid-test,
     e.g. by a machine restart): nothing will ever remove them but us."""
-    from uni_agent_gym.deployments.docker import RUN_ID_LABEL
 
     def session_gone(container: dict) -> bool:
-        run_id = (container.get("Labels") or {}).get(RUN_ID_LABEL) or ""
-        prefix, _, rest = run_id.partition("-")
-        pid = rest.split("-", 1)[0]
-        return prefix == "pytest" and pid.isdigit() and not os.path.exists(f"/proc/{pid}")
+        pid = session_pid_of(container)
+        return pid is not None and not os.path.exists(f"/proc/{pid}")
 
     return [c for c in labelled_containers() if session_gone(c)]
+
+
+def of_another_live_session(container: dict) -> bool:
+    """Made by a test of another pytest process still running (a parallel worker): its own checks own it."""
+    pid = session_pid_of(container)
+    return pid is not None and pid != os.getpid() and os.path.exists(f"/proc/{pid}")
 
 
 @pytest.fixture(scope="session", autouse=True)
 def no_container_left_behind():
     """Before the suite, containers a killed earlier session left are removed (and named); after it, no
-    container of this session may remain (under CI=true: none that was not there before the suite)."""
+    container of this session may remain (under CI=true: none that was not there before the suite, but
+    those of a parallel worker still at work)."""
     before: set[str] = set()
     if docker_engine_reachable():
         stale = stale_test_containers()
@@ -140,7 +178,10 @@ def no_container_left_behind():
     yield
     if not docker_engine_reachable():
         return
-    left = [c for c in labelled_containers() if c["Id"] not in before] if IN_CI else containers_of(SESSION_RUN_ID)
+    if IN_CI:
+        left = [c for c in labelled_containers() if c["Id"] not in before and not of_another_live_session(c)]
+    else:
+        left = containers_of(SESSION_RUN_ID)
     assert not left, f"containers left behind by the tests: {[(c['Names'], c.get('Labels')) for c in left]}"
 
 

@@ -11,6 +11,8 @@ import subprocess
 import tarfile
 from pathlib import Path
 
+from uni_agent_gym.named_locks import blocking_machine_lock
+
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "swebench"
 CACHE = Path.home() / ".cache" / "uni-agent-gym-tests"
 
@@ -49,6 +51,11 @@ def download_sdist(requirement: str) -> Path:
 def sdist_directory(requirement: str) -> Path:
     """`Flask==2.2.3` -> the unpacked sdist (downloaded from PyPI once)."""
     target = CACHE / "sdists" / requirement.replace("==", "-")
+    with blocking_machine_lock(f"fixture sdist {target}"):  # parallel test workers: one unpacks, the others wait
+        return _unpacked(requirement, target)
+
+
+def _unpacked(requirement: str, target: Path) -> Path:
     if (target / ".complete").exists():
         return target / "src"
     archive = download_sdist(requirement)
@@ -71,9 +78,14 @@ FIXED_IDENTITY = {
 def repo_mirror(repo: str) -> Path:
     """A git repository holding the base of every derived instance of `repo` as a branch named by its id
     (the README's "mirror"); each branch's commit is the row's base_commit. Built once."""
+    mirror = CACHE / "mirrors" / repo.replace("/", "__")
+    with blocking_machine_lock(f"fixture mirror {mirror}"):  # parallel test workers: one builds, the others wait
+        return _built_mirror(repo, mirror)
+
+
+def _built_mirror(repo: str, mirror: Path) -> Path:
     import os
 
-    mirror = CACHE / "mirrors" / repo.replace("/", "__")
     rows = [row for row in derived_rows().values() if row["repo"] == repo]
     done = mirror / ".complete"
     if done.exists() and done.read_text() == ",".join(sorted(row["instance_id"] for row in rows)):

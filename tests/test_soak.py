@@ -45,6 +45,7 @@ def can_restart_dockerd() -> bool:
 
 
 @pytest.mark.slow
+@pytest.mark.serial  # it restarts the one Docker engine every parallel worker uses
 async def test_dockerd_restarted_mid_episode(docker_image, container_run_id):
     require_docker()
     if not can_restart_dockerd():

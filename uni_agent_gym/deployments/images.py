@@ -21,6 +21,7 @@ import docker.errors
 
 from uni_agent_gym.deployments.docker import docker_client, image_exists
 from uni_agent_gym.errors import DeploymentError
+from uni_agent_gym.named_locks import blocking_machine_lock
 
 DEBIAN_SUITE_BY_PYTHON = {"3.9": "bullseye", "3.11": "bookworm", "3.13": "trixie"}
 GLIBC_MINOR_BY_PYTHON = {"3.9": 31, "3.11": 36, "3.13": 41}  # the glibc 2.x of each base: newest manylinux wheel it runs
@@ -65,6 +66,11 @@ def bootstrap_base(
         supported = ", ".join(DEBIAN_SUITE_BY_PYTHON)
         raise DeploymentError(f"Expects --python one of {supported} (the Pythons of Debian releases), got {python!r}")
     name = name or base_image_name(python)
+    with blocking_machine_lock(f"base image {name}"):  # another process bootstrapping it: wait, then find it built
+        return _bootstrap(python, name, mirror, force, log)
+
+
+def _bootstrap(python: str, name: str, mirror: str | None, force: bool, log: Callable[[str], None]) -> str:
     client = docker_client()
     recipe = base_recipe(python)
     if not force:

@@ -22,7 +22,7 @@ from docker.utils import parse_repository_tag
 
 from uni_agent_gym.deployments.docker import docker_client, image_exists
 from uni_agent_gym.errors import ImageNotFoundError
-from uni_agent_gym.named_locks import named_lock
+from uni_agent_gym.named_locks import machine_lock
 
 HIDDEN_LABEL = "uni-agent-gym.hidden"  # the paths removed, as JSON
 SOURCE_LABEL = "uni-agent-gym.hidden.source"  # the id of the image they were removed from
@@ -71,6 +71,6 @@ async def image_without(image: str, paths: list[str]) -> str:
     key = (image, json.dumps(sorted(paths)))
     if key in _known:
         return _known[key]
-    async with named_lock(f"hidden image {image}"):
+    async with machine_lock(f"hidden image {image}"):
         _known[key] = await asyncio.to_thread(_derive, image, paths)
     return _known[key]

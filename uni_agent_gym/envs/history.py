@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from uni_agent_gym.envs.workspace import FIXED_IDENTITY, WorkspaceError, git
-from uni_agent_gym.named_locks import named_lock
+from uni_agent_gym.named_locks import machine_lock
 
 START_MESSAGE = "uni-agent-gym start"  # the message of the root commit `history: none` makes
 HISTORY_LABEL = "uni-agent-gym.history"  # on an image: the mode its repository was cleaned to
@@ -47,7 +47,7 @@ async def clean_history(mirror: Path, commit: str, mode: str, instance_id: str) 
     except WorkspaceError:
         raise WorkspaceError(f"Instance {instance_id!r}: the mirror {mirror} has no commit {commit}") from None
     target = mirror.with_name(f"{mirror.name.removesuffix('.git')}.history") / f"{mode}-{commit}.git"
-    async with named_lock(f"history {target}"):
+    async with machine_lock(f"history {target.resolve()}"):
         if not (target / "HEAD").exists():
             await _make_clean_repository(mirror, commit, mode, target)
     start = (await git("--git-dir", str(target), "rev-parse", "refs/heads/start")).strip()

@@ -21,7 +21,7 @@ from docker.utils import parse_repository_tag
 from uni_agent_gym.deployments.docker import docker_client, ensure_image
 from uni_agent_gym.envs.history import CLEAN_SCRIPT, HISTORY_LABEL, SCRIPT_PATH
 from uni_agent_gym.envs.image_builder import docker_build
-from uni_agent_gym.named_locks import named_lock
+from uni_agent_gym.named_locks import machine_lock
 
 SOURCE_LABEL = "uni-agent-gym.history.source"  # the id of the image a clean image was derived from
 _clean_images: dict[tuple[str, str, str, str], str] = {}  # what clean_image answered, per process
@@ -81,6 +81,6 @@ async def ensure_clean_image(image: str, mode: str, start: str, repo_dir: str, p
     key = (image, mode, start, repo_dir)
     if pull != "always" and key in _clean_images:
         return _clean_images[key]
-    async with named_lock(f"derive {image} {mode}"):
+    async with machine_lock(f"derive {image} {mode}"):
         _clean_images[key] = await asyncio.to_thread(clean_image, image, mode, start, repo_dir, pull, log)
     return _clean_images[key]

@@ -41,7 +41,7 @@ from uni_agent_gym.envs.history import CLEAN_SCRIPT, HISTORY_LABEL, SCRIPT_PATH,
 from uni_agent_gym.envs.workspace import history_mode, mirror_repository
 from uni_agent_gym.errors import UniAgentGymError
 from uni_agent_gym.instances import image_name
-from uni_agent_gym.named_locks import named_lock
+from uni_agent_gym.named_locks import machine_lock
 from uni_agent_gym.specs import EnvironmentSpec, environment_spec
 
 if sys.version_info >= (3, 11):
@@ -182,12 +182,12 @@ def dockerfile(environment: str, spec: EnvironmentSpec, history: str = "ancestry
 async def ensure_environment_image(spec: EnvironmentSpec, base: str, cache_dir: Path, log: Callable[[str], None]) -> str:
     """The environment image of `spec`, built once (instances sharing Python and packages share it)."""
     name = environment_image_name(spec)
-    async with named_lock(f"environment {name}"):
+    async with machine_lock(f"environment {name}"):
         if await asyncio.to_thread(image_exists, name):
             return name
         started = time.monotonic()
         wheelhouse = cache_dir / "wheelhouse" / f"py{spec.python}" / f"env-{environment_key(spec)}"
-        async with named_lock("pip download"):  # one download at a time: pip's cache and the index are shared
+        async with machine_lock("pip download"):  # one download at a time: pip's cache and the index are shared
             await asyncio.to_thread(download_wheelhouse, spec.requirements, spec.python, wheelhouse, log)
             await asyncio.to_thread(download_wheelhouse, DEFAULT_BUILD_REQUIREMENTS, spec.python, wheelhouse / "build", log, dependencies=True)
         with tempfile.TemporaryDirectory(prefix="env-", dir=cache_dir) as scratch:  # beside the wheelhouse: hard links work
@@ -259,9 +259,17 @@ async def build_instance_image(
             f"Instance {instance_id!r}: {instance.get('family')} keeps its tests only in its image {name}, which no row "
             "carries: pull the image where a registry is reachable"
         )
-    if not force and await asyncio.to_thread(image_exists, name):
-        log(f"{instance_id}: {name} exists, skipped")
-        return name
+    async with machine_lock(f"instance image {name}"):  # another process building it: wait, then find it built
+        if not force and await asyncio.to_thread(image_exists, name):
+            log(f"{instance_id}: {name} exists, skipped")
+            return name
+        return await _build_instance_image(instance, name, config, environments, log)
+
+
+async def _build_instance_image(
+    instance: dict[str, Any], name: str, config: GymConfig, environments: dict[str, dict[str, Any]], log: Callable[[str], None]
+) -> str:
+    instance_id = instance["instance_id"]
     spec = environment_spec(instance, environments)
     base = await asyncio.to_thread(_require_base, spec.python, instance_id)
     source = config.env.mirrors.get(instance["repo"]) or instance.get("mirror")
@@ -279,7 +287,7 @@ async def build_instance_image(
         build_requirements = spec.build_requirements or project_build_requirements(context / "testbed")
         wheelhouse = cache_dir / "wheelhouse" / f"py{spec.python}" / "build"
         log(f"{instance_id}: on {environment} ({spec.source}), {len(build_requirements)} packages for the build")
-        async with named_lock("pip download"):
+        async with machine_lock("pip download"):
             await asyncio.to_thread(download_wheelhouse, build_requirements, spec.python, wheelhouse / _digest(build_requirements), log, dependencies=True)
         await asyncio.to_thread(_link_wheels, [wheelhouse / _digest(build_requirements)], context / "wheelhouse")
         (context / "Dockerfile").write_text(dockerfile(environment, spec, history_mode(instance, config)))
@@ -310,7 +318,7 @@ async def _build_adding_what_the_install_lacks(context: Path, name: str, python:
             requirement = missing.group(1)
             added.append(requirement)
             log(f"  the install needs {requirement}, which the pins lack: adding it to the instance's wheelhouse")
-            async with named_lock("pip download"):
+            async with machine_lock("pip download"):
                 await asyncio.to_thread(download_wheelhouse, [requirement], python, context / "wheelhouse", log, dependencies=True)
 
 

@@ -21,6 +21,7 @@ from pathlib import Path
 
 from uni_agent_gym.envs.local_workspace import recreate_checkout, record_environment, snapshot_path, trusted_git_dir
 from uni_agent_gym.envs.workspace import has_commit, host_command
+from uni_agent_gym.named_locks import machine_lock
 from uni_agent_gym.specs import EnvironmentSpec, SpecError
 
 STAMP = "uni-agent-gym-environment.json"
@@ -54,7 +55,13 @@ async def ensure_local_environment(
 ) -> str:
     """Make (or reuse) the instance's venv (`workspace/venv`) for the checkout at `repo_dir`; return the
     environment commit, which every reset checks out. Making it replaces `repo_dir` with a fresh
-    checkout of `start`, installs there, and records the result in the trusted repository."""
+    checkout of `start`, installs there, and records the result in the trusted repository. One process
+    makes it at a time (the others, such as verl's other workers, wait and then reuse it)."""
+    async with machine_lock(f"local environment {Path(workspace).resolve()}"):
+        return await _make_or_reuse(spec, workspace, repo_dir, start, interpreters)
+
+
+async def _make_or_reuse(spec: EnvironmentSpec, workspace: Path, repo_dir: str, start: str, interpreters: dict[str, str]) -> str:
     venv = workspace / "venv"
     stamp_path = venv / STAMP
     wanted = {"repo_dir": repo_dir, "spec": asdict(spec), "start_commit": start}

@@ -25,7 +25,7 @@ from pathlib import Path
 from uni_agent_gym.config import GymConfig
 from uni_agent_gym.envs.history import CleanHistory, fresh_checkout, link_objects
 from uni_agent_gym.envs.workspace import FIXED_IDENTITY, WorkspaceError, git, host_command
-from uni_agent_gym.named_locks import named_lock
+from uni_agent_gym.named_locks import machine_lock
 
 SNAPSHOT = "ignored-files.tar"
 MARKER = "uni-agent-gym-checkout"  # in a checkout's .git: made here, so a reset may replace it
@@ -52,7 +52,7 @@ async def ensure_trusted_repository(workspace: Path, history: CleanHistory) -> N
     """Make `origin.git` from the clean history unless it already starts at `history.start` (a new
     start commit, such as another `env.history`, makes it anew, dropping the environment commit)."""
     trusted = trusted_git_dir(workspace)
-    async with named_lock(f"trusted repository {trusted}"):
+    async with machine_lock(f"trusted repository {trusted.resolve()}"):
         try:
             if (await git("--git-dir", str(trusted), "rev-parse", "refs/heads/start")).strip() == history.start:
                 return

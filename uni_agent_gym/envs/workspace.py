@@ -28,7 +28,7 @@ from uni_agent_gym.deployments import Deployment, make_deployment
 from uni_agent_gym.deployments.pool import acquire
 from uni_agent_gym.errors import UniAgentGymError
 from uni_agent_gym.instances import image_name
-from uni_agent_gym.named_locks import named_lock
+from uni_agent_gym.named_locks import machine_lock
 
 if TYPE_CHECKING:
     from uni_agent_gym.envs.history import CleanHistory
@@ -77,7 +77,7 @@ async def mirror_repository(repo: str, source: str, cache_dir: str, commit: str 
     is fetched again when the cache lacks `commit` (the source gained branches since)."""
     cache = Path(cache_dir).expanduser() / "mirrors" / f"{repo.replace('/', '__')}.git"
     plain_directory = not _is_git_source(source)
-    async with named_lock(f"mirror {cache}"):
+    async with machine_lock(f"mirror {cache.resolve()}"):
         if cache.exists() and plain_directory and await _directory_changed(cache, source):
             await asyncio.to_thread(shutil.rmtree, cache)
         if cache.exists():
