@@ -124,6 +124,36 @@ async def test_local_reset_starts_from_a_fresh_checkout(tmp_path):
         await env.close()
 
 
+async def test_local_episodes_of_one_instance_take_turns_in_its_checkout(tmp_path):
+    """On `local` an instance with an environment has one checkout (its venv's editable install points
+    there), so a second episode of it (GRPO's next sample, another worker) waits until the first is
+    closed, then starts from a fresh checkout; it never recreates the checkout under the first."""
+    import asyncio
+
+    from uni_agent_gym import toy
+
+    instance = {**await toy.toy_instance(str(tmp_path)), "needs_environment": True,
+                "environment": {"python": "3.11", "pip_requirements": [], "install_cmd": "true"}, "test_command": "python3 -m unittest -v test_stats"}  # fmt: skip
+    config = GymConfig.model_validate({"deployment": {"type": "local"}, "env": {"cache_dir": str(tmp_path)}})
+    first, second = AsyncSWEEnv(config), AsyncSWEEnv(config)
+    try:
+        await first.reset(options={"instance": instance})
+        await first.step({"name": "execute_bash", "arguments": {"command": "echo mine > work.txt"}})
+        waiting = asyncio.ensure_future(second.reset(options={"instance": instance}))
+        await asyncio.sleep(3)
+        assert not waiting.done(), "the second episode must wait for the checkout"
+        mine = await first.step({"name": "execute_bash", "arguments": {"command": "cat work.txt"}})
+        assert mine[0] == "mine\n", "the first episode's work is intact"
+        await first.close()
+        await asyncio.wait_for(waiting, 60)
+        assert second.repo_dir == str(tmp_path / "workspaces" / instance["instance_id"] / "testbed")
+        status = await second.step({"name": "execute_bash", "arguments": {"command": "git status --porcelain; echo end"}})
+        assert status[0] == "end\n", "the second episode starts from a fresh checkout"
+    finally:
+        await first.close()
+        await second.close()
+
+
 async def test_step_before_reset_and_close_twice():
     env = AsyncSWEEnv(GymConfig.model_validate({"deployment": {"type": "local"}}))
     with pytest.raises(ResetNeeded, match="reset"):

@@ -11,6 +11,7 @@ import asyncio
 import base64
 import logging
 import shlex
+from collections.abc import Awaitable, Callable
 from pathlib import Path, PurePosixPath
 from typing import Any
 
@@ -31,6 +32,11 @@ class Deployment(abc.ABC):
     def __init__(self, config: Any) -> None:
         self.config = config
         self._session: ShellSession | None = None
+        self._on_stop: list[Callable[[], Awaitable[Any]]] = []
+
+    def on_stop(self, callback: Callable[[], Awaitable[Any]]) -> None:
+        """Await `callback` once, after the sandbox is released (what was held for it: a workspace's lock)."""
+        self._on_stop.append(callback)
 
     # ----- lifecycle: the shared policy -----
 
@@ -71,7 +77,12 @@ class Deployment(abc.ABC):
                 await asyncio.wait_for(session.close(), 30)
             except Exception as exc:  # noqa: BLE001 - cleanup boundary: record and go on
                 logger.warning("closing the shell session failed: %s", exc)
-        await self._release()
+        try:
+            await self._release()
+        finally:
+            callbacks, self._on_stop = self._on_stop, []
+            for callback in callbacks:
+                await callback()
 
     async def is_alive(self) -> bool:
         """Whether the sandbox exists and its shell runs a trivial command."""

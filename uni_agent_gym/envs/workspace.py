@@ -15,6 +15,7 @@ On `local` every reset is a fresh checkout from the instance's trusted repositor
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import secrets
 import shlex
@@ -217,13 +218,21 @@ async def _open_local(instance: dict[str, Any], config: GymConfig, history: Clea
         spec = environment_spec(instance, load_environments(config.env.environments))
     deployment_config = config.deployment
     workspace = local_workspace_dir(instance["instance_id"], config)
+    held = contextlib.AsyncExitStack()
     if spec is not None:  # the venv's variables live in the config, so a restarted shell keeps them
         update = {"env": {**deployment_config.env, **venv_environment(workspace / "venv", spec)}}
         if not deployment_config.workdir:
             update["workdir"] = str(workspace / "testbed")
         deployment_config = deployment_config.model_copy(update=update)
-    deployment = make_deployment(deployment_config)
-    await deployment.start()
+        # One checkout, so one episode at a time (in any process); the next waits until this one stops.
+        await held.enter_async_context(machine_lock(f"local checkout {workspace.resolve()}"))
+    try:
+        deployment = make_deployment(deployment_config)
+        deployment.on_stop(held.aclose)
+        await deployment.start()
+    except BaseException:
+        await held.aclose()
+        raise
     # A configured workdir is the repository itself; else a directory named like repo_dir in a fresh one.
     repo_dir = deployment.workdir if deployment_config.workdir else str(Path(deployment.workdir) / PurePosixPath(config.env.repo_dir).name)
     try:
