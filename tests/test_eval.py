@@ -157,6 +157,9 @@ def dump_tasks(signum, frame):  # each task's whole await chain (print_stack sho
     sys.stdout.flush()
 
 signal.signal(signal.SIGUSR1, dump_tasks)
+# Ctrl-C in a terminal: a test run started as a background job (nohup ... &) ignores SIGINT, and a child
+# inherits that; Python then installs no handler and SIGINT does nothing (this test hung on every such run).
+signal.signal(signal.SIGINT, signal.default_int_handler)
 sys.exit(cli.main(sys.argv[1:]))
 """
 
@@ -187,7 +190,7 @@ def test_ctrl_c_releases_sandboxes_and_keeps_finished_results(tmp_path, docker_i
         arguments = ["eval", "-c", str(settings), "--dataset", str(dataset), "--workers", "2", "--output", str(output)]
         command = [sys.executable, "-m", "uni_agent_gym.cli", *arguments]
         # Should the run not stop: SIGUSR1 prints every asyncio task's stack (TASK_DUMP), SIGABRT every thread's
-        # (PYTHONFAULTHANDLER), so the failure says where it waits (it hung on new machines only)
+        # (PYTHONFAULTHANDLER), so the failure says where it waits
         process = subprocess.Popen([sys.executable, "-c", TASK_DUMP, *arguments], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                                    text=True, env={**os.environ, "PYTHONFAULTHANDLER": "1"})  # fmt: skip
         deadline = time.monotonic() + 120
