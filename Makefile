@@ -25,11 +25,12 @@ demo: setup docker-engine
 	@if docker info >/dev/null 2>&1; then $(BIN)/uni-agent-gym demo; \
 	else $(BIN)/uni-agent-gym demo --deployment local; fi
 
-# The suite in TEST_WORKERS parallel workers (pytest-xdist; each test file whole on one worker), then the
-# few `serial` tests (a dockerd restart) alone. Both always run; either failing fails `make test`.
+# The suite in TEST_WORKERS parallel workers (pytest-xdist; each test file whole on one worker, grouped as
+# tests/conftest.py says), then the few `serial` tests (a dockerd restart) alone. Both always run; either
+# failing fails `make test`.
 test: setup
 	@status=0; \
-	$(BIN)/python -m pytest -ra --durations=25 -n $(TEST_WORKERS) --dist loadgroup --no-loadscope-reorder -m "not serial" || status=$$?; \
+	$(BIN)/python -m pytest -ra --durations=25 -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder -m "not serial" || status=$$?; \
 	$(BIN)/python -m pytest -ra -m serial || status=$$?; \
 	exit $$status
 

@@ -61,28 +61,38 @@ def fixture_images(docker_image) -> dict[str, str]:
     return asyncio.run(fixture_sources.ensure_images(list(fixture_sources.derived_rows().values()), workers=2))
 
 
-# `make test` runs the suite in parallel workers (pytest-xdist, `--dist loadgroup`). A test file goes to one
-# worker whole, so its module fixtures are made once; files whose tests share state that a test changes go
-# together; the longest groups start first, so that no worker is left with one at the end.
+# `make test` runs the suite in parallel workers (pytest-xdist). A test file goes to one worker whole, so its
+# module fixtures are made once; files whose tests share state that a test changes go together; the longest
+# groups start first, so that no worker is left with one at the end. (xdist's own `loadgroup` cannot do
+# this under pytest 9: it renames items through an attribute pytest 9 no longer reads.)
 SHARED_GROUPS = {  # both play episodes in the fixtures' local workspaces (one checkout per instance)
     "test_grade.py": "fixture local workspaces",
     "test_reward_attacks.py": "fixture local workspaces",
 }
-LONGEST_FIRST = ["fixture local workspaces", "test_soak.py", "test_verl_worker.py", "test_eval.py", "test_history.py"]
+LONGEST_FIRST = ["fixture local workspaces", "test_soak.py", "test_verl_agent_loop.py", "test_deployment_contract.py"]
 
 
-def xdist_group_of(item) -> str:
-    marker = item.get_closest_marker("xdist_group")
-    return marker.args[0] if marker and marker.args else marker.kwargs.get("name", "") if marker else ""
+def worker_group(nodeid: str) -> str:
+    """The group a test runs in: its file's, or the shared group its file belongs to."""
+    path = nodeid.split("::", 1)[0]
+    return SHARED_GROUPS.get(path.rsplit("/", 1)[-1], path)
 
 
-@pytest.hookimpl(tryfirst=True)  # before xdist's own hook, which reads the groups
+@pytest.hookimpl(optionalhook=True)  # an xdist hook: without pytest-xdist it is never called
+def pytest_xdist_make_scheduler(config, log):
+    from xdist.scheduler import LoadScopeScheduling
+
+    class ByWorkerGroup(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            return worker_group(nodeid)
+
+    return ByWorkerGroup(config, log)
+
+
 def pytest_collection_modifyitems(config, items):
-    for item in items:
-        if not item.get_closest_marker("xdist_group"):
-            item.add_marker(pytest.mark.xdist_group(SHARED_GROUPS.get(item.path.name, item.path.name)))
+    """The longest groups first (xdist hands groups out in collection order; `--no-loadscope-reorder`)."""
     rank = {group: position for position, group in enumerate(LONGEST_FIRST)}
-    items.sort(key=lambda item: rank.get(xdist_group_of(item), len(rank)))  # stable: files keep their order
+    items.sort(key=lambda item: rank.get(worker_group(item.nodeid).rsplit("/", 1)[-1], len(rank)))  # stable
 
 
 SESSION_RUN_ID = f"pytest-{os.getpid()}-{secrets.token_hex(2)}"
