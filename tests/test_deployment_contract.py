@@ -17,8 +17,8 @@ RESTART_NOTE = "a new shell session was started"
 def count_processes(pattern: str) -> str:
     """A command printing how many processes have `pattern` in their command line (no ps needed)."""
     return (
-        "n=0; for f in /proc/[0-9]*/cmdline; do "
-        f"tr '\\0' ' ' < $f 2>/dev/null | grep -q -- '{pattern}' && n=$((n+1)); done; echo $n"
+        "n=0; for f in /proc/[0-9]*/cmdline; do "  # 2> before <: a process gone since the glob fails the redirection
+        f"tr '\\0' ' ' 2>/dev/null < $f | grep -q -- '{pattern}' && n=$((n+1)); done; echo $n"
     )
 
 
