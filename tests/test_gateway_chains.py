@@ -351,6 +351,25 @@ async def test_a_body_that_is_not_json_is_a_400(engine):
     assert response.status_code == 400 and "the body is not JSON" in response.json()["error"]["message"]
 
 
+
+async def test_a_body_only_the_stdlib_reads_is_served_as_the_stdlib_reads_it(engine):
+    """The fast JSON parser refuses a lone surrogate; Python's json takes it, so the request is served."""
+    body = b'{"model": "policy", "messages": [{"role": "user", "content": "hi"}], "stop": ["\\ud800"]}'
+    async with serving(engine) as (gateway, url), httpx.AsyncClient() as http:
+        response = await http.post(f"{url}/sessions/s/v1/chat/completions", content=body, headers={"content-type": "application/json"})
+    assert response.status_code == 200, response.text
+    assert engine.calls[0]["sampling_params"]["stop"] == ["\ud800"]
+
+
+@pytest.mark.parametrize("seed", [2**64, 1.5, True])
+async def test_a_seed_that_is_not_a_64_bit_whole_number_is_a_400(engine, seed):
+    async with serving(engine) as (gateway, url), httpx.AsyncClient() as http:
+        body = {"model": "policy", "messages": [{"role": "user", "content": "hi"}], "seed": seed}
+        response = await http.post(f"{url}/sessions/s/v1/chat/completions", json=body)
+    assert response.status_code == 400 and "seed: expects a whole number that fits in 64 bits" in response.json()["error"]["message"]
+    assert not engine.calls
+
+
 class FailingOnce:
     """An engine whose first call fails (a server restarting), then answers as `engine`."""
 

@@ -23,7 +23,7 @@ from tests.test_gateway_chains import TASK, check_exact, client, close_clients, 
 from tests.token_http import token_app
 from tests.token_server import TokenServer, tiny_model_dir
 from uni_agent_gym.cli import main
-from uni_agent_gym.gateway.backends import HttpTokenBackend
+from uni_agent_gym.gateway.backends import BackendError, HttpTokenBackend
 from uni_agent_gym.gateway.server import Gateway, RunningServer
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -123,3 +123,90 @@ def test_a_port_in_use_is_one_error_line(model_dir, capsys):
     output = capsys.readouterr().out
     assert code == 1 and "Traceback" not in output
     assert "error: --port: cannot listen on 127.0.0.1:" in output and "Address already in use" in output
+
+
+def broken_engine_app():
+    """An engine that fails in each way a real one can: an error status, a body that is not JSON."""
+    from starlette.applications import Starlette
+    from starlette.responses import PlainTextResponse
+    from starlette.routing import Route
+
+    async def error(request):
+        return PlainTextResponse("CUDA out of memory", status_code=500)
+
+    async def not_json(request):
+        return PlainTextResponse("<html>proxy page</html>")
+
+    return Starlette(routes=[Route("/error/generate", error, methods=["POST"]), Route("/html/generate", not_json, methods=["POST"])])
+
+
+@pytest.mark.parametrize(
+    "path, expected",
+    [("/error", "answered 500: CUDA out of memory"), ("/html", "answered with something that is not JSON: b'<html>proxy page</html>'")],
+)
+async def test_an_engine_that_fails_is_a_backend_error_naming_the_server(path, expected):
+    server = await RunningServer(broken_engine_app()).start()
+    backend = HttpTokenBackend([server.url + path], "sglang")
+    try:
+        with pytest.raises(BackendError) as failed:
+            await backend.generate("s", prompt_ids=[1, 2], sampling_params={"max_tokens": 4})
+    finally:
+        await backend.aclose()
+        await server.stop()
+    assert f"{server.url}{path}/generate" in str(failed.value) and expected in str(failed.value)
+
+
+async def test_an_engine_that_is_not_listening_is_a_backend_error():
+    url = f"http://127.0.0.1:{free_port()}"
+    backend = HttpTokenBackend([url], "vllm")
+    try:
+        with pytest.raises(BackendError, match=rf"{url}/v1/models: Client\w*Error"):
+            await backend.generate("s", prompt_ids=[1], sampling_params={"max_tokens": 4})
+    finally:
+        await backend.aclose()
+
+
+def test_one_backend_serves_successive_event_loops(model_dir):
+    """Scripts (and tests) may drive one backend from more than one `asyncio.run`: its HTTP client
+    belongs to one event loop, so each loop gets its own."""
+    engine = TokenServer(model_dir, step)
+    backend = HttpTokenBackend(["http://127.0.0.1:1"], "sglang")
+
+    async def once() -> list[int]:
+        server = await RunningServer(token_app(engine)).start()
+        backend.urls = [server.url]  # a new port per loop
+        try:
+            return (await backend.generate("s", prompt_ids=[1, 2, 3], sampling_params={"max_tokens": 2})).token_ids
+        finally:
+            await server.stop()
+
+    assert len(asyncio.run(once())) > 0 and len(asyncio.run(once())) > 0
+    assert len(engine.calls) == 2
+
+
+async def test_requests_are_not_queued_behind_a_connection_cap():
+    """An engine batches what it is sent at once: 150 sessions generating together all reach it together
+    (a client capped at 100 connections would hold 50 back until the first answered: here, never)."""
+    from starlette.applications import Starlette
+    from starlette.responses import JSONResponse
+    from starlette.routing import Route
+
+    sessions, arrived, everyone = 150, [], asyncio.Event()
+
+    async def generate(request):
+        arrived.append(1)
+        if len(arrived) == sessions:
+            everyone.set()
+        await everyone.wait()  # a batch that starts only when every request is in
+        return JSONResponse({"output_ids": [7], "meta_info": {"output_token_logprobs": [[-0.5, 7, None]], "finish_reason": {"type": "stop"}}})
+
+    server = await RunningServer(Starlette(routes=[Route("/generate", generate, methods=["POST"])])).start()
+    backend = HttpTokenBackend([server.url], "sglang")
+    try:
+        calls = [backend.generate(f"s{n}", prompt_ids=[1, 2], sampling_params={"max_tokens": 1}) for n in range(sessions)]
+        outputs = await asyncio.wait_for(asyncio.gather(*calls), timeout=30)
+    finally:
+        everyone.set()  # a failed run's held requests end, so the server stops
+        await backend.aclose()
+        await server.stop()
+    assert len(arrived) == sessions and all(output.token_ids == [7] and output.log_probs == [-0.5] for output in outputs)

@@ -248,3 +248,41 @@ def test_a_copy_is_independent():
     assert cache.response_mask == [] and cache.prompt_ids == cache.initial_prompt_ids
     with pytest.raises(ValueError, match="follows a model turn"):
         cache.append_messages([{"role": "user", "content": "again"}])
+
+
+def template_ids(tok, messages: list[dict], tools=None, generation_prompt=True) -> list[int]:
+    """transformers' own tokenized rendering, the reference `render` must equal."""
+    ids = tok.apply_chat_template(messages, tools=tools, tokenize=True, add_generation_prompt=generation_prompt)
+    return list(ids["input_ids"] if hasattr(ids, "keys") else ids)
+
+
+TRICKY = [
+    {"role": "system", "content": "You fix bugs."},
+    {"role": "user", "content": "A literal <|im_end|> and <|eot_id|> in the text, " + CONTENTS["unicode"]},
+    {"role": "assistant", "content": "  leading spaces\n\n", "tool_calls": [{"type": "function", "function": {"name": "execute_bash", "arguments": {"command": "ls"}}}]},
+    {"role": "tool", "content": "x" * 3000 + "\n<tool_response>"},
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("name", ["qwen2.5-instruct", "llama-3.2-instruct", "qwen3"])
+@pytest.mark.parametrize("tools", [None, TOOLS], ids=["no-tools", "tools"])
+@pytest.mark.parametrize("generation_prompt", [True, False], ids=["gen", "no-gen"])
+def test_render_equals_the_templates_own_tokenization(name, tools, generation_prompt):
+    tok = tokenizer(name)
+    assert render(tok, TRICKY, tools=tools, generation_prompt=generation_prompt) == template_ids(tok, TRICKY, tools, generation_prompt)
+
+
+@pytest.mark.parametrize(
+    "setup",
+    [lambda tok: tok._tokenizer.enable_truncation(8), lambda tok: tok._tokenizer.enable_padding(length=4096),
+     lambda tok: setattr(tok, "split_special_tokens", True)],
+    ids=["truncation-on-the-backend", "padding-on-the-backend", "split-special-tokens"],
+)  # fmt: skip
+def test_render_keeps_the_templates_tokenization_when_the_backend_is_not_plain(setup):
+    """The direct backend call is taken only for a backend in its plain state; otherwise transformers'
+    own call decides (it drops a backend's truncation and padding, and splits special tokens when asked)."""
+    expected_tok, tok = tokenizer("qwen2.5-instruct"), tokenizer("qwen2.5-instruct")
+    setup(expected_tok)
+    expected = template_ids(expected_tok, TRICKY)
+    setup(tok)
+    assert render(tok, TRICKY, generation_prompt=True) == expected

@@ -47,6 +47,9 @@ def parse_request(body: Any) -> ChatRequest:
         raise BadRequest("logprobs are not returned: the gateway records them in the session's trajectories")
     if body.get("functions") or body.get("function_call"):
         raise BadRequest("functions/function_call are not supported: send tools (OpenAI's current format)")
+    seed = body.get("seed")
+    if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int) or not -(2**63) <= seed < 2**63):
+        raise BadRequest(f"seed: expects a whole number that fits in 64 bits, got {seed!r}")
     sampling = {key: body[key] for key in CLIENT_SAMPLING if body.get(key) is not None}
     return ChatRequest(
         messages=from_openai(body.get("messages")),
