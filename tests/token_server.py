@@ -103,5 +103,7 @@ class TokenServer:
 
     @torch.no_grad()
     def _score(self, prompt_ids: list[int], ids: list[int]) -> list[float]:
-        logits = self.model(torch.tensor([prompt_ids + ids])).logits[0, len(prompt_ids) - 1 : -1].float()
+        """Each scripted token's logprob given what precedes it. Only those positions get logits: the
+        vocabulary projection of a whole 30k-token prompt cost most of the soak test's CPU."""
+        logits = self.model(torch.tensor([prompt_ids + ids]), logits_to_keep=len(ids) + 1).logits[0, :-1].float()
         return torch.log_softmax(logits, -1).gather(1, torch.tensor(ids)[:, None])[:, 0].tolist()
