@@ -246,7 +246,7 @@ PYENV_39 = Path.home() / ".pyenv" / "versions" / "3.9.18" / "bin" / "python3.9"
 async def test_local_fixture_instance_gets_its_venv_once(tmp_path):
     """On `local`, a SWE-bench instance gets a venv of its spec's Python and packages; the gold patch
     then passes its FAIL_TO_PASS tests, and a second reset reuses the venv (the checkout is a fresh one
-    at the same path)."""
+    at the same path); an episode that changes the venv leaves it to be rebuilt."""
     from swebench.harness.log_parsers import MAP_REPO_TO_PARSER
 
     from uni_agent_gym.instances import normalise
@@ -277,8 +277,16 @@ async def test_local_fixture_instance_gets_its_venv_once(tmp_path):
         result = await env.deployment.run(f"git apply /tmp/uag-gold.patch && {fixture['test_cmd_as_run']}", timeout=300)
         statuses = MAP_REPO_TO_PARSER[row["repo"]](result.output, None)
         assert all(statuses.get(test) == "PASSED" for test in row["FAIL_TO_PASS"]), result.output[-2000:]
+
+        # an episode that changes the shared venv and ends ungraded: marked for a rebuild as it stops, before
+        # the checkout's lock goes, so no next episode (of any process) starts on it
+        await env.step({"name": "execute_bash", "arguments": {"command": "touch $VIRTUAL_ENV/lib/python3.9/site-packages/forge.pth"}})
+        deployment = env.deployment
     finally:
         await env.close()
+    assert not stamp.exists(), "a changed venv must be rebuilt before the next episode"
+    assert list(deployment.release_report.values()) == ["the episode changed 1 file(s) of the instance's venv "
+                                                         "(lib/python3.9/site-packages/forge.pth): rebuilt before grading"]  # fmt: skip
 
 
 async def test_instance_image_episode():

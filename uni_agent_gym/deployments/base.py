@@ -33,6 +33,8 @@ class Deployment(abc.ABC):
         self.config = config
         self._session: ShellSession | None = None
         self._on_stop: list[Callable[[], Awaitable[Any]]] = []
+        # what releasing the sandbox found, {path: why} (a local venv the episode changed): for the reward's report
+        self.release_report: dict[str, str] = {}
 
     def on_stop(self, callback: Callable[[], Awaitable[Any]]) -> None:
         """Await `callback` once, after the sandbox is released (what was held for it: a workspace's lock)."""

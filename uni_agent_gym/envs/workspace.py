@@ -205,6 +205,12 @@ async def open_workspace(instance: dict[str, Any], config: GymConfig, *, grading
     return deployment, repo_dir
 
 
+async def _mark_a_changed_venv(deployment: Deployment, workspace: Path) -> None:
+    from uni_agent_gym.envs.local_environment import renew_tampered_venv
+
+    deployment.release_report.update(await renew_tampered_venv(workspace))
+
+
 async def _open_local(instance: dict[str, Any], config: GymConfig, history: CleanHistory) -> tuple[Deployment, str]:
     """A fresh local checkout (see `local_workspace.py`), with the instance's venv unless the row says
     it needs none (the toy task). Instances with an environment get a stable checkout path under the
@@ -228,6 +234,8 @@ async def _open_local(instance: dict[str, Any], config: GymConfig, history: Clea
         await held.enter_async_context(machine_lock(f"local checkout {workspace.resolve()}"))
     try:
         deployment = make_deployment(deployment_config)
+        if spec is not None:  # runs before the lock goes: the next episode never starts on a venv this one changed
+            held.push_async_callback(_mark_a_changed_venv, deployment, workspace)
         deployment.on_stop(held.aclose)
         await deployment.start()
     except BaseException:

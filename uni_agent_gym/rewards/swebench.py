@@ -53,7 +53,6 @@ from uni_agent_gym.datasets import log_parser, r2e_gym
 from uni_agent_gym.datasets.base import EXPECTED_OUTPUT_GRADING, swebench_parser_names
 from uni_agent_gym.datasets.swebench import repo_parser_name
 from uni_agent_gym.instances import patch_files
-from uni_agent_gym.envs.local_environment import renew_tampered_venv
 from uni_agent_gym.envs.local_workspace import local_workspace_dir, trusted_git_dir
 from uni_agent_gym.envs.workspace import has_commit
 from uni_agent_gym.rewards.capture import PatchRejected, capture_from_container, capture_in_sandbox, capture_on_host
@@ -167,7 +166,7 @@ class SWEBenchReward:
         restored = {}
         if local:
             await deployment.stop()  # its processes run on this host: none may touch the fresh checkout
-            restored = await renew_tampered_venv(local_workspace_dir(instance_id, self.gym))
+            restored = dict(deployment.release_report)  # a venv it changed, marked for a rebuild as it stopped
         fresh, fresh_repo, fresh_instance = await self._open_fresh(instance, start)
         try:
             result = await self._grade_patch_in(fresh, fresh_instance, fresh_repo, start, patch, started)
