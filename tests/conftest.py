@@ -54,11 +54,23 @@ def docker_image() -> str:
 @pytest.fixture(scope="session")
 def fixture_images(docker_image) -> dict[str, str]:
     """The instance image of every offline fixture (../shared/swebench), built where missing, two at a time."""
-    import asyncio
-
     from tests import fixture_sources
 
-    return asyncio.run(fixture_sources.ensure_images(list(fixture_sources.derived_rows().values()), workers=2))
+    return run_to_completion(fixture_sources.ensure_images(list(fixture_sources.derived_rows().values()), workers=2))
+
+
+def run_to_completion(coroutine):
+    """`asyncio.run(coroutine)`, also where an event loop already runs here (a fixture an async test asks
+    for with `request.getfixturevalue`): then in a thread of its own, this loop waiting."""
+    import asyncio
+    import concurrent.futures
+
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(coroutine)
+    with concurrent.futures.ThreadPoolExecutor(1) as thread:
+        return thread.submit(asyncio.run, coroutine).result()
 
 
 # `make test` runs the suite in parallel workers (pytest-xdist, `--dist loadfile`): a test file goes to one

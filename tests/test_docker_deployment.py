@@ -185,3 +185,41 @@ def test_containers_of_a_killed_test_session_are_found_and_those_of_a_live_one_a
     finally:
         for container in made:
             remove_container(container)
+
+
+INNER_TEST = '''
+import asyncio
+
+import pytest
+
+from uni_agent_gym.deployments import make_deployment
+
+
+@pytest.mark.timeout(3)
+async def test_hangs_holding_a_container(docker_image):
+    deployment = make_deployment({"type": "docker", "image": docker_image})
+    await deployment.start()
+    print("started", deployment.container_id)
+    await asyncio.sleep(120)  # never stops it: pytest's timeout ends the test
+'''
+
+
+def test_a_test_stopped_by_its_timeout_leaves_no_container(tmp_path, docker_image):
+    """A pytest session of our fixtures (`-p tests.conftest`) whose test hangs holding a container until its
+    pytest timeout: the test fails by its name, and once its teardown ran its container is gone."""
+    import os
+    import re
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    (tmp_path / "test_inner.py").write_text(INNER_TEST)
+    command = [sys.executable, "-m", "pytest", "-p", "tests.conftest", "-s", "-q", "-p", "no:cacheprovider", "--rootdir", str(tmp_path),
+               "-o", "asyncio_mode=auto", str(tmp_path / "test_inner.py")]  # fmt: skip
+    done = subprocess.run(command, cwd=tmp_path, env={**os.environ, "PYTHONPATH": str(root)}, capture_output=True, text=True, timeout=300)
+    output = done.stdout + done.stderr
+    assert done.returncode == 1 and "Timeout (>3.0s)" in output, output[-3000:]
+    assert "test_hangs_holding_a_container left 1 container(s) behind" in output, output[-3000:]
+    container_id = re.search(r"started (\w+)", output).group(1)
+    assert [c for c in docker_client().containers.list(all=True, filters={"label": f"{LABEL}=1"}) if c.id == container_id] == []

@@ -84,8 +84,10 @@ async def _make_or_reuse(spec: EnvironmentSpec, workspace: Path, repo_dir: str, 
         await _shell(command, repo_dir, active)
     await _shell(spec.install, repo_dir, active)
     commit = await record_environment(workspace, repo_dir, start)
-    # Every module compiled now, so that importing one later writes nothing: the venv must not change.
-    await host_command([str(venv / "bin" / "python"), "-m", "compileall", "-q", "-j", "0", str(venv / "lib")], cwd=repo_dir)
+    # Every module compiled now, at each optimisation level (pytest's own tests run Python with -OO), so that
+    # importing one later writes nothing: the venv must not change.
+    for level in ([], ["-O"], ["-OO"]):
+        await host_command([str(venv / "bin" / "python"), *level, "-m", "compileall", "-q", "-j", "0", str(venv / "lib")], cwd=repo_dir)
     (venv / FILES).write_text(json.dumps(await asyncio.to_thread(venv_files, venv)))
     stamp_path.write_text(json.dumps({**wanted, "environment_commit": commit}))
     return commit
