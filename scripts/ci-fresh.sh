@@ -4,13 +4,23 @@
 # system packages), clone main afresh beside ../shared, run .ci/run in the clone, and print the wall
 # time of each phase.
 #
-#   scripts/ci-fresh.sh            # the whole rehearsal (about 50 minutes on a 2-core machine)
+#   scripts/ci-fresh.sh            # the whole rehearsal (about 25 minutes on a 2-core machine)
 #   scripts/ci-fresh.sh --keep     # keep the clone (its path is printed) to look into afterwards
+#   scripts/ci-fresh.sh --alone tests/test_grade.py tests/test_soak.py::test_64_concurrent_trajectories_with_random_container_kills
+#                                  # instead of .ci/run: each test (file or node id) alone on a new machine, forgetting before each
 #
 # It removes shared state of this machine: do not run it while another test run uses Docker here.
 set -euo pipefail
 keep=false
-[ "${1:-}" = "--keep" ] && keep=true
+alone=()
+while [ $# -gt 0 ]; do
+  case $1 in
+    --keep) keep=true ;;
+    --alone) shift; alone=("$@"); break ;;
+    *) echo "ci-fresh: unknown argument $1 (see the header of $0)" >&2; exit 2 ;;
+  esac
+  shift
+done
 here=$(cd "$(dirname "$0")/.." && pwd)
 shared=$(cd "$here/../shared" 2>/dev/null && pwd) || { echo "ci-fresh: no ../shared beside $here" >&2; exit 1; }
 started=$SECONDS
@@ -42,7 +52,16 @@ ln -s "$shared" "$workdir/shared"
 phase forget forget_machine
 phase clone git clone --quiet --branch main "$here" "$workdir/main"
 status=0
-phase ci bash "$workdir/main/.ci/run" || status=$?
-echo "ci-fresh: .ci/run exited $status after $((SECONDS - started)) s in all"
+if [ ${#alone[@]} -eq 0 ]; then
+  phase ci bash "$workdir/main/.ci/run" || status=$?
+  echo "ci-fresh: .ci/run exited $status after $((SECONDS - started)) s in all"
+else
+  (cd "$workdir/main" && phase docker scripts/ensure-docker.sh && phase setup make setup)
+  for test in "${alone[@]}"; do
+    phase "forget before $test" forget_machine
+    (cd "$workdir/main" && CI=true phase "$test alone" .venv/bin/python -m pytest -q -ra -p no:cacheprovider "$test") || status=$?
+  done
+  echo "ci-fresh: the tests alone exited $status after $((SECONDS - started)) s in all"
+fi
 if $keep; then echo "ci-fresh: the clone is at $workdir/main"; else rm -rf "$workdir"; fi
 exit $status
