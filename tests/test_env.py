@@ -286,7 +286,21 @@ async def test_local_fixture_instance_gets_its_venv_once(tmp_path):
         await env.close()
     assert not stamp.exists(), "a changed venv must be rebuilt before the next episode"
     assert list(deployment.release_report.values()) == ["the episode changed 1 file(s) of the instance's venv "
-                                                         "(lib/python3.9/site-packages/forge.pth): rebuilt before grading"]  # fmt: skip
+                                                         "(lib/python3.9/site-packages/forge.pth): restored before grading"]  # fmt: skip
+    # the next episode gets the venv as it was made: a copy kept beside it, not a new install
+    site = tmp_path / "workspaces" / row["instance_id"] / "venv" / "lib" / "python3.9" / "site-packages"
+    installed = (site / "pluggy" / "__init__.py").stat().st_mtime_ns
+    env = AsyncSWEEnv(config)
+    try:
+        await env.reset(options={"instance": row})
+        assert stamp.exists() and not (site / "forge.pth").exists()
+        assert (site / "pluggy" / "__init__.py").stat().st_mtime_ns == installed, "copied with its times, not installed again"
+        check = await env.step({"name": "execute_bash", "arguments": {"command": "python -c 'import pytest; print(pytest.__file__)'"}})
+        assert f"{env.repo_dir}/src/pytest" in check[0]
+        deployment = env.deployment
+    finally:
+        await env.close()
+    assert deployment.release_report == {}
 
 
 async def test_instance_image_episode():

@@ -7,7 +7,8 @@ command run in a fresh checkout of the start commit, then the environment commit
 the ignored files the install made, both kept in the instance's trusted repository
 (`local_workspace.py`). An editable install points at the checkout, so the venv belongs to one
 checkout path; a stamp records that path, the start commit and the environment commit, and every
-later reset of the same instance is a fresh checkout of that commit.
+later reset of the same instance is a fresh checkout of that commit. A copy of the venv as it was made
+(`venv-pristine`) replaces a venv that an episode changed, in a second or two instead of a new install.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from uni_agent_gym.specs import EnvironmentSpec, SpecError
 
 STAMP = "uni-agent-gym-environment.json"
 FILES = "uni-agent-gym-files.json"  # what the venv held when it was made, to tell whether an episode changed it
+PRISTINE = "venv-pristine"  # beside the venv: a copy of it as it was made, which replaces a venv an episode changed
 
 
 def find_interpreter(python: str, interpreters: dict[str, str]) -> str:
@@ -61,16 +63,32 @@ async def ensure_local_environment(
         return await _make_or_reuse(spec, workspace, repo_dir, start, interpreters)
 
 
+async def _made_for(directory: Path, workspace: Path, wanted: dict) -> str | None:
+    """The environment commit of the venv at `directory` if it was made for `wanted`, else None."""
+    stamp_path = directory / STAMP
+    if not (stamp_path.exists() and snapshot_path(workspace).exists()):
+        return None
+    stamp = json.loads(stamp_path.read_text())
+    if {key: stamp.get(key) for key in wanted} == wanted and await has_commit(trusted_git_dir(workspace), stamp["environment_commit"]):
+        return stamp["environment_commit"]
+    return None
+
+
 async def _make_or_reuse(spec: EnvironmentSpec, workspace: Path, repo_dir: str, start: str, interpreters: dict[str, str]) -> str:
-    venv = workspace / "venv"
-    stamp_path = venv / STAMP
+    venv, pristine = workspace / "venv", workspace / PRISTINE
     wanted = {"repo_dir": repo_dir, "spec": asdict(spec), "start_commit": start}
-    if stamp_path.exists() and snapshot_path(workspace).exists():
-        stamp = json.loads(stamp_path.read_text())
-        if {key: stamp.get(key) for key in wanted} == wanted and await has_commit(trusted_git_dir(workspace), stamp["environment_commit"]):
-            return stamp["environment_commit"]
+    commit = await _made_for(venv, workspace, wanted)
+    if commit is not None:
+        return commit
     if venv.exists():
         await asyncio.to_thread(shutil.rmtree, venv)
+    commit = await _made_for(pristine, workspace, wanted)
+    if commit is not None and await asyncio.to_thread(changed_files, pristine) == []:
+        # an episode changed the venv (its stamp was dropped): a copy of it as it was made, not a new install
+        await asyncio.to_thread(_copy_venv, pristine, venv, json.loads((pristine / STAMP).read_text()))
+        return commit
+    if pristine.exists():
+        await asyncio.to_thread(shutil.rmtree, pristine)
     await recreate_checkout(workspace, start, Path(repo_dir))
     interpreter = find_interpreter(spec.python, interpreters)
     await host_command([interpreter, "-m", "venv", str(venv)], cwd=repo_dir)
@@ -88,9 +106,24 @@ async def _make_or_reuse(spec: EnvironmentSpec, workspace: Path, repo_dir: str, 
     # importing one later writes nothing: the venv must not change.
     for level in ([], ["-O"], ["-OO"]):
         await host_command([str(venv / "bin" / "python"), *level, "-m", "compileall", "-q", "-j", "0", str(venv / "lib")], cwd=repo_dir)
-    (venv / FILES).write_text(json.dumps(await asyncio.to_thread(venv_files, venv)))
-    stamp_path.write_text(json.dumps({**wanted, "environment_commit": commit}))
+    stamp = {**wanted, "environment_commit": commit}
+    await asyncio.to_thread(_copy_venv, venv, pristine, stamp)
+    await asyncio.to_thread(_seal, venv, stamp)
     return commit
+
+
+def _copy_venv(source: Path, target: Path, stamp: dict) -> None:
+    """A real copy of a venv at `target` (links stay links; no hard links, so an edit in place in one
+    never reaches the other), sealed."""
+    shutil.copytree(source, target, symlinks=True, ignore=shutil.ignore_patterns(FILES, STAMP))
+    _seal(target, stamp)
+
+
+def _seal(venv: Path, stamp: dict) -> None:
+    """Record what the venv holds now (a copy's files have inodes and change times of their own), then its
+    stamp, last: a venv with a stamp is complete."""
+    (venv / FILES).write_text(json.dumps(venv_files(venv)))
+    (venv / STAMP).write_text(json.dumps(stamp))
 
 
 def venv_files(venv: Path) -> dict[str, list[int]]:
@@ -107,18 +140,23 @@ def venv_files(venv: Path) -> dict[str, list[int]]:
     return found
 
 
+def changed_files(venv: Path) -> list[str] | None:
+    """The files of `venv` that changed since it was made (None: it holds no record of what it held)."""
+    recorded = venv / FILES
+    if not recorded.exists():
+        return None
+    before, now = json.loads(recorded.read_text()), venv_files(venv)
+    return sorted(path for path in before.keys() | now.keys() if before.get(path) != now.get(path))
+
+
 async def renew_tampered_venv(workspace: Path) -> dict[str, str]:
     """On `local` the venv is shared by every episode of an instance, so an episode could change what
     the tests run with (a plugin or `.pth` in site-packages, a replaced `bin/pytest`). If it changed,
     drop the stamp so that the next workspace rebuilds it; {venv: why} for the report, or {}."""
     venv = Path(workspace) / "venv"
-    recorded = venv / FILES
-    if not recorded.exists():
-        return {}
-    before, now = json.loads(recorded.read_text()), await asyncio.to_thread(venv_files, venv)
-    changed = sorted(path for path in before.keys() | now.keys() if before.get(path) != now.get(path))
+    changed = await asyncio.to_thread(changed_files, venv)
     if not changed:
         return {}
     (venv / STAMP).unlink(missing_ok=True)
     shown = ", ".join(changed[:5]) + (f" and {len(changed) - 5} more" if len(changed) > 5 else "")
-    return {str(venv): f"the episode changed {len(changed)} file(s) of the instance's venv ({shown}): rebuilt before grading"}
+    return {str(venv): f"the episode changed {len(changed)} file(s) of the instance's venv ({shown}): restored before grading"}
