@@ -75,18 +75,22 @@ def run_to_completion(coroutine):
 
 # `make test` runs the suite in parallel workers (pytest-xdist). A test file goes to one worker whole, so its
 # module fixtures are made once, and the longest groups start first, so that no worker is left with one at the
-# end. The two files that grade all 19 fixtures on docker and local go together, one after the other: side by
-# side they took 725 s of a warm run instead of 590 s (both CPU-bound, and their local episodes of one
-# instance take turns in its checkout). (xdist's own `loadgroup` cannot do this under pytest 9: it renames
-# items through an attribute pytest 9 no longer reads.)
-SHARED_GROUPS = {"test_grade.py": "fixture gradings", "test_reward_attacks.py": "fixture gradings"}
-LONGEST_FIRST = ["fixture gradings", "test_rollout_cache.py", "test_verl_agent_loop.py", "test_deployment_contract.py", "test_families.py"]
+# end. The two files that grade all 19 fixtures are grouped by deployment instead: their local tests one after
+# the other (local episodes of one instance take turns in its checkout; side by side, with the docker ones, the
+# two files took 725 s of a warm run instead of 590 s), their docker tests likewise, the two groups side by
+# side. (xdist's own `loadgroup` cannot do this under pytest 9: it renames items through an attribute pytest 9
+# no longer reads.)
+FIXTURE_GRADINGS = ("test_grade.py", "test_reward_attacks.py")
+LONGEST_FIRST = ["fixture gradings on local", "fixture gradings on docker", "test_rollout_cache.py", "test_verl_agent_loop.py",
+                 "test_deployment_contract.py", "test_families.py"]  # fmt: skip
 
 
 def worker_group(nodeid: str) -> str:
-    """The group a test runs in: its file's, or the shared group its file belongs to."""
-    path = nodeid.split("::", 1)[0]
-    return SHARED_GROUPS.get(path.rsplit("/", 1)[-1], path)
+    """The group a test runs in: its file's, or for the fixture gradings, its deployment's."""
+    path, _, test = nodeid.partition("::")
+    if path.rsplit("/", 1)[-1] in FIXTURE_GRADINGS:
+        return "fixture gradings on local" if "local" in test else "fixture gradings on docker"
+    return path
 
 
 @pytest.hookimpl(optionalhook=True)  # an xdist hook: without pytest-xdist it is never called

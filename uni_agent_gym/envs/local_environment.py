@@ -152,7 +152,7 @@ def changed_files(venv: Path) -> list[str] | None:
 async def renew_tampered_venv(workspace: Path) -> dict[str, str]:
     """On `local` the venv is shared by every episode of an instance, so an episode could change what
     the tests run with (a plugin or `.pth` in site-packages, a replaced `bin/pytest`). If it changed,
-    drop the stamp so that the next workspace rebuilds it; {venv: why} for the report, or {}."""
+    drop the stamp so that the next workspace replaces it (`_make_or_reuse`); {venv: why} for the report, or {}."""
     venv = Path(workspace) / "venv"
     changed = await asyncio.to_thread(changed_files, venv)
     if not changed:

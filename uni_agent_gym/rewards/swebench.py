@@ -166,7 +166,7 @@ class SWEBenchReward:
         restored = {}
         if local:
             await deployment.stop()  # its processes run on this host: none may touch the fresh checkout
-            restored = dict(deployment.release_report)  # a venv it changed, marked for a rebuild as it stopped
+            restored = dict(deployment.release_report)  # a venv it changed, marked to be replaced as it stopped
         fresh, fresh_repo, fresh_instance = await self._open_fresh(instance, start)
         try:
             result = await self._grade_patch_in(fresh, fresh_instance, fresh_repo, start, patch, started)
