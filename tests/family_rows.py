@@ -29,6 +29,7 @@ from dataclasses import field, make_dataclass
 from pathlib import Path
 
 from tests import fixture_sources
+from uni_agent_gym.named_locks import blocking_machine_lock
 
 FAMILIES = ("swe-bench", "swe-gym", "swe-rebench", "swe-smith", "r2e-gym")
 FIXTURE = "pytest-dev__pytest-7168"  # small, fast, Python 3.9; every family's derived row is made of it
@@ -49,10 +50,14 @@ def _git(*args: str, cwd: Path | None = None, env: dict | None = None) -> str:
 def fixed_commit(instance_id: str = FIXTURE) -> tuple[Path, str]:
     """A bare repository (a SWE-smith mirror) whose only commit is the fixture's base with its fix and its
     test patch applied, and that commit. Deterministic (fixed identity and date); made once."""
-    row = fixture_row(instance_id)
     target = fixture_sources.CACHE / "family-mirrors" / f"{instance_id}.git"
-    if (target / "FIXED").exists():
-        return target, (target / "FIXED").read_text()
+    with blocking_machine_lock(f"family mirror {target}"):  # test files on other workers make it too
+        if (target / "FIXED").exists():
+            return target, (target / "FIXED").read_text()
+        return _make_fixed_commit(fixture_row(instance_id), target)
+
+
+def _make_fixed_commit(row: dict, target: Path) -> tuple[Path, str]:
     with tempfile.TemporaryDirectory() as scratch:
         work = Path(scratch) / "work"
         _git("clone", "--quiet", "--no-checkout", str(fixture_sources.repo_mirror(row["repo"])), str(work))
