@@ -101,7 +101,8 @@ class StandIn:
 class FakeSandbox:
     def __init__(self, standin: StandIn, workdir: str | None, env: dict | None) -> None:
         self._standin = standin
-        self._env = {**os.environ, **(env or {})}  # a sandbox's env reaches its execs
+        # a sandbox's env reaches its execs; the host's does not (an image's own: here PATH and HOME only)
+        self._env = {"PATH": os.environ["PATH"], "HOME": os.environ.get("HOME", "/"), **(env or {})}
         self._tempdir = tempfile.TemporaryDirectory(prefix="modal-standin-")
         self._workdir = workdir or self._tempdir.name
         self._processes: list[asyncio.subprocess.Process] = []

@@ -9,6 +9,7 @@ import secrets
 
 import pytest
 
+from tests.conftest import DEPLOYMENT_TYPES
 from uni_agent_gym.errors import DeploymentNotStartedError, SandboxDiedError, SandboxFileNotFoundError
 
 RESTART_NOTE = "a new shell session was started"
@@ -225,3 +226,16 @@ async def test_lifecycle(deployment):
         await deployment.run("true")
     with pytest.raises(DeploymentNotStartedError):
         await deployment.read_file("/etc/hostname")
+
+
+@pytest.mark.parametrize("kind", DEPLOYMENT_TYPES)
+async def test_the_hosts_python_and_test_runner_variables_stay_outside(deployment_factory, kind, monkeypatch):
+    """A host's PYTEST_ADDOPTS or PYTHONPATH (set for the outer pytest, say) must not reach the tests graded
+    in the sandbox, on local either; other host variables do reach a local shell, and `env` sets any."""
+    monkeypatch.setenv("PYTEST_ADDOPTS", "-p host_plugin")
+    monkeypatch.setenv("PYTHONPATH", "/host/path")
+    monkeypatch.setenv("UAG_HOST_VALUE", "seen")
+    deployment = deployment_factory(kind, env={"PYTHONWARNINGS": "ignore"})
+    await deployment.start()
+    result = await deployment.run('echo "${PYTEST_ADDOPTS-unset} ${PYTHONPATH-unset} ${PYTHONWARNINGS-unset} ${UAG_HOST_VALUE-unset}"')
+    assert result.output == ("unset unset ignore seen\n" if kind == "local" else "unset unset ignore unset\n")

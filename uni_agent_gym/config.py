@@ -64,6 +64,11 @@ class LocalDeploymentConfig(_SandboxOptions):
     workdir: str | None = Field(
         None, description="Host directory the shell starts in; a fresh temporary directory, removed on stop, when unset."
     )
+    host_env_excluded: list[str] = Field(
+        default_factory=lambda: ["PYTHON*", "PYTEST_*", "VIRTUAL_ENV"],
+        description="Host variables (shell-style patterns) the sandbox does not inherit: they change how Python and "
+        "test runners behave (a host's PYTEST_ADDOPTS would reach the graded tests). `env` can still set any of them.",
+    )
 
 
 class DockerDeploymentConfig(_SandboxOptions):

@@ -7,6 +7,7 @@ network. Use it for development, trusted models and the fastest possible loop; u
 from __future__ import annotations
 
 import asyncio
+import fnmatch
 import functools
 import logging
 import os
@@ -54,6 +55,12 @@ class _LocalShell(ShellProcess):
 
 
 MARKER_VARIABLE = "UNI_AGENT_GYM_SANDBOX"
+
+
+def inherited_environment(excluded: list[str]) -> dict[str, str]:
+    """The host's environment less the variables matching `excluded`: what a docker container would not
+    have either, so that local grading runs the tests as docker's does."""
+    return {name: value for name, value in os.environ.items() if not any(fnmatch.fnmatchcase(name, p) for p in excluded)}
 
 
 def kill_marked_processes(marker: str) -> list[int]:
@@ -105,7 +112,7 @@ class LocalDeployment(Deployment):
             stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.STDOUT,
             cwd=self._workdir,
-            env={**os.environ, **self.config.env, MARKER_VARIABLE: self._marker},
+            env={**inherited_environment(self.config.host_env_excluded), **self.config.env, MARKER_VARIABLE: self._marker},
             start_new_session=True,
         )
         return _LocalShell(process)
