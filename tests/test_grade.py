@@ -80,13 +80,19 @@ def test_gold_empty_and_test_only_on_docker(tmp_path, fixture_images):
 @pytest.mark.slow
 @pytest.mark.timeout(3600)  # a new machine first builds 19 local venvs
 def test_gold_on_local_has_dockers_outcomes(tmp_path):
-    """The same outcomes as on docker (there: every test passed, above)."""
+    """The same outcomes as on docker (there: every test passed, above), and honest grading leaves every
+    instance's venv as it was made (the sphinx fixtures' tests load pytest-cov, whose assert-rewritten
+    bytecode pytest would otherwise write into the venv: each next episode then replaced the venv and an
+    agent that ran the tests was reported to have changed it)."""
+    from uni_agent_gym.envs.local_environment import changed_files
+
     if not all(path.exists() for path in INTERPRETERS.values()):
         pytest.skip("local grading needs host Pythons 3.9 and 3.11 (pyenv on these machines)")
     gold = write_predictions(tmp_path / "gold.jsonl", lambda row: row["patch"])
     local_gold = grade(tmp_path, gold, "local", "local-gold")
     assert local_gold["resolved_ids"] == sorted(ROWS), local_gold
     assert outcomes(tmp_path, "local-gold") == ALL_RESOLVED
+    assert {i: changed_files(CACHE / "workspaces" / i / "venv") for i in ROWS} == {i: [] for i in ROWS}
 
 
 def test_bad_predictions_are_reported_not_fatal(tmp_path):

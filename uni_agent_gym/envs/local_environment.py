@@ -17,6 +17,7 @@ import asyncio
 import json
 import os
 import shutil
+import tempfile
 from dataclasses import asdict
 from pathlib import Path
 
@@ -28,6 +29,7 @@ from uni_agent_gym.specs import EnvironmentSpec, SpecError
 STAMP = "uni-agent-gym-environment.json"
 FILES = "uni-agent-gym-files.json"  # what the venv held when it was made, to tell whether an episode changed it
 PRISTINE = "venv-pristine"  # beside the venv: a copy of it as it was made, which replaces a venv an episode changed
+RECIPE = 2  # how venvs are made; a venv stamped with another is made again (2: pytest plugins' bytecode written)
 
 
 def find_interpreter(python: str, interpreters: dict[str, str]) -> str:
@@ -76,7 +78,7 @@ async def _made_for(directory: Path, workspace: Path, wanted: dict) -> str | Non
 
 async def _make_or_reuse(spec: EnvironmentSpec, workspace: Path, repo_dir: str, start: str, interpreters: dict[str, str]) -> str:
     venv, pristine = workspace / "venv", workspace / PRISTINE
-    wanted = {"repo_dir": repo_dir, "spec": asdict(spec), "start_commit": start}
+    wanted = {"repo_dir": repo_dir, "spec": asdict(spec), "start_commit": start, "recipe": RECIPE}
     commit = await _made_for(venv, workspace, wanted)
     if commit is not None:
         return commit
@@ -102,6 +104,7 @@ async def _make_or_reuse(spec: EnvironmentSpec, workspace: Path, repo_dir: str, 
         await _shell(command, repo_dir, active)
     await _shell(spec.install, repo_dir, active)
     commit = await record_environment(workspace, repo_dir, start)
+    await _write_pytest_plugin_bytecode(venv, active)
     # Every module compiled now, at each optimisation level (pytest's own tests run Python with -OO), so that
     # importing one later writes nothing: the venv must not change.
     for level in ([], ["-O"], ["-OO"]):
@@ -110,6 +113,21 @@ async def _make_or_reuse(spec: EnvironmentSpec, workspace: Path, repo_dir: str, 
     await asyncio.to_thread(_copy_venv, venv, pristine, stamp)
     await asyncio.to_thread(_seal, venv, stamp)
     return commit
+
+
+async def _write_pytest_plugin_bytecode(venv: Path, active: dict[str, str]) -> None:
+    """pytest rewrites the asserts of the plugins it loads (entry points such as pytest-cov) and caches that
+    bytecode beside them (`*.cpython-39-pytest-8.4.2.pyc`), so the first test run of an honest episode would
+    write into the venv, which then counts as changed. One collection in an empty directory writes it now.
+    A venv without pytest (or one whose plugins fail to load) is left as it is: its tests find that out."""
+    environ = {name: value for name, value in os.environ.items() if not name.startswith(("PYTEST_", "PYTHON"))}
+    with tempfile.TemporaryDirectory(prefix="uni-agent-gym-collect-") as empty:
+        process = await asyncio.create_subprocess_exec(
+            str(venv / "bin" / "python"), "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider",
+            cwd=empty, env={**environ, **active},
+            stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.DEVNULL,
+        )  # fmt: skip
+        await process.wait()
 
 
 def _copy_venv(source: Path, target: Path, stamp: dict) -> None:
