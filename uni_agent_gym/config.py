@@ -56,6 +56,11 @@ class _SandboxOptions(_Strict):
     env: dict[str, str] = Field(default_factory=dict, description="Environment variables set in the sandbox.")
 
 
+# Host variables that change how Python and test runners behave (shell-style patterns): a local sandbox does
+# not inherit them by default, and local venvs are made without them.
+PYTHON_AND_TEST_RUNNER_VARIABLES = ("PYTHON*", "PYTEST_*", "VIRTUAL_ENV")
+
+
 class LocalDeploymentConfig(_SandboxOptions):
     """A shell on this host in a working directory. NOT a security boundary: the agent can touch anything
     the host user can."""
@@ -65,7 +70,7 @@ class LocalDeploymentConfig(_SandboxOptions):
         None, description="Host directory the shell starts in; a fresh temporary directory, removed on stop, when unset."
     )
     host_env_excluded: list[str] = Field(
-        default_factory=lambda: ["PYTHON*", "PYTEST_*", "VIRTUAL_ENV"],
+        default_factory=lambda: list(PYTHON_AND_TEST_RUNNER_VARIABLES),
         description="Host variables (shell-style patterns) the sandbox does not inherit: they change how Python and "
         "test runners behave (a host's PYTEST_ADDOPTS would reach the graded tests). `env` can still set any of them.",
     )

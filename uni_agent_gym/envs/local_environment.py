@@ -21,6 +21,7 @@ import tempfile
 from dataclasses import asdict
 from pathlib import Path
 
+from uni_agent_gym.config import PYTHON_AND_TEST_RUNNER_VARIABLES
 from uni_agent_gym.deployments.local import inherited_environment
 from uni_agent_gym.envs.local_workspace import recreate_checkout, record_environment, snapshot_path, trusted_git_dir
 from uni_agent_gym.envs.workspace import has_commit, host_command
@@ -121,7 +122,7 @@ async def _write_pytest_plugin_bytecode(venv: Path, active: dict[str, str]) -> N
     bytecode beside them (`*.cpython-39-pytest-8.4.2.pyc`), so the first test run of an honest episode would
     write into the venv, which then counts as changed. One collection in an empty directory writes it now.
     A venv without pytest (or one whose plugins fail to load) is left as it is: its tests find that out."""
-    environ = inherited_environment(["PYTHON*", "PYTEST_*"])  # the host's own settings of pytest play no part
+    environ = inherited_environment(list(PYTHON_AND_TEST_RUNNER_VARIABLES))  # the host's settings of pytest play no part
     with tempfile.TemporaryDirectory(prefix="uni-agent-gym-collect-") as empty:
         process = await asyncio.create_subprocess_exec(
             str(venv / "bin" / "python"), "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider",
