@@ -107,6 +107,24 @@ def _built_mirror(repo: str, mirror: Path) -> Path:
 
 
 BUILD_CACHE = CACHE / "build-cache"  # wheelhouse, mirrors and local venvs kept between runs
+INTERPRETERS = {  # the host's Pythons that local venvs are made from (pyenv on these machines)
+    "3.9": Path.home() / ".pyenv" / "versions" / "3.9.18" / "bin" / "python3.9",
+    "3.11": Path.home() / ".pyenv" / "versions" / "3.11.7" / "bin" / "python3.11",
+}
+
+
+def env_section(deployment: str, rows: list[dict]) -> dict:
+    """The env config of fixture episodes: on docker, their offline images; on local, venvs and checkouts in
+    the test build cache, the host's Pythons and the fixture mirrors (the test skips without those Pythons)."""
+    import pytest
+
+    if deployment == "docker":
+        return {"workspace": "image", "environments": str(SHARED / "fixtures.json")}
+    if not all(path.exists() for path in INTERPRETERS.values()):
+        pytest.skip("local grading needs host Pythons 3.9 and 3.11 (pyenv on these machines)")
+    return {"environments": str(SHARED / "fixtures.json"), "cache_dir": str(BUILD_CACHE),
+            "interpreters": {version: str(path) for version, path in INTERPRETERS.items()},
+            "mirrors": {repo: str(repo_mirror(repo)) for repo in sorted({row["repo"] for row in rows})}}  # fmt: skip
 
 
 def _build_config(instances: list[dict]):

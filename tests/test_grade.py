@@ -1,9 +1,16 @@
-"""`uni-agent-gym grade` on the 19 offline SWE-bench fixtures: gold resolves, empty and test-patch-only
-predictions do not, on docker (offline-built images) and local (host venvs), with the same outcomes.
-The docker and local tests run on different test workers (`tests/conftest.py`)."""
+"""`uni-agent-gym grade` on the 19 offline SWE-bench fixtures, on docker (offline-built images) and local
+(host venvs), with the same outcomes. The gold predictions come from env episodes: the agent types each gold
+patch in, and the patch is taken back out the way the reward takes an episode's
+(`SWEBenchReward.capture_patch`: the Docker daemon's diff into a fresh container; the host's git with the
+trusted repository). `grade` resolves every one in a fresh sandbox; empty and test-patch-only predictions
+resolve none. The reward at `finish` is that capture followed by the same grading in a fresh sandbox
+(`grade_episode`), tested whole on pytest-7168 in tests/test_reward_attacks.py, so each fixture's gold is
+graded once per deployment here, not once per path. The docker and local tests run on different test
+workers (`tests/conftest.py`)."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import subprocess
 import sys
@@ -12,18 +19,51 @@ from pathlib import Path
 import pytest
 
 from tests import fixture_sources
+from tests.conftest import run_to_completion
+from uni_agent_gym.config import GymConfig
+from uni_agent_gym.envs import AsyncSWEEnv
 from uni_agent_gym.eval.grade import read_predictions, summary_report
+from uni_agent_gym.instances import normalise, patch_files
+from uni_agent_gym.rewards.swebench import SWEBenchReward
 
 ROWS = fixture_sources.derived_rows()
-INTERPRETERS = {
-    "3.9": Path.home() / ".pyenv" / "versions" / "3.9.18" / "bin" / "python3.9",
-    "3.11": Path.home() / ".pyenv" / "versions" / "3.11.7" / "bin" / "python3.11",
-}
 CACHE = fixture_sources.BUILD_CACHE  # shared with the image tests: wheelhouse, images, local venvs
 
 
-def write_predictions(path: Path, patch_of) -> Path:
-    lines = [{"instance_id": i, "model_name_or_path": "org/model", "model_patch": patch_of(row)} for i, row in ROWS.items()]
+async def gold_typed_in_by_the_agent(deployment: str) -> dict[str, str]:
+    """{instance id: the patch of an episode in which the agent applied the gold patch}, as the reward takes
+    it out of the episode's sandbox at `finish` (no tests run: `grade` grades it); two episodes at a time."""
+    rows = [normalise(row) for row in ROWS.values()]
+    config = GymConfig.model_validate({"deployment": {"type": deployment}, "env": fixture_sources.env_section(deployment, rows)})
+    reward = SWEBenchReward.from_config(config)
+
+    async def take_patch(sandbox, instance: dict, repo_dir: str) -> dict:
+        return {"reward": 0.0, "patch": await reward.capture_patch(sandbox, instance, repo_dir)}
+
+    limit = asyncio.Semaphore(2)
+
+    async def typed_in(row: dict) -> tuple[str, str]:
+        async with limit:
+            env = AsyncSWEEnv(config, reward=take_patch)
+            try:
+                await env.reset(options={"instance": row})
+                diff = f"/tmp/gold-{row['instance_id']}.diff"  # local sandboxes share the host's /tmp
+                command = f"cat > {diff} <<'UAG_EOF'\n{row['patch']}UAG_EOF\ngit apply {diff} && rm {diff}"
+                _, _, _, _, step = await env.step({"name": "execute_bash", "arguments": {"command": command}})
+                assert step["exit_code"] == 0, step
+                _, _, terminated, _, info = await env.step({"name": "finish", "arguments": {}})
+                assert terminated
+                return row["instance_id"], info["reward_report"]["patch"]
+            finally:
+                await env.close()
+
+    patches = dict(await asyncio.gather(*(typed_in(row) for row in rows)))
+    assert {i: patch_files(patch) for i, patch in patches.items()} == {i: patch_files(row["patch"]) for i, row in ROWS.items()}
+    return patches
+
+
+def write_predictions(path: Path, patches: dict[str, str]) -> Path:
+    lines = [{"instance_id": i, "model_name_or_path": "org/model", "model_patch": patch} for i, patch in patches.items()]
     path.write_text("".join(json.dumps(line) + "\n" for line in lines))
     return path
 
@@ -32,7 +72,7 @@ def grade(tmp_path: Path, predictions: Path, deployment: str, run_id: str, *extr
     mirrors = [f"--mirror={repo}={fixture_sources.repo_mirror(repo)}" for repo in sorted({r["repo"] for r in ROWS.values()})]
     config = tmp_path / "grade.json"
     config.write_text(json.dumps({"env": {"cache_dir": str(CACHE), "workspace": "image",
-                                          "interpreters": {version: str(path) for version, path in INTERPRETERS.items()}}}))  # fmt: skip
+                                          "interpreters": {version: str(path) for version, path in fixture_sources.INTERPRETERS.items()}}}))  # fmt: skip
     command = [
         sys.executable, "-m", "uni_agent_gym.cli", "grade", "--dataset", str(fixture_sources.SHARED / "derived.jsonl"),
         "--predictions", str(predictions), "--deployment", deployment, "--workers", "2", "--run-id", run_id,
@@ -59,10 +99,10 @@ ALL_RESOLVED = {i: ("resolved", [], []) for i in ROWS}  # every FAIL_TO_PASS and
 
 @pytest.mark.slow
 @pytest.mark.timeout(1800)  # the images come from `fixture_images`
-def test_gold_empty_and_test_only_on_docker(tmp_path, fixture_images):
-    gold = write_predictions(tmp_path / "gold.jsonl", lambda row: row["patch"])
-    empty = write_predictions(tmp_path / "empty.jsonl", lambda row: "")
-    test_only = write_predictions(tmp_path / "test_only.jsonl", lambda row: row["test_patch"])
+def test_gold_typed_in_empty_and_test_only_on_docker(tmp_path, fixture_images):
+    gold = write_predictions(tmp_path / "gold.jsonl", run_to_completion(gold_typed_in_by_the_agent("docker")))
+    empty = write_predictions(tmp_path / "empty.jsonl", {i: "" for i in ROWS})
+    test_only = write_predictions(tmp_path / "test_only.jsonl", {i: row["test_patch"] for i, row in ROWS.items()})
 
     docker_gold = grade(tmp_path, gold, "docker", "docker-gold")
     assert docker_gold["resolved_ids"] == sorted(ROWS), docker_gold
@@ -79,16 +119,14 @@ def test_gold_empty_and_test_only_on_docker(tmp_path, fixture_images):
 
 @pytest.mark.slow
 @pytest.mark.timeout(3600)  # a new machine first builds 19 local venvs
-def test_gold_on_local_has_dockers_outcomes(tmp_path):
-    """The same outcomes as on docker (there: every test passed, above), and honest grading leaves every
-    instance's venv as it was made (the sphinx fixtures' tests load pytest-cov, whose assert-rewritten
+def test_gold_typed_in_on_local_has_dockers_outcomes(tmp_path):
+    """The same outcomes as on docker (there: every test passed, above), and neither the episodes nor honest
+    grading change any instance's venv (the sphinx fixtures' tests load pytest-cov, whose assert-rewritten
     bytecode pytest would otherwise write into the venv: each next episode then replaced the venv and an
     agent that ran the tests was reported to have changed it)."""
     from uni_agent_gym.envs.local_environment import changed_files
 
-    if not all(path.exists() for path in INTERPRETERS.values()):
-        pytest.skip("local grading needs host Pythons 3.9 and 3.11 (pyenv on these machines)")
-    gold = write_predictions(tmp_path / "gold.jsonl", lambda row: row["patch"])
+    gold = write_predictions(tmp_path / "gold.jsonl", run_to_completion(gold_typed_in_by_the_agent("local")))
     local_gold = grade(tmp_path, gold, "local", "local-gold")
     assert local_gold["resolved_ids"] == sorted(ROWS), local_gold
     assert outcomes(tmp_path, "local-gold") == ALL_RESOLVED

@@ -110,37 +110,27 @@ def instance() -> dict:
     return normalise(fixture_sources.derived_rows()[PYTEST])
 
 
-def local_env_section(rows: list[dict]) -> dict:
-    """The env section for local episodes of fixtures: venvs and mirrors in the test build cache (shared
-    with tests/test_grade.py), the host's Pythons."""
-    from tests.test_grade import INTERPRETERS
-
-    if not all(path.exists() for path in INTERPRETERS.values()):
-        pytest.skip("local grading needs host Pythons 3.9 and 3.11 (pyenv on these machines)")
-    return {"environments": str(fixture_sources.SHARED / "fixtures.json"), "cache_dir": str(fixture_sources.BUILD_CACHE),
-            "interpreters": {version: str(path) for version, path in INTERPRETERS.items()},
-            "mirrors": {repo: str(fixture_sources.repo_mirror(repo)) for repo in sorted({row["repo"] for row in rows})}}  # fmt: skip
-
-
-async def episode(instance: dict, commands: list[str], sandbox: str = "fresh", deployment: dict | None = None, **reward) -> dict:
-    """Play the commands as execute_bash steps, then finish; the reward report."""
+async def episode(instance: dict, commands: list[str], sandbox: str = "fresh", deployment: dict | None = None, *,
+                  capture: bool = False, **reward) -> dict:
+    """Play the commands as execute_bash steps, then finish; the reward report. With `capture`, the report
+    also has under "captured" the patch `capture_patch` took just before `finish` (a prediction's patch)."""
     deployment = {"type": "docker", **(deployment or {})}
     if deployment["type"] == "docker":
         require_docker()
         await fixture_sources.ensure_image(instance)
-        env_section = {"workspace": "image", "environments": str(fixture_sources.SHARED / "fixtures.json")}
-    else:
-        env_section = local_env_section([instance])
+    env_section = fixture_sources.env_section(deployment["type"], [instance])
     config = GymConfig.model_validate({"deployment": deployment, "env": env_section, "reward": {"sandbox": sandbox, **reward}})
-    env = AsyncSWEEnv(config, reward=SWEBenchReward.from_config(config))
+    grader = SWEBenchReward.from_config(config)
+    env = AsyncSWEEnv(config, reward=grader)
     try:
         await env.reset(options={"instance": instance})
         for command in [SCRATCH, *commands]:
             _, _, _, _, info = await env.step({"name": "execute_bash", "arguments": {"command": command}})
             assert info["exit_code"] == 0, (command, info)
+        captured = await grader.capture_patch(env.deployment, env.instance, env.repo_dir) if capture else None
         _, reward_value, terminated, _, info = await env.step({"name": "finish", "arguments": {}})
         assert terminated and info["reward_report"]["reward"] == reward_value
-        return info["reward_report"]
+        return {**info["reward_report"], "captured": captured} if capture else info["reward_report"]
     finally:
         await env.close()
 
@@ -168,14 +158,16 @@ async def test_an_attack_earns_nothing_on_local(instance, attack):
 
 
 async def test_the_gold_fix_earns_one_on_local(instance):
-    report = await episode(instance, [FIX], deployment={"type": "local"})
+    report = await episode(instance, [FIX], deployment={"type": "local"}, capture=True)
     assert (report["status"], report["reward"], report["sandbox"]) == ("resolved", 1.0, "fresh"), report
+    assert report["captured"] == report["patch"], "a prediction's patch is the patch the reward grades"
     assert report["restored"] == {}, "an honest episode leaves the venv as it was"
 
 
 async def test_the_gold_fix_still_earns_one(instance):
-    report = await episode(instance, [FIX])
+    report = await episode(instance, [FIX], capture=True)
     assert (report["status"], report["reward"], report["sandbox"]) == ("resolved", 1.0, "fresh")
+    assert report["captured"] == report["patch"], "a prediction's patch is the patch the reward grades"
     assert report["patch"].startswith(f"diff --git a/{SOURCE} b/{SOURCE}")
 
 
@@ -200,39 +192,6 @@ async def test_runner_configuration_is_restored_and_reported(instance):
     assert report["status"] == "resolved", "the fix counts; the configuration does not"
     assert report["restored"] == {"tox.ini": "tox.ini configures the test runner"}
     assert "src/forge.py" in report["patch"] and "tox.ini" in report["patch"]
-
-
-@pytest.mark.slow
-@pytest.mark.timeout(3600)  # local: a new machine first builds the 19 venvs (shared with tests/test_grade.py)
-@pytest.mark.parametrize("deployment", ["docker", "local"])
-async def test_every_fixtures_gold_fix_earns_one_in_a_fresh_sandbox(deployment, request):
-    """The gold patch, typed in by the agent, of each of the 19 offline fixtures: 1.0 with `fresh` grading."""
-    rows = [normalise(row) for row in fixture_sources.derived_rows().values()]
-    if deployment == "docker":
-        require_docker()
-        request.getfixturevalue("fixture_images")
-        env_section = {"workspace": "image", "environments": str(fixture_sources.SHARED / "fixtures.json")}
-    else:
-        env_section = local_env_section(rows)
-    config = GymConfig.model_validate({"deployment": {"type": deployment}, "env": env_section})
-    limit = asyncio.Semaphore(2)
-
-    async def gold(row: dict) -> tuple[str, float, str]:
-        async with limit:
-            env = AsyncSWEEnv(config, reward=SWEBenchReward.from_config(config))
-            try:
-                _, info = await env.reset(options={"instance": row})
-                diff = f"/tmp/gold-{row['instance_id']}.diff"  # local sandboxes share the host's /tmp
-                command = f"cat > {diff} <<'UAG_EOF'\n{row['patch']}UAG_EOF\ngit apply {diff} && rm {diff}"
-                _, _, _, _, step = await env.step({"name": "execute_bash", "arguments": {"command": command}})
-                assert step["exit_code"] == 0, step
-                _, reward, _, _, info = await env.step({"name": "finish", "arguments": {}})
-                return row["instance_id"], reward, info["reward_report"]["status"]
-            finally:
-                await env.close()
-
-    results = await asyncio.gather(*(gold(row) for row in rows))
-    assert [(i, reward, status) for i, reward, status in results if reward != 1.0] == []
 
 
 PEEK = (  # copy the fixed file out of any commit the repository holds

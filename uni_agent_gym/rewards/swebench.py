@@ -138,9 +138,8 @@ class SWEBenchReward:
             return await self.grade(deployment, instance, repo_dir)
         started = time.monotonic()
         instance_id = instance["instance_id"]
-        start = instance.get("environment_commit") or (await git_in(deployment, repo_dir, "git rev-parse HEAD")).strip()
-        # docker diff cannot see into volumes: with read_only_root the workspace is one (but /usr is read-only)
-        if deployment.config.type == "docker" and self.gym.deployment.type == "docker" and not deployment.config.read_only_root:
+        start = await self._episode_start(deployment, instance, repo_dir)
+        if self._diffs_into_a_fresh_container(deployment):
             fresh, fresh_repo, fresh_instance = await self._open_fresh(instance, start)
             try:
                 try:
@@ -150,13 +149,8 @@ class SWEBenchReward:
                 return await self._grade_patch_in(fresh, fresh_instance, fresh_repo, start, patch, started)
             finally:
                 await release(fresh)
-        local = deployment.config.type == "local" and self.gym.deployment.type == "local"
-        trusted = trusted_git_dir(local_workspace_dir(instance_id, self.gym)) if local else None
         try:
-            if trusted is not None and await has_commit(trusted, start):
-                patch = await capture_on_host(trusted, repo_dir, start, self.config.max_patch_bytes)
-            else:
-                patch = await capture_in_sandbox(deployment, repo_dir, start, self.config.max_patch_bytes)
+            patch = await self._capture_with_git(deployment, instance, repo_dir, start)
         except PatchRejected as exc:
             return self._finish(RewardResult(instance_id, "patch_rejected", error=str(exc)), started)
         except DeploymentError as exc:
@@ -164,7 +158,7 @@ class SWEBenchReward:
                 return self._finish(RewardResult(instance_id, "patch_failed", error=f"no patch can be taken from {repo_dir}: {exc}"), started)
             raise
         restored = {}
-        if local:
+        if self._on_local(deployment):
             await deployment.stop()  # its processes run on this host: none may touch the fresh checkout
             restored = dict(deployment.release_report)  # a venv it changed, marked to be replaced as it stopped
         fresh, fresh_repo, fresh_instance = await self._open_fresh(instance, start)
@@ -174,6 +168,43 @@ class SWEBenchReward:
             return result
         finally:
             await release(fresh)
+
+    async def capture_patch(self, deployment: Deployment, instance: dict[str, Any], repo_dir: str) -> str:
+        """The agent's patch taken as `grade_episode` takes it (trusting nothing in its sandbox), with no test
+        run: for an episode whose prediction is graded elsewhere (`uni-agent-gym grade`, the official
+        harness). Without `gym` it is taken in the sandbox, as `reward.sandbox: same` takes it.
+        Raises `PatchRejected` (too large, a link out of the repository) or `DeploymentError`."""
+        start = await self._episode_start(deployment, instance, repo_dir)
+        if self.gym is None:
+            return await capture_in_sandbox(deployment, repo_dir, start, self.config.max_patch_bytes)
+        if not self._diffs_into_a_fresh_container(deployment):
+            return await self._capture_with_git(deployment, instance, repo_dir, start)
+        fresh, _, _ = await self._open_fresh(instance, start)
+        try:
+            return await capture_from_container(deployment, fresh, repo_dir, start, self.config.max_patch_bytes)
+        finally:
+            await release(fresh)
+
+    @staticmethod
+    async def _episode_start(deployment: Deployment, instance: dict[str, Any], repo_dir: str) -> str:
+        """The commit the episode started from, which its patch is taken against."""
+        return instance.get("environment_commit") or (await git_in(deployment, repo_dir, "git rev-parse HEAD")).strip()
+
+    def _diffs_into_a_fresh_container(self, deployment: Deployment) -> bool:
+        """Whether the patch is the Docker daemon's diff of the agent's container, computed in a fresh one
+        (docker diff cannot see into volumes: with read_only_root the workspace is one)."""
+        return deployment.config.type == "docker" and self.gym.deployment.type == "docker" and not deployment.config.read_only_root
+
+    def _on_local(self, deployment: Deployment) -> bool:
+        return deployment.config.type == "local" and self.gym.deployment.type == "local"
+
+    async def _capture_with_git(self, deployment: Deployment, instance: dict[str, Any], repo_dir: str, start: str) -> str:
+        """Where no daemon's diff is to be had: the host's git with the instance's trusted repository for a
+        local checkout, else git in the sandbox."""
+        trusted = trusted_git_dir(local_workspace_dir(instance["instance_id"], self.gym)) if self._on_local(deployment) else None
+        if trusted is not None and await has_commit(trusted, start):
+            return await capture_on_host(trusted, repo_dir, start, self.config.max_patch_bytes)
+        return await capture_in_sandbox(deployment, repo_dir, start, self.config.max_patch_bytes)
 
     async def grade_patch(self, instance: dict[str, Any], patch: str) -> RewardResult:
         """The grade of `patch` (a prediction) in a fresh sandbox of the instance; needs `gym`."""
