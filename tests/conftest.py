@@ -75,9 +75,9 @@ def run_to_completion(coroutine):
 
 # `make test` runs the suite in parallel workers (pytest-xdist). A test file goes to one worker whole, so its
 # module fixtures are made once, and the longest groups start first, so that no worker is left with one at the
-# end. The two files that grade all 19 fixtures are grouped by deployment instead: their local tests one after
-# the other on one worker (local episodes of one instance take turns in its checkout, so side by side they would
-# wait on each other), their docker tests on another. (xdist's own `loadgroup` cannot do this under pytest 9: it renames items through an attribute pytest 9
+# end. The two files that play and grade fixture episodes (test_grade: all 19; the attack suite: pytest-7168) are
+# grouped by deployment instead: their local tests one after the other on one worker (local episodes of one
+# instance take turns in its checkout, so side by side they would wait on each other), their docker tests on another. (xdist's own `loadgroup` cannot do this under pytest 9: it renames items through an attribute pytest 9
 # no longer reads.)
 FIXTURE_GRADINGS = ("test_grade.py", "test_reward_attacks.py")
 LONGEST_FIRST = ["fixture gradings on local", "fixture gradings on docker", "test_rollout_cache.py", "test_verl_agent_loop.py",
