@@ -120,8 +120,8 @@ def test_gold_typed_in_empty_and_test_only_on_docker(tmp_path, fixture_images):
 @pytest.mark.slow
 @pytest.mark.timeout(3600)  # a new machine first builds 19 local venvs
 def test_gold_typed_in_on_local_has_dockers_outcomes(tmp_path):
-    """The same outcomes as on docker (there: every test passed, above), and neither the episodes nor honest
-    grading change any instance's venv (the sphinx fixtures' tests load pytest-cov, whose assert-rewritten
+    """The same outcomes as on docker (there: every test passed, above), and honest grading leaves every
+    instance's venv as it was made (the sphinx fixtures' tests load pytest-cov, whose assert-rewritten
     bytecode pytest would otherwise write into the venv: each next episode then replaced the venv and an
     agent that ran the tests was reported to have changed it)."""
     from uni_agent_gym.envs.local_environment import changed_files

@@ -56,9 +56,11 @@ async def test_gold_patch_resolves(sandbox_for):
     instance = row("pytest-dev__pytest-7168")
     deployment, repo_dir = await sandbox_for(instance)
     await apply(deployment, repo_dir, instance["patch"])
+    captured = await reward().capture_patch(deployment, instance, repo_dir)  # no gym config: taken in the sandbox
     result = await reward().grade(deployment, instance, repo_dir)
     assert (result.status, result.reward, result.resolved, result.integrity_problems) == ("resolved", 1.0, True, [])
     assert result.tests["FAIL_TO_PASS"]["success"] == instance["FAIL_TO_PASS"]
+    assert captured == result.patch, "capture_patch takes what grading in the sandbox takes"
     assert result.patch.startswith("diff --git a/src/_pytest/_io/saferepr.py")
     assert result.log.startswith(">>>>> Start Test Output\n") and "(exit code 0)" in result.log
     assert {"reset", "tests", "parse", "total"} <= set(result.durations)
