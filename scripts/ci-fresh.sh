@@ -4,7 +4,7 @@
 # system packages), clone main afresh beside ../shared, run .ci/run in the clone, and print the wall
 # time of each phase.
 #
-#   scripts/ci-fresh.sh            # the whole rehearsal (about 25 minutes on a 2-core machine)
+#   scripts/ci-fresh.sh            # the whole rehearsal (about 20 minutes on a 2-core machine)
 #   scripts/ci-fresh.sh --keep     # keep the clone (its path is printed) to look into afterwards
 #   scripts/ci-fresh.sh --alone tests/test_grade.py tests/test_soak.py::test_64_concurrent_trajectories_with_random_container_kills
 #                                  # instead of .ci/run: each test (file or node id) alone on a new machine, forgetting before each
