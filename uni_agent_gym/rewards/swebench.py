@@ -232,7 +232,7 @@ class SWEBenchReward:
         if repository.exit_code != 0:  # the agent deleted or broke it: its work cannot be graded, and that is on it
             error = f"{repo_dir} is no longer a git repository, so there is no patch to grade: {repository.output.strip()[-300:]}"
             return self._finish(RewardResult(instance_id, "patch_failed", error=error, sandbox="same"), started)
-        start = start_commit or instance.get("environment_commit") or (await git_in(deployment, repo_dir, "git rev-parse HEAD")).strip()
+        start = start_commit or await self._episode_start(deployment, instance, repo_dir)
         try:
             patch = await capture_in_sandbox(deployment, repo_dir, start, self.config.max_patch_bytes)
         except PatchRejected as exc:
