@@ -10,10 +10,12 @@ from tests.conftest import require_docker
 
 
 def run_in(image: str, command: str) -> str:
-    from uni_agent_gym.deployments.docker import docker_client
+    """The command's output in a throwaway container, labelled with this test's run id like every container of
+    the suite (without it, another worker's end-of-suite check counted a running one as left behind)."""
+    from uni_agent_gym.deployments.docker import LABEL, RUN_ID_LABEL, default_run_id, docker_client
 
-    output = docker_client().containers.run(image, ["bash", "-c", command], remove=True, labels={"uni-agent-gym": "1"})
-    return output.decode()
+    labels = {LABEL: "1", RUN_ID_LABEL: default_run_id()}
+    return docker_client().containers.run(image, ["bash", "-c", command], remove=True, labels=labels).decode()
 
 
 def test_unsupported_python_is_refused_with_the_choices():
