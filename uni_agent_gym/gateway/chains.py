@@ -70,6 +70,7 @@ class Chain:
             "response_ids": cache.response_ids,
             "response_mask": list(cache.response_mask),
             "response_logprobs": list(cache.response_logprobs) if self.logprobs_complete else None,
+            **cache.global_steps(),
             "messages": self.messages,
             "tools": cache.tools,
         }

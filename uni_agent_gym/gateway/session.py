@@ -7,7 +7,8 @@
 Requests of one session run one at a time; sessions are independent. Nothing is committed before the
 engine has answered, so a failed request leaves the session as it was. A length budget ends a chain
 with finish_reason "length". Logprobs are never invented: a chain the engine sent a turn without them
-records None.
+records None. Each sampled turn keeps the weight versions the engine tagged it with (verl's
+`global_steps`); `aborted_last` says the latest request was one the engine aborted (a weight sync).
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from uni_agent_gym.gateway.chains import Chain, Plan, Turn, plan
 from uni_agent_gym.gateway.messages import message_key, tool_call, tools_key
 from uni_agent_gym.gateway.toolcalls import ParsedResponse, ToolCall, parse_turn
 from uni_agent_gym.verl.boundary import Boundary, probe
-from uni_agent_gym.verl.rollout_cache import MaxTokenExceededError, RolloutCache
+from uni_agent_gym.verl.rollout_cache import MaxTokenExceededError, RolloutCache, aborted, sampled_versions
 
 CLIENT_SAMPLING = ("temperature", "top_p", "top_k", "seed", "stop", "presence_penalty", "frequency_penalty")
 
@@ -81,6 +82,8 @@ class Session:
         self.last_chain: Chain | None = None  # the chain the latest sampled turn went into
         self.generate_seconds = 0.0
         self.requests = 0
+        self.aborts = 0
+        self.aborted_last = False  # the latest request ended in an engine abort (no completion came after it)
         self._lock = asyncio.Lock()
 
     async def complete(self, request: ChatRequest) -> Completion:
@@ -104,8 +107,8 @@ class Session:
             wanted = min(request.max_tokens or self.limits.max_tokens_per_turn, self.limits.max_tokens_per_turn)
             max_tokens = min(wanted, budget)
             prompt_tokens, start = len(work.prompt_ids), len(work.response_mask)
-            ids, logprobs = await self._sample(work.prompt_ids, self._sampling(request, max_tokens), max_tokens)
-            work.append_model_tokens(ids, logprobs)
+            ids, logprobs, versions = await self._sample(work.prompt_ids, self._sampling(request, max_tokens), max_tokens)
+            work.append_model_tokens(ids, logprobs, versions)
             stopped = bool(ids) and ids[-1] in self.boundary.stop_ids
             parsed = self._read(ids, stopped, request.tools)
             finish = ("tool_calls" if parsed.tool_calls else "stop") if stopped or len(ids) < max_tokens else "length"
@@ -132,7 +135,10 @@ class Session:
         work.append_messages(request.messages[size:])
         return work
 
-    async def _sample(self, prompt_ids: list[int], sampling_params: dict[str, Any], max_tokens: int) -> tuple[list[int], list[float] | None]:
+    async def _sample(
+        self, prompt_ids: list[int], sampling_params: dict[str, Any], max_tokens: int
+    ) -> tuple[list[int], list[float] | None, tuple[int | None, int | None]]:
+        """(ids, logprobs, weight versions) the engine sampled; `BackendError` where it sent none."""
         started = time.monotonic()
         try:
             output = await self.backend.generate(self.session_id, prompt_ids=list(prompt_ids), sampling_params=sampling_params)
@@ -140,15 +146,17 @@ class Session:
             raise BackendError(f"{type(exc).__name__}: {exc}") from exc
         finally:
             self.generate_seconds += time.monotonic() - started
-        if getattr(output, "stop_reason", None) == "aborted":
+        self.aborted_last = aborted(output)
+        if self.aborted_last:
+            self.aborts += 1
             raise BackendError("the engine aborted the request (weights updating or shutting down); send it again")
         ids = list(output.token_ids)[:max_tokens]  # an engine that ignores max_tokens cannot overrun the budget
         if output.log_probs is None:
-            return ids, None
+            return ids, None, sampled_versions(output)
         logprobs = list(output.log_probs)[: len(ids)]
         if len(logprobs) != len(ids):
             raise BackendError(f"the engine sent {len(output.log_probs)} logprobs for {len(ids)} tokens")
-        return ids, logprobs
+        return ids, logprobs, sampled_versions(output)
 
     def _sampling(self, request: ChatRequest, max_tokens: int) -> dict[str, Any]:
         params = {key: value for key, value in request.sampling.items() if value is not None}
@@ -204,4 +212,5 @@ class Session:
             "rollbacks": sum(chain.rollbacks for chain in self.chains),
             "last_chain": self.last_chain.index if self.last_chain else None,
             "requests": self.requests,
+            "aborts": self.aborts,
         }

@@ -11,10 +11,13 @@ verl instantiates it per sample from the YAML at `rollout.agent.agent_loop_confi
 
 Each `run()` starts an `AsyncSWEEnv` on the sample's instance and loops generate -> parse -> step
 -> append into a `RolloutCache` until the agent finishes, `max_turns` or a token limit runs out,
-the model sends `agent.max_format_errors` malformed calls in a row, the sandbox fails or the
+the model sends `agent.max_format_errors` malformed calls in a row, the sandbox fails, the server
+hands back a generation it aborted (a weight sync with `async_training.partial_rollout` off) or the
 trajectory times out. The episode is graded at every normal end (the work so far counts), the
-sandbox is always released, and abnormal exits (env_error, timeout) are fully masked when
+sandbox is always released, and abnormal exits (env_error, aborted, timeout) are fully masked when
 `rollout.mask_abnormal_exit_traj` is on; format errors stay in so the model learns the format.
+`extra_fields` carries `min_global_steps` / `max_global_steps`, the weight versions of the first and
+the last sampled token (verl's fully-async and v1 trainers compute staleness from them).
 """
 
 from __future__ import annotations
@@ -37,12 +40,12 @@ from uni_agent_gym.envs import AsyncSWEEnv
 from uni_agent_gym.errors import ConfigError, DeploymentError
 from uni_agent_gym.toolcalls import UnknownToolCallFormatError, detect_format, resolve_format, tools_prompt
 from uni_agent_gym.verl.boundary import render
-from uni_agent_gym.verl.rollout_cache import MaxTokenExceededError, RolloutCache
+from uni_agent_gym.verl.rollout_cache import MaxTokenExceededError, RolloutCache, aborted, sampled_versions
 
 logger = logging.getLogger(__name__)
 
-EXIT_REASONS = ("finished", "max_turns", "max_tokens", "format_error", "env_error", "timeout")
-ABNORMAL_EXITS = ("env_error", "timeout")  # not the model's doing: never trained on when masking is on
+EXIT_REASONS = ("finished", "max_turns", "max_tokens", "format_error", "env_error", "aborted", "timeout")
+ABNORMAL_EXITS = ("env_error", "aborted", "timeout")  # not the model's doing: never trained on when masking is on
 _semaphores: dict[tuple[int, int], asyncio.Semaphore] = {}
 
 
@@ -193,6 +196,8 @@ class _Trajectory:
                 await self._finish_early("max_tokens")
                 break
             text = await self._generate(min(config.rollout.max_tokens_per_turn, budget))
+            if text is None:  # the server cut the turn: not the model's answer, nothing to grade
+                break
             started = time.monotonic()
             observation, reward, terminated, truncated, info = await self.env.step(text)
             self.timings["tools"] += time.monotonic() - started - info["timings"]["reward"]
@@ -246,15 +251,22 @@ class _Trajectory:
                 "tool calls: set model.tool_format to auto (or to that format), or model.native_tools to off"
             )
 
-    async def _generate(self, max_tokens: int) -> str:
+    async def _generate(self, max_tokens: int) -> str | None:
+        """The next sampled turn as text, recorded; None (exit reason `aborted`) when the server hands
+        back a generation it aborted: verl's fully-async client resumes those itself under
+        `partial_rollout`, so one that still comes back cut was cut by the trainer, not ended by the model."""
         started = time.monotonic()
         output = await self.loop.server_manager.generate(
             self.request_id, prompt_ids=list(self.cache.prompt_ids), sampling_params={**self.sampling_params, "max_tokens": max_tokens}
         )
         self.timings["generate"] += time.monotonic() - started
         ids = list(output.token_ids)[:max_tokens]  # a server that ignores max_tokens still cannot overrun the limits
+        if aborted(output):
+            self.exit_reason = "aborted"
+            self.error = f"the server aborted the generation after {len(ids)} tokens (a weight sync without async_training.partial_rollout)"
+            return None
         logprobs = list(output.log_probs)[: len(ids)] if output.log_probs is not None else None
-        self.cache.append_model_tokens(ids, logprobs)
+        self.cache.append_model_tokens(ids, logprobs, sampled_versions(output))
         self.num_turns += 1
         # special tokens stay (some formats are made of them: [TOOL_CALLS], <|python_tag|>); the stop token goes
         body = ids[:-1] if ids and ids[-1] in self.cache.boundary.stop_ids else ids
@@ -302,5 +314,6 @@ class _Trajectory:
                 "reward_extra_info": {"resolved": float(summary["resolved"]), "masked": float(masked)},
                 "turn_scores": [],
                 "tool_rewards": [],
+                **cache.global_steps(),
             },
         )

@@ -18,10 +18,12 @@ sample and gives every chain the final reward) or the chain that ended the episo
 `all` under `trainer.use_v1` without `async_training` (the fully-async rollouter takes one output).
 
 Exit reasons: finished (the harness exited 0), max_tokens (its last chain ran out of a length budget),
-harness_error (it exited non-zero), timeout (the harness or the trajectory ran out of time), env_error
-(the sandbox failed). harness_error, timeout and env_error are fully masked when
-`rollout.mask_abnormal_exit_traj` is on. `extra_fields["gateway"]` says how many chains the session
-split into and why each started.
+harness_error (it exited non-zero), aborted (the engine aborted the session's last request: a weight
+sync with `async_training.partial_rollout` off, whatever the harness did next), timeout (the harness or
+the trajectory ran out of time), env_error (the sandbox failed). All but finished and max_tokens are
+fully masked when `rollout.mask_abnormal_exit_traj` is on. `extra_fields["gateway"]` says how many chains
+the session split into and why each started; each output's `min_global_steps` / `max_global_steps` are
+its chain's weight versions.
 """
 
 from __future__ import annotations
@@ -43,10 +45,11 @@ from uni_agent_gym.gateway.session import Limits, Session
 from uni_agent_gym.named_locks import named_lock
 from uni_agent_gym.verl.agent_loop import UniAgentLoop, _plain, instance_from_sample, reward_summary
 from uni_agent_gym.verl.boundary import render
+from uni_agent_gym.verl.rollout_cache import UNKNOWN_VERSION
 
 logger = logging.getLogger(__name__)
 
-ABNORMAL_EXITS = ("env_error", "timeout", "harness_error")
+ABNORMAL_EXITS = ("env_error", "aborted", "timeout", "harness_error")
 _servers: "weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, tuple[Gateway, RunningServer]]" = weakref.WeakKeyDictionary()
 
 
@@ -142,6 +145,9 @@ class _Episode:
                                          repo_dir=info["repo_dir"], url=url, session_id=self.session.session_id,
                                          model_name=config.model_name)  # fmt: skip
         self.timings["harness"] = self.harness.duration
+        if self.session.aborted_last:  # the harness saw a 502 it may have given up on: the trainer's doing
+            self.exit_reason, self.error = "aborted", "the engine aborted the session's last request (a weight sync without partial rollout)"
+            return
         if self.harness.timed_out:
             self.exit_reason, self.error = "timeout", f"the harness ran past {config.harness.timeout:.0f} s"
             return
@@ -198,8 +204,9 @@ class _Episode:
         reward = 0.0 if masked else float(self.reward)
         if not chains:  # the harness never asked: nothing sampled, the task as the prompt
             prompt = render(loop.tokenizer, [{"role": "user", "content": self.task}], generation_prompt=True)[-loop.prompt_length :]
+            versions = {"min_global_steps": UNKNOWN_VERSION, "max_global_steps": UNKNOWN_VERSION}
             return [AgentLoopOutput(prompt_ids=prompt, response_ids=[], response_mask=[], response_logprobs=[], reward_score=reward,
-                                    num_turns=0, metrics=metrics, extra_fields={**extra, "gateway": {**gateway, "chain": None}})]  # fmt: skip
+                                    num_turns=0, metrics=metrics, extra_fields={**extra, **versions, "gateway": {**gateway, "chain": None}})]  # fmt: skip
         outputs = []
         for chain in chains:
             cache = chain.cache
@@ -209,7 +216,7 @@ class _Episode:
             outputs.append(AgentLoopOutput(
                 prompt_ids=list(cache.initial_prompt_ids)[-loop.prompt_length :], response_ids=response_ids, response_mask=mask,
                 response_logprobs=logprobs, reward_score=reward, num_turns=len(chain.messages), metrics=metrics,
-                extra_fields={**extra, "gateway": {**gateway, "chain": chain.index, "chain_started_by": chain.started_by,
-                                                   "finish_reason": chain.closed or chain.turns[-1].finish_reason}},
+                extra_fields={**extra, **cache.global_steps(), "gateway": {**gateway, "chain": chain.index, "chain_started_by": chain.started_by,
+                                                                             "finish_reason": chain.closed or chain.turns[-1].finish_reason}},
             ))  # fmt: skip
         return outputs

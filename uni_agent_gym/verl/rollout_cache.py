@@ -15,6 +15,10 @@ Invariants, checked after every append (3 on demand: it renders the template):
 The gateway also takes a turn back (`truncate` to where the model began it) and records a client's
 rewrite of an assistant turn as context (`append_context_turn`: mask 0, never 1 on unsampled tokens);
 `copy()` gives a working copy to try appends on.
+
+Each sampled turn also records the weight versions it was sampled under (verl's `global_steps` tags, see
+`sampled_versions`): `global_steps()` gives the first turn's first and the last turn's last as the
+`min_global_steps` / `max_global_steps` verl's fully-async and v1 trainers compute staleness from.
 """
 
 from __future__ import annotations
@@ -26,6 +30,22 @@ from uni_agent_gym.errors import UniAgentGymError
 from uni_agent_gym.verl.boundary import PROBE_USER, Boundary, BoundaryError, delta_ids, probe, render
 
 APPENDABLE_ROLES = ("user", "tool")
+UNKNOWN_VERSION = 0  # a trajectory no output tagged: counted as sampled by the initial weights
+
+
+def aborted(output: Any) -> bool:
+    """Whether a generate output is one the server aborted (verl's `stop_reason` after a weight sync cut it)."""
+    return getattr(output, "stop_reason", None) in ("aborted", "abort")
+
+
+def sampled_versions(output: Any) -> tuple[int | None, int | None]:
+    """(first, last) weight version of one generate output: verl's client tags `min_global_steps` /
+    `max_global_steps` (a generation resumed after a weight sync spans two), a server `global_steps`;
+    (None, None) where nothing is tagged (an HTTP engine, a test server)."""
+    extra = getattr(output, "extra_fields", None) or {}
+    first = extra.get("min_global_steps", extra.get("global_steps"))
+    last = extra.get("max_global_steps", extra.get("global_steps"))
+    return (None if first is None else int(first)), (None if last is None else int(last))
 
 
 class MaxTokenExceededError(UniAgentGymError, ValueError):
@@ -56,6 +76,7 @@ class RolloutCache:
         self.prompt_ids: list[int] = []
         self.response_mask: list[int] = []
         self.response_logprobs: list[float] = []
+        self.turn_versions: list[tuple[int, int | None, int | None]] = []  # (response offset, first, last) per sampled turn
         self._awaiting = "prepare"  # what may come next: "model" (a turn starts) or "messages" (a turn ended)
 
     @property
@@ -72,15 +93,28 @@ class RolloutCache:
         self.tools = tools
         self.initial_prompt_ids, self.prompt_ids = list(ids), list(ids)
         self.response_mask, self.response_logprobs = [], []
+        self.turn_versions = []
         self._awaiting = "model"
         return list(ids)
 
-    def append_model_tokens(self, ids: list[int], logprobs: list[float] | None = None) -> None:
-        """Tokens the model sampled (mask 1), with their logprobs (0.0 each when the server gives none)."""
+    def append_model_tokens(
+        self, ids: list[int], logprobs: list[float] | None = None, versions: tuple[int | None, int | None] = (None, None)
+    ) -> None:
+        """Tokens the model sampled (mask 1), with their logprobs (0.0 each when the server gives none)
+        and the (first, last) weight version they were sampled under (`sampled_versions`)."""
         if logprobs is not None and len(logprobs) != len(ids):
             raise ValueError(f"Expects one logprob per token, got {len(logprobs)} for {len(ids)} tokens")
+        start = len(self.response_mask)
         self._append(list(ids), 1, list(logprobs) if logprobs is not None else [0.0] * len(ids))
+        self.turn_versions.append((start, *versions))
         self._awaiting = "messages"
+
+    def global_steps(self) -> dict[str, int]:
+        """verl's `min_global_steps` / `max_global_steps` of the record: the weight version of the first
+        sampled token and of the last, over the turns that carry one; `UNKNOWN_VERSION` where none does."""
+        tagged = [(first, last) for _, first, last in self.turn_versions if first is not None and last is not None]
+        first, last = (tagged[0][0], tagged[-1][1]) if tagged else (UNKNOWN_VERSION, UNKNOWN_VERSION)
+        return {"min_global_steps": first, "max_global_steps": last}
 
     def append_messages(self, messages: list[dict[str, Any]]) -> list[int]:
         """The glue after the last sampled turn plus the rendered `messages` and the next generation
@@ -130,6 +164,7 @@ class RolloutCache:
             raise ValueError(f"Expects a response length between 0 and {len(self.response_mask)}, got {response_length}")
         del self.prompt_ids[len(self.initial_prompt_ids) + response_length :]
         del self.response_mask[response_length:], self.response_logprobs[response_length:]
+        self.turn_versions = [turn for turn in self.turn_versions if turn[0] < response_length]
         self._awaiting = "model"
         self.check()
 
@@ -138,6 +173,7 @@ class RolloutCache:
         twin = copy.copy(self)
         twin.initial_prompt_ids, twin.prompt_ids = list(self.initial_prompt_ids), list(self.prompt_ids)
         twin.response_mask, twin.response_logprobs = list(self.response_mask), list(self.response_logprobs)
+        twin.turn_versions = list(self.turn_versions)
         return twin
 
     def _append(self, ids: list[int], mask: int, logprobs: list[float]) -> None:
