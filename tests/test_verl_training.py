@@ -66,31 +66,71 @@ def test_overrides_compose_into_verl_config_as_written(tmp_path, monkeypatch):
         ([("total_rollout_steps = 512", "total_rollout_steps = 16")], "training stalls at step 0"),
         ([("trigger_parameter_sync_step = 4", "trigger_parameter_sync_step = 0")], "weights would never sync"),
         ([("gen_batch_size = 1", "gen_batch_size = 4")], "data.gen_batch_size = 1"),
-        ([("max_parallel_calls = 1", "max_parallel_calls = 1\nmax_assistant_turns = 10")], "max_assistant_turns = 10 but the gym's env.max_turns = 50"),
-        ([("calculate_log_probs = true", "calculate_log_probs = false")], "actor.use_rollout_log_probs trains on them"),
+        ([("max_assistant_turns = 12", "max_assistant_turns = 10")], "max_assistant_turns = 10 but the gym's env.max_turns = 12"),
+        ([("calculate_log_probs = true", "calculate_log_probs = false")], "actor.use_rollout_log_probs (algorithm.rollout_correction.bypass_mode) trains on them"),
         ([("ppo_micro_batch_size_per_gpu = 1\n", "")], "verl rejects actor_rollout_ref.actor"),
         ([("return_raw_chat = true", "return_raw_chat = true\nno_such_key = 3")], "Could not override 'data.no_such_key'"),
     ],
 )
 def test_each_contradiction_is_caught_and_explained(tmp_path, edits, expected):
-    problems, _ = check_training(load_training(edited_toml(tmp_path, *edits)))
+    problems, _, _ = check_training(load_training(edited_toml(tmp_path, *edits)))
     assert any(expected in problem for problem in problems), problems
 
 
+def test_the_seed_values_are_consistent_and_each_reading_is_named(tmp_path):
+    """The shipped config carries the seed's training values; check-config names how verl reads them and
+    prints verl's staleness arithmetic beside what the rollout keeps in flight."""
+    problems, warnings, notes = check_training(load_training(edited_toml(tmp_path)))
+    assert problems == [] and [w for w in warnings if "does not exist yet" not in w] == [], (problems, warnings)
+    trainer = compose_trainer_config(load_training(edited_toml(tmp_path)).overrides, async_training=True)
+    assert trainer.async_training.partial_rollout is True and trainer.async_training.require_batches == 2
+    assert trainer.actor_rollout_ref.rollout.n == 8 and trainer.actor_rollout_ref.rollout.agent.num_workers == 8
+    assert any("max_assistant_turns = 12 is read by verl's own ToolAgentLoop" in note and "env.max_turns (12)" in note for note in notes)
+    assert any("bounds GSPO's sequence-level ratio" in note for note in notes), notes
+    staleness = "ppo_mini_batch_size 8 x require_batches 2 x (staleness_threshold 0.5 + 1) x trigger_parameter_sync_step 4 = 96 samples"
+    assert any(staleness in note and "768 trajectories at n = 8" in note for note in notes), notes
+    assert any("num_workers 8 x the gym's rollout.max_concurrency 32) = 256 trajectories at once" in note for note in notes), notes
+
+
+@pytest.mark.parametrize(
+    "edits, kind, expected",
+    [
+        ([("[rollout]\n", '[rollout]\nmode = "async"\n')], "notes", "verl 0.9.1 has only the async rollout"),
+        ([("max_parallel_calls = 1", "max_parallel_calls = 1\nmax_user_turns = 11")], "notes", "max_user_turns = 11 is read by verl's own ToolAgentLoop only"),
+        ([('loss_mode = "gspo"', 'loss_mode = "vanilla"')], "warnings", "clip ratio 0.0003/0.0004 (low/high) bounds a token-level ratio (vanilla)"),
+        ([("bypass_mode = false", "bypass_mode = true")], "warnings", "loss_mode = 'gspo' is replaced by algorithm.rollout_correction.bypass_mode"),
+        ([("bypass_mode = false", "bypass_mode = true")], "warnings", "bounds a token-level ratio (ppo_clip)"),
+        ([("staleness_threshold = 0.5", "staleness_threshold = 0"), ("require_batches = 2", "require_batches = 1")], "warnings",
+         "could keep 256 trajectories in flight but staleness lets 256 start per weight sync: generation pauses on staleness"),
+    ],
+    ids=["rollout-mode", "max-user-turns", "token-level-clip", "bypass-replaces-gspo", "bypass-clips-tokens", "staleness-paces"],
+)
+def test_each_seed_value_verl_reads_differently_is_explained(tmp_path, edits, kind, expected):
+    check = check_training(load_training(edited_toml(tmp_path, *edits)))
+    assert check.problems == [] and any(expected in line for line in getattr(check, kind)), check
+
+
+def test_check_config_prints_the_notes(capsys, monkeypatch):
+    monkeypatch.chdir(CONFIGS.parent)
+    assert main(["check-config", "--training", "configs/config.toml"]) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert "note: staleness: max_required_samples = ppo_mini_batch_size 8" in out
+
+
 def test_ppo_needs_the_hybrid_engine_and_a_batch(tmp_path):
-    problems, _ = check_training(load_training(ppo_toml(tmp_path)))
+    problems, _, _ = check_training(load_training(ppo_toml(tmp_path)))
     assert any("PPO trainer (no [async_training] table) needs actor_rollout_ref.hybrid_engine = true" in problem for problem in problems)
-    problems, _ = check_training(load_training(ppo_toml(tmp_path, ("train_batch_size = 0", "train_batch_size = 8"),
+    problems, _, _ = check_training(load_training(ppo_toml(tmp_path, ("train_batch_size = 0", "train_batch_size = 8"),
                                                         ("hybrid_engine = false", "hybrid_engine = true"))))  # fmt: skip
     assert problems == []
 
 
 def test_a_missing_agent_loop_and_gym_contradictions(tmp_path):
-    problems, _ = check_training(load_training(edited_toml(tmp_path, (str(CONFIGS / "uni_agent_loop.yaml"), "/nowhere/loop.yaml"))))
+    problems, _, _ = check_training(load_training(edited_toml(tmp_path, (str(CONFIGS / "uni_agent_loop.yaml"), "/nowhere/loop.yaml"))))
     assert any("/nowhere/loop.yaml does not exist" in problem for problem in problems)
     settings = tmp_path / "settings.json"
     settings.write_text(json.dumps({"rollout": {"max_tokens_per_turn": 30000}}))
-    problems, _ = check_training(load_training(edited_toml(tmp_path), settings=settings))
+    problems, _, _ = check_training(load_training(edited_toml(tmp_path), settings=settings))
     assert any("max_tokens_per_turn = 30000 exceeds max_response_length = 24576" in problem for problem in problems)
 
 

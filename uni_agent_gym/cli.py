@@ -105,13 +105,15 @@ def _check_training(args: argparse.Namespace, console: Console, toml_argument: s
             read_config_file(args.settings)
     with argument(toml_argument):
         run = load_training(args.training, settings=args.settings)
-    problems, warnings = check_training(run)
-    for warning in warnings:
+    check = check_training(run)
+    for note in check.notes:
+        console.print(f"[cyan]note:[/cyan] {escape(note)}", highlight=False)
+    for warning in check.warnings:
         console.print(f"[yellow]warning:[/yellow] {escape(warning)}", highlight=False)
-    for problem in problems:
+    for problem in check.problems:
         console.print(f"[red]problem:[/red] {escape(problem)}", highlight=False)
-    if problems:
-        raise ConfigContradiction(f"{len(problems)} problem(s) in {args.training} and the configs it names")
+    if check.problems:
+        raise ConfigContradiction(f"{len(check.problems)} problem(s) in {args.training} and the configs it names")
     trainer = "verl fully-async trainer" if run.async_training else "verl PPO trainer"
     console.print(f"[green]training configs are consistent[/green] ({trainer}, agent loop {escape(str(run.loop_yaml))})")
     return run

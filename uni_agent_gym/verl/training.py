@@ -2,8 +2,8 @@
 names, and the gym settings that YAML points to.
 
     run = load_training("configs/config.toml", settings="configs/settings.json")
-    problems, warnings = check_training(run)      # each problem says what contradicts what and the fix
-    run.command()                                  # python -m verl.trainer.main_ppo key=value ...
+    check = check_training(run)      # problems, warnings (each says what contradicts what, and the fix), notes
+    run.command()                    # python -m verl.trainer.main_ppo key=value ...
 
 The TOML's tables are verl's Hydra keys, with three shorthands: `[model]` is `actor_rollout_ref.model`,
 `[rollout]` is `actor_rollout_ref.rollout` (so `[rollout.agent]`, `[rollout.multi_turn]`), and
@@ -20,7 +20,7 @@ import shlex
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import yaml
 
@@ -162,16 +162,26 @@ def load_training(toml_path: str | Path, *, settings: str | Path | None = None, 
     return TrainingRun(toml_path, values, async_training, loop_yaml, entries, Path(settings).resolve() if settings else None)
 
 
-def check_training(run: TrainingRun) -> tuple[list[str], list[str]]:
-    """(problems, warnings): contradictions between the configs and verl's own schema, each explained."""
+class TrainingCheck(NamedTuple):
+    """What `check_training` found: problems (the run would fail or train on something else), warnings
+    (it runs, likely not as meant) and notes (how verl reads a value, the staleness arithmetic)."""
+
+    problems: list[str]
+    warnings: list[str]
+    notes: list[str]
+
+
+def check_training(run: TrainingRun) -> TrainingCheck:
+    """Contradictions between the configs and verl's own schema, each explained."""
     problems: list[str] = []
     warnings: list[str] = []
+    notes: list[str] = []
     entry = _check_loop(run, problems)
     try:
         trainer = compose_trainer_config(run.overrides, async_training=run.async_training)
     except Exception as exc:  # Hydra's composition errors: unknown keys, bad values
         problems.append(f"verl's trainer config rejects the overrides from {run.toml_path}: {exc}".replace("\n", " "))
-        return problems, warnings
+        return TrainingCheck(problems, warnings, notes)
     problems += _verl_schema_problems(trainer)
     rollout = trainer.actor_rollout_ref.rollout
     prompt, response, model_len = rollout.prompt_length, rollout.response_length, rollout.get("max_model_len")
@@ -188,9 +198,11 @@ def check_training(run: TrainingRun) -> tuple[list[str], list[str]]:
             "call per turn (more are a format error). Set it to 1."
         )
     if not rollout.calculate_log_probs:
-        (problems if trainer.actor_rollout_ref.actor.get("use_rollout_log_probs") else warnings).append(
+        trains_on_them = trainer.actor_rollout_ref.actor.get("use_rollout_log_probs") or _bypass_mode(trainer)
+        (problems if trains_on_them else warnings).append(
             "rollout.calculate_log_probs is false: the rollout cache records logprob 0.0 for every sampled token"
-            + (", and actor.use_rollout_log_probs trains on them. Set calculate_log_probs = true." if trainer.actor_rollout_ref.actor.get("use_rollout_log_probs") else ".")
+            + (", and actor.use_rollout_log_probs (algorithm.rollout_correction.bypass_mode) trains on them. Set calculate_log_probs = true."
+               if trains_on_them else ".")
         )
     if entry is not None:
         names = [item.get("name") for item in run.loop_entries]
@@ -199,9 +211,11 @@ def check_training(run: TrainingRun) -> tuple[list[str], list[str]]:
                 f"rollout.agent.default_agent_loop is {rollout.agent.default_agent_loop!r}, not one of {names}: every row of the "
                 "data must carry agent_name (prepare-data writes it)."
             )
-        problems += _gym_problems(run, trainer)
+        problems += _gym_problems(run, trainer, notes)
+    _policy_loss_readings(trainer, warnings, notes)
     if run.async_training:
         problems += _staleness_problems(trainer)
+        _staleness_arithmetic(run, trainer, warnings, notes)
     elif not trainer.actor_rollout_ref.hybrid_engine or trainer.data.train_batch_size < 1:
         problems.append(
             "verl's PPO trainer (no [async_training] table) needs actor_rollout_ref.hybrid_engine = true and "
@@ -212,7 +226,7 @@ def check_training(run: TrainingRun) -> tuple[list[str], list[str]]:
         for path in [paths] if isinstance(paths, str) else paths or []:
             if not Path(path).exists():
                 warnings.append(f"{key}: {path} does not exist yet (make it with `uni-agent-gym prepare-data`).")
-    return problems, warnings
+    return TrainingCheck(problems, warnings, notes)
 
 
 def _check_loop(run: TrainingRun, problems: list[str]) -> dict[str, Any] | None:
@@ -245,12 +259,14 @@ def _verl_schema_problems(trainer: Any) -> list[str]:
     return problems
 
 
-def _gym_problems(run: TrainingRun, trainer: Any) -> list[str]:
+def _gym_problems(run: TrainingRun, trainer: Any, notes: list[str]) -> list[str]:
+    """What the gym settings contradict in verl's; `notes` gets how verl's turn settings read beside them."""
     try:
         gym = run.gym_config()
     except ConfigError as exc:
         return [f"the gym settings of the UniAgentLoop entry: {exc}"]
     problems = []
+    notes += _turn_notes(run, trainer, gym.env.max_turns)
     max_turns = trainer.actor_rollout_ref.rollout.multi_turn.get("max_assistant_turns")
     if max_turns is not None and max_turns != gym.env.max_turns:
         problems.append(
@@ -286,3 +302,97 @@ def _staleness_problems(trainer: Any) -> list[str]:
             f"{per_step}: the rollouter stops before the trainer has one step of samples, so training stalls at step 0."
         )
     return problems
+
+
+def _bypass_mode(trainer: Any) -> bool:
+    """verl's rollout-correction bypass mode: the rollout's logprobs are the old policy's (no recompute)."""
+    return bool((trainer.algorithm.get("rollout_correction") or {}).get("bypass_mode", False))
+
+
+def _turn_notes(run: TrainingRun, trainer: Any, gym_max_turns: int) -> list[str]:
+    """How verl's turn settings read beside UniAgentLoop, which ends episodes at the gym's env.max_turns."""
+    multi_turn, notes = trainer.actor_rollout_ref.rollout.multi_turn, []
+    if "actor_rollout_ref.rollout.mode" in run.values:
+        notes.append(
+            f"rollout.mode = {trainer.actor_rollout_ref.rollout.mode!r}: verl 0.9.1 has only the async rollout (sync was removed) and "
+            "agent loops always ran on it; the line can go."
+        )
+    if multi_turn.get("max_assistant_turns") is not None:
+        notes.append(
+            f"rollout.multi_turn.max_assistant_turns = {multi_turn.max_assistant_turns} is read by verl's own ToolAgentLoop; "
+            f"UniAgentLoop ends an episode at the gym's env.max_turns ({gym_max_turns})."
+        )
+    if multi_turn.get("max_user_turns") is not None:
+        notes.append(
+            f"rollout.multi_turn.max_user_turns = {multi_turn.max_user_turns} is read by verl's own ToolAgentLoop only: UniAgentLoop "
+            f"sends one tool result per assistant turn, so the gym's env.max_turns ({gym_max_turns}) bounds both. Remove it, or "
+            "set env.max_turns instead."
+        )
+    return notes
+
+
+TOKEN_LEVEL_LOSSES = ("vanilla", "dppo_tv", "dppo_kl", "clip_cov", "kl_cov", "dro", "cispo")
+
+
+def _policy_loss_readings(trainer: Any, warnings: list[str], notes: list[str]) -> None:
+    """What the clip ratio bounds under the selected policy loss (bypass mode replaces the loss_mode)."""
+    actor = trainer.actor_rollout_ref.actor
+    low = actor.get("clip_ratio_low") if actor.get("clip_ratio_low") is not None else actor.clip_ratio
+    high = actor.get("clip_ratio_high") if actor.get("clip_ratio_high") is not None else actor.clip_ratio
+    configured = actor.policy_loss.get("loss_mode", "vanilla")
+    bypass = _bypass_mode(trainer)
+    loss = "ppo_clip" if bypass else configured
+    if bypass and configured != "vanilla":
+        warnings.append(
+            f"actor.policy_loss.loss_mode = {configured!r} is replaced by algorithm.rollout_correction.bypass_mode, whose loss is "
+            "token-level PPO-clip (or REINFORCE): set bypass_mode = false to train with it."
+        )
+    token_level = bypass or configured in TOKEN_LEVEL_LOSSES
+    if token_level and min(low, high) < 0.01:
+        warnings.append(
+            f"clip ratio {low:g}/{high:g} (low/high) bounds a token-level ratio ({loss}): nearly every token off the sampling "
+            "policy by that much is clipped, and its gradient is zero. That range is GSPO's (a sequence-level ratio): set "
+            'actor.policy_loss.loss_mode = "gspo" with algorithm.rollout_correction.bypass_mode = false, or clip_ratio = 0.2.'
+        )
+    elif loss == "gspo":
+        notes.append(f"clip ratio {low:g}/{high:g} (low/high) bounds GSPO's sequence-level ratio (the length-normalised one).")
+
+
+def _staleness_arithmetic(run: TrainingRun, trainer: Any, warnings: list[str], notes: list[str]) -> None:
+    """verl's staleness budget per weight sync beside what the rollout can keep in flight; warns where the
+    budget, not the capacity, sets the pace (generation then pauses on staleness every cycle)."""
+    sync, rollout = trainer.async_training, trainer.actor_rollout_ref.rollout
+    if sync.trigger_parameter_sync_step < 1 or sync.staleness_threshold < 0:
+        return  # a problem already
+    n, mini_batch = rollout.n, trainer.actor_rollout_ref.actor.ppo_mini_batch_size
+    per_sync = mini_batch * sync.require_batches * sync.trigger_parameter_sync_step
+    max_required = int(per_sync * (sync.staleness_threshold + 1))  # verl's max_required_samples
+    replica_gpus = rollout.tensor_model_parallel_size * rollout.get("data_parallel_size", 1) * rollout.get("pipeline_model_parallel_size", 1)
+    replicas = max(trainer.rollout.nnodes * trainer.rollout.n_gpus_per_node // replica_gpus, 1)
+    per_replica, workers, concurrency = sync.get("concurrent_samples_per_replica", 16), rollout.agent.num_workers, _gym_concurrency(run)
+    capacity = min(replicas * per_replica * n, workers * concurrency)  # trajectories the rollout could run at once
+    notes.append(
+        f"staleness: max_required_samples = ppo_mini_batch_size {mini_batch} x require_batches {sync.require_batches} x "
+        f"(staleness_threshold {sync.staleness_threshold:g} + 1) x trigger_parameter_sync_step {sync.trigger_parameter_sync_step} = "
+        f"{max_required} samples ({max_required * n} trajectories at n = {n}) may start per weight sync; the trainer takes {per_sync} "
+        f"({per_sync * n} trajectories) per sync."
+    )
+    notes.append(
+        f"in flight: min({replicas} rollout replicas x concurrent_samples_per_replica {per_replica} x n {n}, num_workers {workers} x "
+        f"the gym's rollout.max_concurrency {concurrency}) = {capacity} trajectories at once, "
+        f"{min(capacity, max_required * n)} within the staleness budget."
+    )
+    if capacity >= max_required * n:
+        warnings.append(
+            f"the rollout could keep {capacity} trajectories in flight but staleness lets {max_required * n} start per weight sync: "
+            "generation pauses on staleness every cycle, waiting for the trainer, with capacity idle. Raise "
+            f"async_training.staleness_threshold to {capacity / n / per_sync - 1:.2g} or more, or lower the concurrency."
+        )
+
+
+def _gym_concurrency(run: TrainingRun) -> int:
+    """The gym's rollout.max_concurrency of the agent-loop entry (its default where the settings do not load)."""
+    try:
+        return run.gym_config().rollout.max_concurrency
+    except ConfigError:
+        return GymConfig().rollout.max_concurrency
