@@ -114,7 +114,8 @@ async def test_abnormal_harness_exits_are_masked_and_not_graded(tmp_path, model_
     assert time.monotonic() - started < 60
     extra = output.extra_fields
     assert extra["traj_exit_reason"] == reason and extra["traj_masked"] and output.reward_score == 0.0
-    assert output.response_ids == [] and extra["gateway"]["chains"] == 0 and extra["reward_report"]["status"] is None
+    assert output.response_ids == [server.stop_id] and output.response_mask == [0] and extra["gateway"]["chains"] == 0
+    assert extra["reward_report"]["status"] is None
     if mode == "fail":
         assert extra["gateway"]["harness_exit_code"] == 3 and "the harness broke" in extra["reward_report"]["error"]
 

@@ -212,12 +212,16 @@ async def test_a_turn_cut_by_the_token_limit_is_kept_and_followed_by_the_turn_en
     assert output.response_ids[after : after + len(turn_end)] == turn_end
 
 
-async def test_an_overlong_prompt_gives_an_empty_response_not_a_crash(tmp_path, model_dir):
+async def test_an_overlong_prompt_gives_a_response_with_nothing_to_train_not_a_crash(tmp_path, model_dir):
+    """Nothing was sampled: the response is the template's stop token, mask 0 (verl's v1 trainer indexes
+    every response's last token, so none may be empty)."""
     server = TokenServer(model_dir, solve_toy)
     loop = make_loop(tmp_path, server, prompt_length=64)
     output = await loop.run({}, **TOY_SAMPLE)
     assert output.extra_fields["traj_exit_reason"] == "max_tokens"
-    assert len(output.prompt_ids) == 64 and output.response_ids == [] == output.response_mask and server.calls == []
+    assert len(output.prompt_ids) == 64 and server.calls == []
+    assert output.response_ids == [server.stop_id] and output.response_mask == [0] and output.response_logprobs == [0.0]
+    output.as_dict()  # what verl's v1 worker calls on every output
     assert "max_prompt_length" in output.extra_fields["reward_report"]["error"]
 
 

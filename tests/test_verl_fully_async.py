@@ -316,3 +316,83 @@ def test_verls_trainer_trains_on_the_sampled_tokens_only(request, model_dir, nam
         assert moved[sampled[row]].any(), f"row {row}: no gradient on its sampled tokens"
     optimizer.step()
     assert any(not torch.equal(old, new) for old, new in zip(before, policy.parameters())), "the optimizer step changed nothing"
+
+
+@pytest.mark.parametrize("agent", ["uni_agent", "gateway_agent"])
+async def test_without_partial_rollout_an_aborted_turn_ends_the_trajectory_masked(tmp_path, model_dir, agent):
+    """With partial rollout off, verl's client hands the aborted half back as it is: not the model's answer,
+    so the trajectory ends as `aborted`, fully masked, ungraded; verl still assembles it."""
+    entry = uni_agent_entry(tmp_path, {"deployment": {"type": "local"}}) if agent == "uni_agent" else gateway_entry(tmp_path)
+    config = trainer_config(tmp_path, model_dir, entry, n=1, **{"async_training.partial_rollout": False})
+    server = SyncingServer(model_dir, [[bash_call("Let me look around first.\n", "ls -la", tool="bash")]], abort_at=(0, 0))
+    batch = await rollout(config, server, toy_batch_dict(agent))
+    assert [call["aborted"] for call in server.calls] == [True], "not resumed"
+    extra = batch.non_tensor_batch
+    assert extra["traj_exit_reason"][0] == "aborted" and extra["traj_masked"][0], extra["reward_report"][0]
+    assert "aborted" in extra["reward_report"][0]["error"] and extra["reward_report"][0]["status"] is None, "never graded"
+    assert int(batch.batch["response_mask"].sum()) == 0 and float(batch.batch["rm_scores"].sum()) == 0.0
+    assert (extra["min_global_steps"][0], extra["max_global_steps"][0]) == (0, 0)
+
+
+@pytest.mark.parametrize("agent", ["uni_agent", "gateway_agent"])
+async def test_verls_v1_trainer_path_takes_every_output(tmp_path, model_dir, monkeypatch, agent):
+    """verl's v1 trainer (trainer.use_v1): its TransferQueue worker runs a prompt's sessions and puts each
+    output into the store (captured here: TransferQueue is a Ray service). The gateway's compacting harness
+    splits its session into two chains, both put, the final reward on each; the tags' weight versions take
+    the v1 trainer's int cast; verl's multi-trajectory advantage gives every chain its session's."""
+    from verl.trainer.ppo.v1 import agent_loop_tq
+    from verl.trainer.ppo.v1.utils import compute_advantage_for_multi_trajectories
+
+    if agent == "uni_agent":
+        entry, scripts, sessions = uni_agent_entry(tmp_path, {"deployment": {"type": "local"}}), [[FINISH]], 2
+    else:
+        entry, scripts, sessions = gateway_entry(tmp_path, "compact"), [[TOY_FIX, TOY_CHECK], ["The tests pass."]], 1
+    loop_yaml = tmp_path / "agent_loop.yaml"
+    loop_yaml.write_text(yaml.safe_dump([entry], sort_keys=False))
+    config = compose_trainer_config([f"actor_rollout_ref.model.path={model_dir}", "actor_rollout_ref.rollout.name=vllm", "trainer.use_v1=true",
+                                     "data.max_prompt_length=4096", "data.max_response_length=4096", f"actor_rollout_ref.rollout.n={sessions}",
+                                     f"actor_rollout_ref.rollout.agent.agent_loop_config_path={loop_yaml}"])  # fmt: skip
+    server = SyncingServer(model_dir, scripts, abort_at=(0, 0))
+    worker = AgentLoopWorker(config, fully_async_client(config, server))
+    tq_worker = agent_loop_tq.AgentLoopWorkerTQ.__ray_actor_class__
+    worker._agent_loop_postprocess = MethodType(tq_worker._agent_loop_postprocess, worker)
+    put, statuses = [], []
+
+    async def batch_put(keys, fields, tags, partition_id):
+        put.append((keys, fields, tags))
+
+    async def kv_put(key, partition_id, tag):
+        statuses.append(tag["status"])
+
+    monkeypatch.setattr(agent_loop_tq.tq, "async_kv_batch_put", batch_put)
+    monkeypatch.setattr(agent_loop_tq.tq, "async_kv_put", kv_put)
+    prompt = {"uid": "uid0", "agent_name": entry["name"], "index": 0, "global_steps": 1, "extra_info": {"index": 0, "instance_id": toy.INSTANCE_ID},
+              "raw_prompt": [{"role": "user", "content": toy.PROBLEM_STATEMENT}]}  # fmt: skip
+    sampling = {"temperature": 1.0, "top_p": 1.0, "top_k": -1, "repetition_penalty": 1.0, "logprobs": True}
+    try:
+        await tq_worker._run_prompt(worker, prompt, sampling, trajectory={"step": 1, "sample_index": 0, "rollout_n": 0, "validate": False})
+    finally:
+        await stop_worker_gateway()
+    assert statuses == ["running", "finished"]
+    keys = [key for session_keys, _, _ in put for key in session_keys]
+    tags = [tag for _, _, session_tags in put for tag in session_tags]
+    expected = ["uid0_0_0", "uid0_1_0"] if agent == "uni_agent" else ["uid0_0_0", "uid0_0_1"]
+    assert sorted(keys) == expected
+    versions = np.array([[tag["min_global_steps"], tag["max_global_steps"]] for tag in tags], dtype=int)  # the v1 trainer's cast
+    assert (versions[:, 0] <= versions[:, 1]).all() and versions.max() == 1
+
+    def column(name: str) -> torch.Tensor:  # the v1 trainer reads the store's jagged fields back padded
+        return torch.nn.utils.rnn.pad_sequence([fields[name][i] for _, fields, _ in put for i in range(len(fields))], batch_first=True)
+
+    data = DataProto.from_dict({"response_mask": column("response_mask"), "rm_scores": column("rm_scores")})
+    data.batch["token_level_rewards"] = data.batch["rm_scores"]
+    data.non_tensor_batch["uid"] = np.array(["uid0"] * len(keys), dtype=object)
+    data = compute_advantage_for_multi_trajectories(data, batch_keys=keys, adv_estimator="grpo")
+    rewards = data.batch["rm_scores"].sum(dim=1).tolist()
+    assert rewards == ([0.0, 0.0] if agent == "uni_agent" else [1.0, 1.0]), "the final reward on every chain"
+    advantage = {}  # session -> the advantage on its sampled tokens
+    for row, key in enumerate(keys):
+        mask, values = data.batch["response_mask"][row].bool(), data.batch["advantages"][row]
+        assert torch.all(values[~mask] == 0) and mask.any()
+        advantage.setdefault(key.rsplit("_", 1)[0], float(values[mask][0]))
+        assert torch.all(values[mask] == advantage[key.rsplit("_", 1)[0]]), f"{key}: its session's advantage on every sampled token"

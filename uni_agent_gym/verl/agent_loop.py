@@ -39,7 +39,7 @@ from uni_agent_gym.config import GymConfig, load_config
 from uni_agent_gym.envs import AsyncSWEEnv
 from uni_agent_gym.errors import ConfigError, DeploymentError
 from uni_agent_gym.toolcalls import UnknownToolCallFormatError, detect_format, resolve_format, tools_prompt
-from uni_agent_gym.verl.boundary import render
+from uni_agent_gym.verl.boundary import Boundary, render
 from uni_agent_gym.verl.rollout_cache import MaxTokenExceededError, RolloutCache, aborted, sampled_versions
 
 logger = logging.getLogger(__name__)
@@ -79,6 +79,14 @@ def instance_from_sample(sample: dict[str, Any]) -> dict[str, Any] | str:
         if source.get("instance_id"):
             return str(source["instance_id"])
     raise ValueError("The sample names no SWE-bench instance: put the row under extra_info.instance (or its id under extra_info.instance_id)")
+
+
+def placeholder_response(boundary: Boundary) -> tuple[list[int], list[int], list[float]]:
+    """(ids, mask, logprobs) of a trajectory with nothing sampled (cut at its first turn, out of tokens
+    before it, a sandbox that never started): the template's turn-end stop, mask 0. verl's v1 trainer
+    indexes each response's last token (`AgentLoopOutput.as_dict`), so no response may be empty."""
+    ids = list(boundary.stop)
+    return ids, [0] * len(ids), [0.0] * len(ids)
 
 
 def reward_summary(report: dict[str, Any] | None, reward: float, error: str | None) -> dict[str, Any]:
@@ -292,6 +300,8 @@ class _Trajectory:
         response_ids = cache.response_ids[: loop.response_length]
         mask = [0] * len(response_ids) if masked else cache.response_mask[: loop.response_length]
         logprobs = cache.response_logprobs[: loop.response_length]
+        if not response_ids:
+            response_ids, mask, logprobs = placeholder_response(cache.boundary)
         if not len(mask) == len(response_ids) == len(logprobs):
             raise AssertionError(f"trajectory corrupted: {len(response_ids)} ids, {len(mask)} mask, {len(logprobs)} logprobs")
         summary = reward_summary(self.report, self.reward, self.error)

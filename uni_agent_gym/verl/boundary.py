@@ -41,6 +41,11 @@ class Boundary:
     glue: tuple[int, ...]  # the part of turn_end after STOP
     marker_ids: tuple[int, ...]  # MARKER's tokens, to find the probe turn in later renders
 
+    @property
+    def stop(self) -> tuple[int, ...]:
+        """The tokens that end an assistant turn: turn_end without its glue."""
+        return self.turn_end[: len(self.turn_end) - len(self.glue)]
+
 
 def render(tokenizer: Any, messages: list[dict[str, Any]], *, tools: list[dict] | None = None, generation_prompt: bool) -> list[int]:
     """The template's token ids for `messages`: what `apply_chat_template(tokenize=True)` gives (the

@@ -43,8 +43,8 @@ from uni_agent_gym.gateway.harness import HarnessConfig, HarnessResult, run_harn
 from uni_agent_gym.gateway.server import Gateway, RunningServer
 from uni_agent_gym.gateway.session import Limits, Session
 from uni_agent_gym.named_locks import named_lock
-from uni_agent_gym.verl.agent_loop import UniAgentLoop, _plain, instance_from_sample, reward_summary
-from uni_agent_gym.verl.boundary import render
+from uni_agent_gym.verl.agent_loop import UniAgentLoop, _plain, instance_from_sample, placeholder_response, reward_summary
+from uni_agent_gym.verl.boundary import probe, render
 from uni_agent_gym.verl.rollout_cache import UNKNOWN_VERSION
 
 logger = logging.getLogger(__name__)
@@ -205,7 +205,8 @@ class _Episode:
         if not chains:  # the harness never asked: nothing sampled, the task as the prompt
             prompt = render(loop.tokenizer, [{"role": "user", "content": self.task}], generation_prompt=True)[-loop.prompt_length :]
             versions = {"min_global_steps": UNKNOWN_VERSION, "max_global_steps": UNKNOWN_VERSION}
-            return [AgentLoopOutput(prompt_ids=prompt, response_ids=[], response_mask=[], response_logprobs=[], reward_score=reward,
+            ids, mask, logprobs = placeholder_response(probe(loop.tokenizer))
+            return [AgentLoopOutput(prompt_ids=prompt, response_ids=ids, response_mask=mask, response_logprobs=logprobs, reward_score=reward,
                                     num_turns=0, metrics=metrics, extra_fields={**extra, **versions, "gateway": {**gateway, "chain": None}})]  # fmt: skip
         outputs = []
         for chain in chains:
