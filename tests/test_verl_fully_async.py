@@ -285,8 +285,8 @@ def test_verls_trainer_trains_on_the_sampled_tokens_only(request, model_dir, nam
         recomputed, _ = actor_log_probs(tiny_model(model_dir, state), batch, temperature)
         for row, row_spans in spans.items():
             for start, end, call in row_spans:
-                if call["version"] == version:
-                    assert torch.allclose(recomputed[row, start:end], batch.batch["rollout_log_probs"][row, start:end], atol=1e-5), (row, call["turn"])
+                same = torch.allclose(recomputed[row, start:end], batch.batch["rollout_log_probs"][row, start:end], atol=1e-5)
+                assert same == (call["version"] == version), f"row {row} turn {call['turn']} (version {call['version']}) under version {version}"
     sampled = {row: torch.zeros(lengths[row], dtype=torch.bool) for row in spans}
     for row, row_spans in spans.items():
         for start, end, _ in row_spans:
