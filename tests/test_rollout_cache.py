@@ -16,7 +16,7 @@ import pytest
 
 from uni_agent_gym.tools import make_tools
 from uni_agent_gym.verl.boundary import BoundaryError, find, probe, render
-from uni_agent_gym.verl.rollout_cache import MaxTokenExceededError, RolloutCache
+from uni_agent_gym.verl.rollout_cache import MaxTokenExceededError, RolloutCache, sampled_versions
 
 transformers = pytest.importorskip("transformers")
 
@@ -248,6 +248,30 @@ def test_a_copy_is_independent():
     assert cache.response_mask == [] and cache.prompt_ids == cache.initial_prompt_ids
     with pytest.raises(ValueError, match="follows a model turn"):
         cache.append_messages([{"role": "user", "content": "again"}])
+
+
+def test_weight_versions_span_the_first_sampled_token_to_the_last():
+    """verl's min/max_global_steps: the first turn's first version and the last turn's last; a turn taken
+    back takes its version with it; a record no server tagged is at version 0."""
+    from verl.workers.rollout.replica import TokenOutput
+
+    tok = tokenizer("qwen2.5-instruct")
+    cache = RolloutCache(tok, max_model_len=10_000, max_prompt_length=1_000, max_response_length=9_000)
+    cache.prepare([{"role": "user", "content": "go"}])
+    assert cache.global_steps() == {"min_global_steps": 0, "max_global_steps": 0}
+    turn = tok.encode("ok<|im_end|>", add_special_tokens=False)
+    resumed = TokenOutput(token_ids=turn, extra_fields={"global_steps": 4, "min_global_steps": 3, "max_global_steps": 4})
+    assert sampled_versions(resumed) == (3, 4) and sampled_versions(TokenOutput(token_ids=turn)) == (None, None)
+    cache.append_model_tokens(turn, versions=sampled_versions(resumed))
+    cache.append_messages([{"role": "user", "content": "more"}])
+    start = len(cache.response_mask)
+    cache.append_model_tokens(turn, versions=sampled_versions(TokenOutput(token_ids=turn, extra_fields={"global_steps": 6})))
+    assert cache.global_steps() == {"min_global_steps": 3, "max_global_steps": 6}
+    assert cache.copy().global_steps() == cache.global_steps()
+    cache.truncate(start)
+    assert cache.global_steps() == {"min_global_steps": 3, "max_global_steps": 4}
+    cache.append_model_tokens(turn)  # an untagged turn changes nothing
+    assert cache.global_steps() == {"min_global_steps": 3, "max_global_steps": 4}
 
 
 def template_ids(tok, messages: list[dict], tools=None, generation_prompt=True) -> list[int]:

@@ -82,22 +82,18 @@ class SyncingServer(TokenServer):
         async with self._lock:
             trajectory, turn, ids = self._next(list(prompt_ids))
             ids = ids[: sampling_params["max_tokens"]]
-            aborted = (trajectory, turn) == self.abort_at and not self._aborted_once
-            if aborted:
+            aborted, rest = (trajectory, turn) == self.abort_at and self.version == 0, []
+            if aborted:  # once: the weights change there
                 ids, rest = ids[: len(ids) // 2], ids[len(ids) // 2 :]
             logprobs = await asyncio.to_thread(self._score, list(prompt_ids), ids)
             version = self.version
-            self.sampled[tuple(prompt_ids) + tuple(ids)] = (trajectory, turn, rest if aborted else [])
+            self.sampled[tuple(prompt_ids) + tuple(ids)] = (trajectory, turn, rest)
             if aborted:
                 self._sync_weights()
         self.calls.append({"request_id": request_id, "prompt_ids": list(prompt_ids), "ids": ids, "logprobs": logprobs, "version": version,
                            "trajectory": trajectory, "turn": turn, "aborted": aborted, "sampling_params": dict(sampling_params)})  # fmt: skip
         return TokenOutput(token_ids=ids, log_probs=logprobs, stop_reason="aborted" if aborted else "completed",
                            extra_fields={"global_steps": version})  # fmt: skip
-
-    @property
-    def _aborted_once(self) -> bool:
-        return self.version > 0
 
     def _next(self, prompt_ids: list[int]) -> tuple[int, int, list[int]]:
         """(trajectory, turn, the ids to sample) of a prompt: the rest of an aborted turn, or the next turn."""
