@@ -269,10 +269,9 @@ def test_verls_trainer_trains_on_the_sampled_tokens_only(request, model_dir, nam
     temperature = config.actor_rollout_ref.rollout.temperature
     policy = tiny_model(model_dir, server.state_dicts[server.version])  # the trainer's weights: the last synced
 
-    def old_log_prob(data: DataProto):
-        log_probs, logits = actor_log_probs(policy, data, temperature)
-        entropy = torch.zeros_like(log_probs)
-        return DataProto.from_dict({"old_log_probs": log_probs, "entropys": entropy}), 0.0
+    def old_log_prob(data: DataProto):  # the trainer's actor forward (decoupled mode); entropy is only logged
+        log_probs, _ = actor_log_probs(policy, data, temperature)
+        return DataProto.from_dict({"old_log_probs": log_probs, "entropys": torch.zeros_like(log_probs)}), 0.0
 
     trainer = SimpleNamespace(config=config, metrics={}, timing_raw={}, use_rm=False, _compute_old_log_prob=old_log_prob)
     batch = SeparateRayPPOTrainer._fit_compute_reward(trainer, batch)
