@@ -105,6 +105,7 @@ class FakeSandbox:
         self._env = {"PATH": os.environ["PATH"], "HOME": os.environ.get("HOME", "/"), **(env or {})}
         self._tempdir = tempfile.TemporaryDirectory(prefix="modal-standin-")
         self._workdir = workdir or self._tempdir.name
+        os.makedirs(self._workdir, exist_ok=True)  # as a container runtime makes its working directory
         self._processes: list[asyncio.subprocess.Process] = []
         self.terminated = False
         self.exec = _Aio(self._exec)

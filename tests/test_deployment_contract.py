@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import re
 import resource
 import secrets
@@ -189,6 +190,20 @@ async def test_upload_a_directory_tree(deployment, tmp_path):
     assert result.output == "top\nprint('hi')\n"
     await deployment.upload(source / "top.txt", f"{target}/single/copy.txt")
     assert await deployment.read_file(f"{target}/single/copy.txt") == b"top\n"
+
+
+async def test_an_uploaded_tree_keeps_modes_links_and_large_files(deployment, tmp_path):
+    source = tmp_path / "tree"
+    source.mkdir()
+    (source / "run.sh").write_text("#!/bin/sh\necho ran\n")
+    (source / "run.sh").chmod(0o755)
+    (source / "link").symlink_to("run.sh")
+    blob = secrets.token_bytes(3 * 1024 * 1024 // 2)  # incompressible, past one upload chunk
+    (source / "blob.bin").write_bytes(blob)
+    target = f"/tmp/upload-{secrets.token_hex(4)}"
+    await deployment.upload(source, target)
+    result = await deployment.run(f"cd {target} && ./link && readlink link && sha256sum blob.bin | cut -c1-64")
+    assert result.output == f"ran\nrun.sh\n{hashlib.sha256(blob).hexdigest()}\n", result.output
 
 
 async def test_separate_deployments_are_isolated_and_concurrent(deployment, deployment_factory):

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
+import json
 import secrets
-import shutil
-from pathlib import Path
 import warnings
+from pathlib import Path
 
 import gymnasium
 import pytest
@@ -16,7 +16,7 @@ from uni_agent_gym.config import GymConfig
 from uni_agent_gym.envs import AsyncSWEEnv, ResetNeeded
 from uni_agent_gym.errors import SandboxDiedError
 from tests import fixture_sources
-from tests.conftest import require_docker
+from tests.conftest import require_docker, run_to_completion
 
 
 def config_for(deployment_type: str, repo_dir: str, **env) -> GymConfig:
@@ -73,7 +73,7 @@ async def test_toy_episode_is_solved_and_identical_on_local_and_docker():
     assert local[6][0] == "OK\n"
     observation, reward, terminated, truncated, error, info = local[-1]
     assert (reward, terminated, truncated, info["exit_reason"]) == (1.0, True, False, "finished")
-    assert info["reward_report"]["exit_code"] == 0 and info["timings"]["reward"] > 0
+    assert info["reward_report"]["exit_code"] == 0 and env.last_timings["reward"] > 0
 
 
 async def test_unsolved_episode_truncates_at_max_turns_with_reward_zero():
@@ -175,35 +175,87 @@ async def test_a_dead_sandbox_raises_and_close_still_releases():
     assert env.deployment is None
 
 
-def test_gymnasium_make_and_check_env():
-    """`check_env` passes with one adaptation: wall-clock `timings` are dropped from info, since the
-    step-determinism check compares info dicts and timings cannot repeat. Every other check applies
-    (reset/step signatures and return types, seeding, `options`, space membership of the text
-    observations and of sampled text actions, which become format-error observations)."""
-
-    class DropTimings(gymnasium.Wrapper):
-        def reset(self, *, seed=None, options=None):
-            observation, info = self.env.reset(seed=seed, options=options)
-            info.pop("timings")
-            return observation, info
-
-        def step(self, action):
-            observation, reward, terminated, truncated, info = self.env.step(action)
-            info.pop("timings")
-            return observation, reward, terminated, truncated, info
-
-    workdir = f"/tmp/uag-check-env-{secrets.token_hex(4)}"  # a fixed path: the prompt names it
-    config = {"deployment": {"type": "local", "workdir": workdir}}
-    made = gymnasium.make("uni_agent_gym/SWEBench-v0", config=config)
+def test_gymnasium_make_registers_the_env():
+    made = gymnasium.make("uni_agent_gym/SWEBench-v0", config={"deployment": {"type": "local"}})
     assert isinstance(made.unwrapped, uni_agent_gym.SWEEnv)
     made.close()
-    env = uni_agent_gym.make_env(config)
-    wrapped = DropTimings(env)
-    with warnings.catch_warnings():
-        warnings.filterwarnings("ignore", message=".*is different from the unwrapped version.*")
-        check_env(wrapped, skip_render_check=True)
-    env.close()
-    shutil.rmtree(workdir)
+
+
+@pytest.fixture
+def check_env_configs(tmp_path, monkeypatch, request):
+    """The config of each deployment for `check_env`, on the toy task or on a fixture instance from its
+    mirror (tools only: the checker never runs its tests). Local is as shipped (its stable checkout path
+    under the cache); the Modal stand-in runs on this host, so its repo_dir is a host path."""
+
+    def config(deployment_type: str, task: str) -> dict:
+        env: dict = {"cache_dir": str(tmp_path / "cache")}
+        deployment: dict = {"type": deployment_type}
+        if task == "fixture":
+            row = fixture_sources.derived_rows()["pytest-dev__pytest-7168"]
+            dataset = tmp_path / "rows.jsonl"
+            dataset.write_text(json.dumps({**row, "needs_environment": False}) + "\n")
+            env.update(dataset=str(dataset), workspace="mirror", mirrors={row["repo"]: str(fixture_sources.sdist_directory(row["derived_from"]["sdist"]))})
+        if deployment_type == "docker":
+            require_docker()
+            deployment["image"] = request.getfixturevalue("docker_image")
+        if deployment_type == "modal":
+            from tests import modal_standin
+
+            modal_standin.install(monkeypatch)
+            env["repo_dir"] = str(tmp_path / "modal" / "testbed")
+        return {"deployment": deployment, "env": env}
+
+    return config
+
+
+@pytest.mark.parametrize("task", ["toy", "fixture"])
+@pytest.mark.parametrize("deployment_type", ["local", "docker", "modal"])
+def test_gymnasiums_env_checker_passes_with_no_warning(check_env_configs, deployment_type, task):
+    """`gymnasium.utils.env_checker.check_env` as a Gymnasium user runs it, with every warning an error:
+    seeded resets give the same observation (local's checkout path is stable), and the same seed and
+    action the same step, info included (wall-clock timings are in `env.last_timings`, not in info)."""
+    env = uni_agent_gym.make_env(check_env_configs(deployment_type, task))
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            check_env(env.unwrapped, skip_render_check=True)
+        first, _ = env.reset(seed=7)
+        again, info = env.reset(seed=7)
+        assert first == again and "timings" not in info and env.last_timings["reset"] > 0
+        _, _, _, _, info = env.step("no tool call here")
+        assert info["error"] == "format_error" and "timings" not in info and set(env.last_timings) == {"step", "tool", "reward"}
+    finally:
+        env.close()
+
+
+def test_timings_in_info_on_request(check_env_configs):
+    env = uni_agent_gym.make_env({**check_env_configs("local", "toy"), "env": {**check_env_configs("local", "toy")["env"], "timings_in_info": True}})
+    try:
+        _, info = env.reset()
+        assert info["timings"] == env.last_timings and info["timings"]["reset"] > 0
+    finally:
+        env.close()
+
+
+def test_local_checkouts_of_one_instance_side_by_side_take_slots_and_come_back_to_the_first(tmp_path):
+    """Two toy episodes at once on local: two stable paths; the next episode alone gets the first again."""
+    config = GymConfig.model_validate({"deployment": {"type": "local"}, "env": {"cache_dir": str(tmp_path / "cache")}})
+
+    async def run() -> list[str]:
+        envs = [AsyncSWEEnv(config) for _ in range(2)]
+        try:
+            first = [info["repo_dir"] for _, info in [await env.reset() for env in envs]]
+            await envs[1].close()
+            await envs[0].close()
+            _, info = await envs[0].reset()
+            return first + [info["repo_dir"]]
+        finally:
+            for env in envs:
+                await env.close()
+
+    one, two, again = run_to_completion(run())
+    workspace = tmp_path / "cache" / "workspaces" / "uni-agent-gym__toy-1"
+    assert (one, two, again) == (str(workspace / "testbed"), str(workspace / "slot-1" / "testbed"), one)
 
 
 async def test_fixture_instance_episode_reads_the_same_on_local_and_docker(tmp_path):

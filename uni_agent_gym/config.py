@@ -207,6 +207,11 @@ class EnvConfig(_Strict):
         "auto", description="The dataset family of the rows; auto: recognised per row by its columns (uni_agent_gym.datasets)."
     )
     max_turns: int = Field(50, gt=0, description="Steps before the episode is truncated (and graded).")
+    timings_in_info: bool = Field(
+        False,
+        description="Also put each reset's and step's wall-clock timings in info['timings'] (always in env.last_timings). "
+        "They never repeat, so with this on Gymnasium's determinism checks fail.",
+    )
     tools: list[Literal["execute_bash", "str_replace_editor", "search", "finish"]] = Field(
         default_factory=lambda: ["execute_bash", "str_replace_editor", "search", "finish"],
         description="Tools offered to the agent, in this order.",

@@ -45,7 +45,7 @@ async def run_demo(config: GymConfig, console: Console) -> float:
     started = time.monotonic()
     try:
         prompt, info = await env.reset()
-        title = Text(f"reset: {info['instance_id']} ({info['timings']['reset']:.2f} s)")
+        title = Text(f"reset: {info['instance_id']} ({env.last_timings['reset']:.2f} s)")
         console.print(Panel(Text(prompt.strip()), title=title, expand=False))
         reward = 0.0
         for action in toy.scripted_solution(env.repo_dir):

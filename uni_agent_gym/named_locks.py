@@ -1,4 +1,5 @@
-"""Named locks: per event loop (`named_lock`), and machine-wide (`machine_lock`, `blocking_machine_lock`).
+"""Named locks: per event loop (`named_lock`), and machine-wide (`machine_lock`, `blocking_machine_lock`,
+`free_slot`).
 
 A module-level `asyncio.Lock` binds to the first event loop that waits on it and then fails in any other
 ("bound to a different event loop"): every `asyncio.run`, and every pytest-asyncio test, has its own loop.
@@ -16,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import fcntl
 import hashlib
+import itertools
 import os
 import tempfile
 import weakref
@@ -55,6 +57,24 @@ async def machine_lock(name: str) -> AsyncIterator[None]:
             yield
         finally:
             os.close(descriptor)  # releases the flock
+
+
+@asynccontextmanager
+async def free_slot(name: str) -> AsyncIterator[int]:
+    """The lowest slot number of `name` that nobody on the machine holds, held until exit (never waits):
+    a caller that comes back once the others have gone gets the same number again."""
+    for slot in itertools.count():
+        descriptor = _open_lock_file(f"{name} slot {slot}")
+        try:
+            fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(descriptor)
+            continue
+        try:
+            yield slot
+        finally:
+            os.close(descriptor)
+        return
 
 
 @contextmanager

@@ -63,7 +63,7 @@ async def run_episode(env: AsyncSWEEnv, model: ChatModel, instance: dict[str, An
             "turn": info["turn"], "action": turn.action, "tool": info["tool"], "error": info["error"],
             "exit_code": info["exit_code"], "observation": observation, "prompt_tokens": turn.prompt_tokens,
             "completion_tokens": turn.completion_tokens, "model_latency": turn.latency, "retries": turn.retries,
-            "timings": info["timings"],
+            "timings": env.last_timings,
         })  # fmt: skip
         format_errors = format_errors + 1 if info["error"] == "format_error" else 0
         if terminated or truncated:

@@ -64,6 +64,9 @@ class AsyncSWEEnv:
         self.turn = 0
         self._done = True
         self._episode_reward: Reward | None = None
+        # wall-clock seconds of the last reset ("reset") or step ("step", "tool", "reward"): out of info, which
+        # must repeat for the same seed and actions (Gymnasium's determinism contract); env.timings_in_info adds them
+        self.last_timings: dict[str, float] = {}
 
     @property
     def tool_schemas(self) -> list[dict[str, Any]]:
@@ -77,7 +80,7 @@ class AsyncSWEEnv:
             seed: picks the instance when `options` names none (the same seed, the same instance).
             options: `{"instance": row}` or `{"instance_id": id}`.
         Returns:
-            The task prompt and info (`instance_id`, `turn`, `repo_dir`, `timings`).
+            The task prompt and info (`instance_id`, `turn`, `repo_dir`); the time it took is in `last_timings`.
         """
         started = time.monotonic()
         await self.close()
@@ -90,9 +93,8 @@ class AsyncSWEEnv:
         self.tools = make_tools(self.config.env.tools, bash_timeout=self.config.deployment.command_timeout)
         self.turn, self._done = 0, False
         prompt = task_prompt(instance, self.repo_dir, list(self.tools))
-        info = {"instance_id": instance["instance_id"], "turn": 0, "repo_dir": self.repo_dir,
-                "timings": {"reset": time.monotonic() - started}}  # fmt: skip
-        return prompt, info
+        info = {"instance_id": instance["instance_id"], "turn": 0, "repo_dir": self.repo_dir}
+        return prompt, self._timed(info, {"reset": time.monotonic() - started})
 
     async def _pick_instance(self, seed: int | None, options: dict[str, Any]) -> tuple[dict[str, Any], Reward | None]:
         if "instance" in options:
@@ -128,7 +130,7 @@ class AsyncSWEEnv:
         Returns:
             (observation, reward, terminated, truncated, info); info has `instance_id`, `turn`, `tool`,
             `exit_code`, `error` (None, "format_error" or "tool_error"), `exit_reason` at the end
-            ("finished" or "max_turns"), `timings`, and at the end `reward_report`.
+            ("finished" or "max_turns"), and at the end `reward_report`; the time it took is in `last_timings`.
         Raises:
             ResetNeeded: before `reset()` or after the episode ended.
             DeploymentError: the sandbox failed (not the agent's fault).
@@ -159,8 +161,12 @@ class AsyncSWEEnv:
             graded = time.monotonic()
             reward, info["reward_report"] = await self._grade()
             reward_seconds = time.monotonic() - graded
-        info["timings"] = {"step": time.monotonic() - started, "tool": tool_seconds, "reward": reward_seconds}
-        return observation, reward, terminal, truncated, info
+        timings = {"step": time.monotonic() - started, "tool": tool_seconds, "reward": reward_seconds}
+        return observation, reward, terminal, truncated, self._timed(info, timings)
+
+    def _timed(self, info: dict[str, Any], timings: dict[str, float]) -> dict[str, Any]:
+        self.last_timings = timings
+        return {**info, "timings": timings} if self.config.env.timings_in_info else info
 
     async def _grade(self) -> tuple[float, dict[str, Any] | None]:
         if self._episode_reward is None:

@@ -41,6 +41,11 @@ class SWEEnv(gymnasium.Env):
     def async_env(self) -> AsyncSWEEnv:
         return self._env
 
+    @property
+    def last_timings(self) -> dict[str, float]:
+        """Wall-clock seconds of the last reset or step (kept out of info: see `AsyncSWEEnv.last_timings`)."""
+        return self._env.last_timings
+
     def _wait(self, coroutine) -> Any:
         if self._loop.is_closed():
             coroutine.close()

@@ -21,7 +21,7 @@ import secrets
 import shlex
 import shutil
 import tempfile
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from uni_agent_gym.config import GymConfig
@@ -29,7 +29,7 @@ from uni_agent_gym.deployments import Deployment, make_deployment
 from uni_agent_gym.deployments.pool import acquire
 from uni_agent_gym.errors import UniAgentGymError
 from uni_agent_gym.instances import image_name
-from uni_agent_gym.named_locks import machine_lock
+from uni_agent_gym.named_locks import free_slot, machine_lock
 
 if TYPE_CHECKING:
     from uni_agent_gym.envs.history import CleanHistory
@@ -213,8 +213,10 @@ async def _mark_a_changed_venv(deployment: Deployment, workspace: Path) -> None:
 
 async def _open_local(instance: dict[str, Any], config: GymConfig, history: CleanHistory) -> tuple[Deployment, str]:
     """A fresh local checkout (see `local_workspace.py`), with the instance's venv unless the row says
-    it needs none (the toy task). Instances with an environment get a stable checkout path under the
-    cache (the venv's editable install points at it)."""
+    it needs none (the toy task). The checkout's path is stable, so the prompt naming it is the same at
+    every reset (Gymnasium's determinism contract): under the cache, one per instance with an environment
+    (the venv's editable install points at it; episodes take turns), else one per concurrent episode
+    (the first free slot: `testbed`, then `slot-1/testbed`, ...)."""
     from uni_agent_gym.envs.local_environment import ensure_local_environment, venv_environment
     from uni_agent_gym.envs.local_workspace import ensure_trusted_repository, local_workspace_dir, recreate_checkout
     from uni_agent_gym.specs import environment_spec, load_environments
@@ -232,6 +234,10 @@ async def _open_local(instance: dict[str, Any], config: GymConfig, history: Clea
         deployment_config = deployment_config.model_copy(update=update)
         # One checkout, so one episode at a time (in any process); the next waits until this one stops.
         await held.enter_async_context(machine_lock(f"local checkout {workspace.resolve()}"))
+    elif not deployment_config.workdir:  # no venv ties the checkout to one path: side by side in slots
+        slot = await held.enter_async_context(free_slot(f"local checkout {workspace.resolve()}"))
+        checkout = workspace / "testbed" if slot == 0 else workspace / f"slot-{slot}" / "testbed"
+        deployment_config = deployment_config.model_copy(update={"workdir": str(checkout)})
     try:
         deployment = make_deployment(deployment_config)
         if spec is not None:  # runs before the lock goes: the next episode never starts on a venv this one changed
@@ -241,8 +247,7 @@ async def _open_local(instance: dict[str, Any], config: GymConfig, history: Clea
     except BaseException:
         await held.aclose()
         raise
-    # A configured workdir is the repository itself; else a directory named like repo_dir in a fresh one.
-    repo_dir = deployment.workdir if deployment_config.workdir else str(Path(deployment.workdir) / PurePosixPath(config.env.repo_dir).name)
+    repo_dir = deployment.workdir  # the repository itself: configured, or the stable checkout path above
     try:
         await ensure_trusted_repository(workspace, history)
         commit = history.start

@@ -208,8 +208,8 @@ class _Trajectory:
                 break
             started = time.monotonic()
             observation, reward, terminated, truncated, info = await self.env.step(text)
-            self.timings["tools"] += time.monotonic() - started - info["timings"]["reward"]
-            self.timings["reward"] += info["timings"]["reward"]
+            self.timings["tools"] += time.monotonic() - started - self.env.last_timings["reward"]
+            self.timings["reward"] += self.env.last_timings["reward"]
             if terminated or truncated:
                 self.exit_reason, self.reward, self.report = info["exit_reason"], reward, info.get("reward_report")
                 break
@@ -286,7 +286,7 @@ class _Trajectory:
         """End the episode for `reason` and grade the work so far (as the eval agent does)."""
         self.exit_reason = reason
         _, self.reward, _, _, info = await self.env.step({"name": "finish", "arguments": {}})
-        self.timings["reward"] += info["timings"]["reward"]
+        self.timings["reward"] += self.env.last_timings["reward"]
         self.report = info.get("reward_report")
 
     def output(self) -> AgentLoopOutput:
