@@ -130,6 +130,7 @@ COMMANDS = {
     "images bootstrap-base": ({"--python": "--python"}, {"--python": "python", "--mirror": "debian-mirror"}),
     "datasets": ({name: GOOD[name] for name in ("--config", "--dataset", "--environments", "--mirror")},
                  {"--config": "config", "--dataset": "dataset", "--environments": "environments", "--mirror": "mirror"}),
+    "probe": ({"--tokenizer": "--tokenizer", "--config": "--config"}, {"--tokenizer": "tokenizer", "--config": "config"}),
     "gateway serve": ({"--backend": "--backend", "--tokenizer": "--tokenizer", "--output": "--output"},
                       {"--tokenizer": "tokenizer", "--output": "output-file", "--backend": "backend-url"}),
 }  # fmt: skip

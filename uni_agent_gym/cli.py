@@ -239,6 +239,31 @@ def cmd_ping(args: argparse.Namespace, console: Console) -> None:
     console.print(f"{config.model.model_name} at {config.model.base_url} answered in {seconds:.2f} s: {reply.strip()[:200]!r}")
 
 
+def cmd_probe(args: argparse.Namespace, console: Console) -> None:
+    from uni_agent_gym.toolcalls import load_tokenizer
+    from uni_agent_gym.verl.probe import ProbeFailed, failed_summary, run_probe
+
+    source = tokenizer_source("--tokenizer", args.tokenizer)
+    config = _load(args)
+    with argument("--tokenizer"):
+        tokenizer = load_tokenizer(source)
+    if config.deployment.type == "docker":
+        from uni_agent_gym.demo import prepare_deployment
+
+        config = asyncio.run(prepare_deployment(config, Console(stderr=True) if args.json else console))
+    sections = run_probe(tokenizer, config)
+    if args.json:
+        print(json.dumps({"tokenizer": source, "ok": all(s.ok for s in sections),
+                          "sections": [{"name": s.name, "ok": s.ok, "lines": s.lines, **s.data} for s in sections]}))  # fmt: skip
+    else:
+        for section in sections:
+            console.print(f"[bold]{section.name}[/bold] {'[green]ok[/green]' if section.ok else '[red]FAILED[/red]'}")
+            for line in section.lines:
+                console.print(f"  {escape(line)}", highlight=False, soft_wrap=True)
+    if not all(section.ok for section in sections):
+        raise ProbeFailed(failed_summary(sections))
+
+
 def cmd_eval(args: argparse.Namespace, console: Console) -> None:
     from uni_agent_gym.eval.run import pending_instances, run_eval
 
@@ -363,6 +388,12 @@ def build_parser() -> argparse.ArgumentParser:
     ping = commands.add_parser("ping", help="send one tiny request to the configured model and print reply and latency")
     _config_arguments(ping)
     ping.set_defaults(func=cmd_ping)
+
+    probe = commands.add_parser("probe", help="check offline that the gym records a tokenizer's chat template correctly (boundary, cache, episode)")
+    probe.add_argument("--tokenizer", required=True, metavar="PATH", help="the model's tokenizer: a directory or a hub name")
+    probe.add_argument("--json", action="store_true", help="print the sections as one JSON object")
+    _config_arguments(probe)
+    probe.set_defaults(func=cmd_probe, deployment="local")
 
     evaluate = commands.add_parser("eval", help="run the ReAct agent over SWE-bench instances and report")
     _config_arguments(evaluate)

@@ -1,0 +1,93 @@
+"""`uni-agent-gym probe` on the shared tokenizers (every section holds) and on templates broken in the ways
+the seed's troubleshooting names (no generation prompt, a tool-call shape nobody knows, a template that
+rewrites an earlier turn once a tool message follows it): exit 1 naming what failed, never a traceback.
+Nothing is faked: the episode is `UniAgentLoop.run()` on the toy task in a real local (or docker) sandbox,
+sampled by the probe's own scripted token source."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from transformers import AutoTokenizer
+
+from tests.conftest import require_docker
+from uni_agent_gym.cli import main
+
+TOKENIZERS = Path(__file__).resolve().parents[2] / "shared" / "tokenizers"
+TEMPLATES = Path(__file__).parent / "chat_templates"
+PLAIN_TURN = "{{- '<|im_start|>' + message.role + '\\n' + message.content + '<|im_end|>' + '\\n' }}"
+
+
+def probe(capsys, *argv: str) -> tuple[int, dict]:
+    code = main(["probe", "--json", *argv])
+    out = capsys.readouterr().out
+    assert "Traceback" not in out
+    return code, json.loads(next(line for line in out.splitlines() if line.startswith("{")))
+
+
+def tokenizer_with(tmp_path: Path, template: str) -> Path:
+    """The Qwen2.5 tokenizer with another chat template."""
+    directory = tmp_path / "tokenizer"
+    shutil.copytree(TOKENIZERS / "qwen2.5-instruct", directory)
+    tokenizer = AutoTokenizer.from_pretrained(directory)
+    tokenizer.chat_template = template
+    tokenizer.save_pretrained(directory)
+    return directory
+
+
+def qwen_template() -> str:
+    return AutoTokenizer.from_pretrained(TOKENIZERS / "qwen2.5-instruct").chat_template
+
+
+@pytest.mark.parametrize("name, tool_format, record", [
+    ("qwen2.5-instruct", "hermes", "equal to the template's rendering"),
+    ("llama-3.2-instruct", "llama3-json", "equal to the template's rendering"),
+    ("qwen3", "hermes", "differs from a fresh rendering only inside sampled turns"),  # it drops earlier <think> blocks
+])  # fmt: skip
+def test_every_section_holds_on_the_shared_tokenizers(tmp_path, capsys, name, tool_format, record):
+    code, report = probe(capsys, "--tokenizer", str(TOKENIZERS / name), "--set", f"env.cache_dir={tmp_path / 'cache'}")
+    boundary, cache, episode = report["sections"]
+    assert code == 0 and report["ok"] and [s["name"] for s in report["sections"]] == ["boundary", "cache", "episode"], report
+    assert boundary["tool_call_format"] == tool_format and boundary["generation_prompt"] and boundary["stop"]
+    assert cache["response_logprobs"] == len(cache["response_mask"]) == cache["prompt_ids"] - cache["initial_prompt_ids"]
+    assert cache["response_mask"][0] == 1 and cache["response_mask"][-1] == 0 and sorted(cache["response_mask"], reverse=True) == cache["response_mask"]
+    assert episode["traj_exit_reason"] == "finished" and episode["traj_masked"] is False and episode["reward"] == 1.0
+    assert episode["response_ids"] == episode["response_mask"] == episode["response_logprobs"]
+    assert any(record in line for line in cache["lines"]) and any(record in line for line in episode["lines"])
+
+
+def test_the_text_report_prints_the_three_sections(tmp_path, capsys):
+    assert main(["probe", "--tokenizer", str(TOKENIZERS / "qwen2.5-instruct"), "--set", f"env.cache_dir={tmp_path / 'cache'}"]) == 0
+    out = capsys.readouterr().out
+    for line in ('boundary ok', 'generation prompt: [151644, 77091, 198] "<|im_start|>assistant\\n"', 'stop: [151645] "<|im_end|>"',
+                 "cache ok", "mask: 1 x 21, 0 x 24", "invariant 3 (the ids are the template's rendering of the conversation): holds",
+                 "episode ok", "traj_exit_reason finished, traj_masked False, reward 1.0"):  # fmt: skip
+        assert line in out, out
+
+
+@pytest.mark.parametrize("broken, section, expected", [
+    (lambda: qwen_template().replace("{%- if add_generation_prompt %}\n    {{- '<|im_start|>assistant\\n' }}\n{%- endif %}", ""),
+     "boundary", "add_generation_prompt=True renders nothing after the user's turn"),
+    (lambda: (TEMPLATES / "unknown-shape.jinja").read_text(), "boundary", "writes tool calls in a shape the gym does not know"),
+    (lambda: qwen_template().replace(PLAIN_TURN, PLAIN_TURN[:-3] + " + ('\\n' if message.role == 'assistant' and not loop.last "
+                                     "and messages[loop.index0 + 1].role == 'tool' else '') }}"),
+     "cache", "invariant 3 (the template's rendering of the new messages): after new messages the template no longer ends"),
+], ids=["no-generation-prompt", "unknown-tool-call-shape", "rewrites-an-earlier-turn"])  # fmt: skip
+def test_a_broken_template_fails_naming_what(tmp_path, capsys, broken, section, expected):
+    template = broken()
+    assert template != qwen_template()
+    code, report = probe(capsys, "--tokenizer", str(tokenizer_with(tmp_path, template)), "--set", f"env.cache_dir={tmp_path / 'cache'}")
+    failed = [s for s in report["sections"] if not s["ok"]]
+    assert code == 1 and not report["ok"] and [s["name"] for s in failed] == [section], report
+    assert any(line.startswith("FAILED: ") and expected in line for line in failed[0]["lines"]), failed[0]["lines"]
+
+
+@pytest.mark.docker
+def test_the_episode_runs_on_docker_too(tmp_path, capsys, docker_image):
+    require_docker()
+    code, report = probe(capsys, "--tokenizer", str(TOKENIZERS / "qwen2.5-instruct"), "--deployment", "docker",
+                         "--set", f"deployment.image={docker_image}", "--set", f"env.cache_dir={tmp_path / 'cache'}")  # fmt: skip
+    assert code == 0 and report["sections"][2]["reward"] == 1.0, report
