@@ -181,14 +181,20 @@ def test_gymnasium_make_registers_the_env():
     made.close()
 
 
+@pytest.fixture(scope="module")
+def check_env_cache(tmp_path_factory) -> Path:
+    """One cache for the checker's episodes: the fixture's mirror and clean history are made once."""
+    return tmp_path_factory.mktemp("check-env-cache")
+
+
 @pytest.fixture
-def check_env_configs(tmp_path, monkeypatch, request):
+def check_env_configs(tmp_path, monkeypatch, request, check_env_cache):
     """The config of each deployment for `check_env`, on the toy task or on a fixture instance from its
     mirror (tools only: the checker never runs its tests). Local is as shipped (its stable checkout path
     under the cache); the Modal stand-in runs on this host, so its repo_dir is a host path."""
 
     def config(deployment_type: str, task: str) -> dict:
-        env: dict = {"cache_dir": str(tmp_path / "cache")}
+        env: dict = {"cache_dir": str(check_env_cache)}
         deployment: dict = {"type": deployment_type}
         if task == "fixture":
             row = fixture_sources.derived_rows()["pytest-dev__pytest-7168"]

@@ -74,7 +74,7 @@ def test_the_text_report_prints_the_three_sections(tmp_path, capsys):
     (lambda: (TEMPLATES / "unknown-shape.jinja").read_text(), "boundary", "writes tool calls in a shape the gym does not know"),
     (lambda: qwen_template().replace(PLAIN_TURN, PLAIN_TURN[:-3] + " + ('\\n' if message.role == 'assistant' and not loop.last "
                                      "and messages[loop.index0 + 1].role == 'tool' else '') }}"),
-     "cache", "invariant 3 (the template's rendering of the new messages): after new messages the template no longer ends"),
+     "cache", "invariant 3 (the template's rendering of the conversation): after new messages the template no longer ends"),
 ], ids=["no-generation-prompt", "unknown-tool-call-shape", "rewrites-an-earlier-turn"])  # fmt: skip
 def test_a_broken_template_fails_naming_what(tmp_path, capsys, broken, section, expected):
     template = broken()

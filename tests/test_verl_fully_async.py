@@ -211,10 +211,12 @@ def trajectory_rows(group) -> dict[int, int]:
 
 
 @pytest.mark.parametrize("name", GROUPS)
-def test_a_group_spanning_a_weight_sync_assembles_with_its_weight_versions(request, name):
+def test_a_group_spanning_a_weight_sync_assembles_with_its_weight_versions(request, model_dir, name):
     """verl's batch assembly takes the group; the trajectory the sync cut says so (min < max) and verl's
     partial-rollout metrics count it; its cut turn is one contiguous sampled run with the old weights'
-    logprobs before the cut and the new weights' after."""
+    logprobs before the cut and the new weights' after; and the log-probs the actor recomputes equal the
+    rollout's on every sampled span under that span's weights, and not under the other's (the trainer sees
+    exactly the tokens that were sampled, in place)."""
     group = request.getfixturevalue(name)
     batch, calls = group.batch, group.server.calls
     rows = trajectory_rows(group)
@@ -238,6 +240,14 @@ def test_a_group_spanning_a_weight_sync_assembles_with_its_weight_versions(reque
     rewards = batch.batch["rm_scores"].sum(dim=1).tolist()
     assert rewards == [group.rewards[rows[row]] for row in range(len(batch))]
 
+    spans, temperature = sampled_spans(batch, calls), group.config.actor_rollout_ref.rollout.temperature
+    for version, state in group.server.state_dicts.items():
+        recomputed, _ = actor_log_probs(tiny_model(model_dir, state), batch, temperature)
+        for row, row_spans in spans.items():
+            for start, end, call in row_spans:
+                same = torch.allclose(recomputed[row, start:end], batch.batch["rollout_log_probs"][row, start:end], atol=1e-5)
+                assert same == (call["version"] == version), f"row {row} turn {call['turn']} (version {call['version']}) under version {version}"
+
 
 LOSSES = {
     # the shipped config.toml: GSPO with the seed's clip ratio, old log-probs recomputed (decoupled mode)
@@ -256,8 +266,6 @@ LOSSES = {
 @pytest.mark.parametrize("name", GROUPS)
 def test_verls_trainer_trains_on_the_sampled_tokens_only(request, model_dir, name, loss):
     """verl's trainer steps on the assembled group, then verl's policy loss and a backward pass:
-    - the actor's recomputed log-probs equal the rollout's on every sampled token of each weight version
-      (the trainer sees exactly the tokens that were sampled, in place);
     - the mask is 1 exactly where the server sampled, and the loss's gradient on every other position's
       logits (tool output, template glue) is exactly zero;
     - the reward sits at the last response token, the advantage is the group-normalised reward on sampled
@@ -280,12 +288,6 @@ def test_verls_trainer_trains_on_the_sampled_tokens_only(request, model_dir, nam
 
     mask, spans = batch.batch["response_mask"], sampled_spans(batch, server.calls)
     lengths = batch.batch["attention_mask"][:, batch.batch["prompts"].shape[1] :].sum(dim=1).tolist()
-    for version, state in server.state_dicts.items():
-        recomputed, _ = actor_log_probs(tiny_model(model_dir, state), batch, temperature)
-        for row, row_spans in spans.items():
-            for start, end, call in row_spans:
-                same = torch.allclose(recomputed[row, start:end], batch.batch["rollout_log_probs"][row, start:end], atol=1e-5)
-                assert same == (call["version"] == version), f"row {row} turn {call['turn']} (version {call['version']}) under version {version}"
     sampled = {row: torch.zeros(lengths[row], dtype=torch.bool) for row in spans}
     for row, row_spans in spans.items():
         for start, end, _ in row_spans:

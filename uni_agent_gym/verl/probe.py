@@ -153,20 +153,26 @@ def check_cache(tokenizer: Any, boundary: Boundary, fmt: ToolCallFormat) -> Sect
     messages = [{"role": "user", "content": PROBE_TASK}]
     native = render(tokenizer, messages, tools=schemas, generation_prompt=True) != render(tokenizer, messages, generation_prompt=True)
     tools = schemas if native else None
-    assistant = assistant_call_message(PROBE_CALL) if native else {"role": "assistant", "content": fmt.write(PROBE_CALL)}
-    tool = {"role": "tool", "content": TOOL_OUTPUT, "tool_call_id": assistant.get("tool_calls", [{}])[0].get("id")} if native \
-        else {"role": "user", "content": TOOL_OUTPUT}  # fmt: skip
+    if native:  # the template renders the call and its result (a `tool` message)
+        assistant = assistant_call_message(PROBE_CALL)
+        tool = {"role": "tool", "content": TOOL_OUTPUT, "tool_call_id": assistant["tool_calls"][0]["id"]}
+    else:  # the call in the gym's format as text, its result a user message (as UniAgentLoop sends them)
+        assistant, tool = {"role": "assistant", "content": fmt.write(PROBE_CALL)}, {"role": "user", "content": TOOL_OUTPUT}
     cache = RolloutCache(tokenizer, boundary=boundary, **LIMITS)
-    invariant = "1 (lengths)"
     try:
         cache.prepare(messages, tools)
         sampled = sampled_turn(tokenizer, boundary, messages, tools, assistant) if native \
             else tokenizer.encode(fmt.write(PROBE_CALL), add_special_tokens=False) + list(boundary.stop)  # fmt: skip
         cache.append_model_tokens(sampled, [-0.5] * len(sampled))
-        invariant = "3 (the template's rendering of the new messages)"
         appended = cache.append_messages([tool])
-    except (BoundaryError, MaxTokenExceededError, AssertionError, ValueError) as exc:
-        section.fail(f"invariant {invariant}: {exc}")
+    except MaxTokenExceededError as exc:
+        section.fail(f"invariant 4 (within the token limits): {exc}")
+        return section
+    except BoundaryError as exc:
+        section.fail(f"invariant 3 (the template's rendering of the conversation): {exc}")
+        return section
+    except (AssertionError, ValueError) as exc:
+        section.fail(f"invariant 1 (lengths): {exc}")
         return section
     response = len(cache.prompt_ids) - len(cache.initial_prompt_ids)
     section.lines += [
