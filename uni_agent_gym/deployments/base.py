@@ -21,6 +21,10 @@ from typing import Any
 from uni_agent_gym.deployments.session import CommandResult, ShellProcess, ShellSession
 from uni_agent_gym.errors import DeploymentError, DeploymentNotStartedError, SandboxFileNotFoundError
 
+__all__ = ["CommandResult", "Deployment"]
+
+logger = logging.getLogger(__name__)
+
 UPLOAD_CHUNK = 1 << 20  # archive bytes per shell command
 
 
@@ -31,10 +35,6 @@ def _gzipped_tar(directory: Path) -> bytes:
         for path in sorted(directory.iterdir()):
             tar.add(path, arcname=path.name)
     return buffer.getvalue()
-
-__all__ = ["CommandResult", "Deployment"]
-
-logger = logging.getLogger(__name__)
 
 
 class Deployment(abc.ABC):

@@ -226,6 +226,7 @@ async def _open_local(instance: dict[str, Any], config: GymConfig, history: Clea
         spec = environment_spec(instance, load_environments(config.env.environments))
     deployment_config = config.deployment
     workspace = local_workspace_dir(instance["instance_id"], config)
+    checkout_lock = f"local checkout {workspace.resolve()}"
     held = contextlib.AsyncExitStack()
     if spec is not None:  # the venv's variables live in the config, so a restarted shell keeps them
         update = {"env": {**deployment_config.env, **venv_environment(workspace / "venv", spec)}}
@@ -233,9 +234,9 @@ async def _open_local(instance: dict[str, Any], config: GymConfig, history: Clea
             update["workdir"] = str(workspace / "testbed")
         deployment_config = deployment_config.model_copy(update=update)
         # One checkout, so one episode at a time (in any process); the next waits until this one stops.
-        await held.enter_async_context(machine_lock(f"local checkout {workspace.resolve()}"))
+        await held.enter_async_context(machine_lock(checkout_lock))
     elif not deployment_config.workdir:  # no venv ties the checkout to one path: side by side in slots
-        slot = await held.enter_async_context(free_slot(f"local checkout {workspace.resolve()}"))
+        slot = await held.enter_async_context(free_slot(checkout_lock))
         checkout = workspace / "testbed" if slot == 0 else workspace / f"slot-{slot}" / "testbed"
         deployment_config = deployment_config.model_copy(update={"workdir": str(checkout)})
     try:
