@@ -26,7 +26,7 @@ demo: setup docker-engine
 	else $(BIN)/uni-agent-gym demo --deployment local; fi
 
 # The suite in TEST_WORKERS parallel workers (pytest-xdist; each test file whole on one worker, grouped as
-# tests/conftest.py says), then the few `serial` tests (a dockerd restart) alone. Both always run; either
+# tests/conftest.py says), then the few `serial` tests (a dockerd restart, the soak) alone. Both always run; either
 # failing fails `make test`.
 test: setup
 	@status=0; \
