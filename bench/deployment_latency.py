@@ -13,7 +13,7 @@ import subprocess
 import time
 
 from uni_agent_gym.deployments import make_deployment
-from uni_agent_gym.deployments.images import base_image_name, bootstrap_base
+from uni_agent_gym.workspaces.base_images import base_image_name, bootstrap_base
 
 
 async def measure(image: str, session_runs: int, exec_runs: int) -> None:

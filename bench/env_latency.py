@@ -24,7 +24,7 @@ from pathlib import Path
 
 from uni_agent_gym.config import GymConfig
 from uni_agent_gym.deployments.docker import image_exists
-from uni_agent_gym.deployments.images import base_image_name, bootstrap_base
+from uni_agent_gym.workspaces.base_images import base_image_name, bootstrap_base
 from uni_agent_gym.deployments.pool import drain_pools
 from uni_agent_gym.envs import AsyncSWEEnv
 from uni_agent_gym.instances import image_name

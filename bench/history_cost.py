@@ -28,9 +28,10 @@ import tempfile
 import time
 from pathlib import Path
 
-from uni_agent_gym.envs.history import CLEAN_SCRIPT, clean_history, fresh_checkout
-from uni_agent_gym.envs.local_workspace import ensure_trusted_repository, recreate_checkout, snapshot_path
-from uni_agent_gym.envs.workspace import git, mirror_repository
+from uni_agent_gym.workspaces.history import CLEAN_SCRIPT, clean_history, fresh_checkout
+from uni_agent_gym.workspaces.local_checkout import ensure_trusted_repository, recreate_checkout, snapshot_path
+from uni_agent_gym.workspaces.host_git import git
+from uni_agent_gym.workspaces.mirrors import mirror_repository
 
 TOY = Path(__file__).resolve().parents[1] / "uni_agent_gym" / "toy" / "repo"
 
@@ -133,9 +134,9 @@ async def bench_mirror(name: str, source: str, back: int, runs: int, scratch: Pa
 def bench_derived_images(source: str, back: int, scratch: Path) -> None:
     """Derive a clean image from one whose /testbed holds the whole history of `source`, vs a no-op build."""
     from uni_agent_gym.deployments.docker import docker_client
-    from uni_agent_gym.deployments.images import base_image_name
-    from uni_agent_gym.envs.history_images import clean_image
-    from uni_agent_gym.envs.image_builder import docker_build
+    from uni_agent_gym.workspaces.base_images import base_image_name
+    from uni_agent_gym.workspaces.history_images import clean_image
+    from uni_agent_gym.workspaces.image_builder import docker_build
 
     def build(context: Path, dockerfile: str, name: str) -> float:
         (context / "Dockerfile").write_text(dockerfile)

@@ -23,8 +23,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from tests import family_rows, fixture_sources  # noqa: E402
 from uni_agent_gym.deployments.docker import docker_client  # noqa: E402
-from uni_agent_gym.envs.image_builder import build_instance_image, ensure_environment_image, environment_image_name  # noqa: E402
-from uni_agent_gym.deployments.images import base_image_name  # noqa: E402
+from uni_agent_gym.workspaces.image_builder import build_instance_image, ensure_environment_image, environment_image_name  # noqa: E402
+from uni_agent_gym.workspaces.base_images import base_image_name  # noqa: E402
 from uni_agent_gym.instances import normalise  # noqa: E402
 from uni_agent_gym.specs import environment_spec  # noqa: E402
 

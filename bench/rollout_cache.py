@@ -15,8 +15,8 @@ from pathlib import Path
 from transformers import AutoTokenizer
 
 from uni_agent_gym.tools import make_tools
-from uni_agent_gym.verl.boundary import probe, render
-from uni_agent_gym.verl.rollout_cache import RolloutCache
+from uni_agent_gym.tokens.boundary import probe, render
+from uni_agent_gym.tokens.rollout_cache import RolloutCache
 
 TOOLS = [tool.schema() for tool in make_tools().values()]
 

@@ -46,7 +46,7 @@ def require_docker() -> None:
 def docker_image() -> str:
     """The Python 3.11 base image, built offline with debootstrap on first use (about a minute)."""
     require_docker()
-    from uni_agent_gym.deployments.images import bootstrap_base
+    from uni_agent_gym.workspaces.base_images import bootstrap_base
 
     return bootstrap_base("3.11", log=lambda message: None)
 

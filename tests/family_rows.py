@@ -237,7 +237,7 @@ def mirrors(instance_id: str = FIXTURE) -> dict[str, str]:
 
 def build_config(instance_id: str = FIXTURE):
     from uni_agent_gym.config import GymConfig
-    from uni_agent_gym.deployments.images import bootstrap_base
+    from uni_agent_gym.workspaces.base_images import bootstrap_base
 
     bootstrap_base(".".join(fixture_sources.fixtures()[instance_id]["python"].split(".")[:2]), log=lambda message: None)
     return GymConfig.model_validate({"env": {"cache_dir": str(fixture_sources.BUILD_CACHE), "mirrors": mirrors(instance_id)}})
@@ -245,7 +245,7 @@ def build_config(instance_id: str = FIXTURE):
 
 async def ensure_family_images(instance_id: str = FIXTURE, log=lambda message: None) -> dict[str, str]:
     """Every family's image of the derived rows, built offline where missing; {family: image}."""
-    from uni_agent_gym.envs.image_builder import build_instance_images
+    from uni_agent_gym.workspaces.image_builder import build_instance_images
     from uni_agent_gym.instances import normalise
 
     tasks = {family: normalise(row) for family, row in rows(instance_id).items()}
@@ -265,7 +265,7 @@ def build_r2e_image(task: dict, fixture_image: str, row: dict) -> str:
     /r2e_tests`, `COPY run_tests.sh /testbed/run_tests.sh`), the tests being the fixture's test files with
     its test patch applied. Made once."""
     from uni_agent_gym.deployments.docker import image_exists
-    from uni_agent_gym.envs.image_builder import docker_build
+    from uni_agent_gym.workspaces.image_builder import docker_build
     from uni_agent_gym.instances import patch_files
 
     name = task["image_name"]

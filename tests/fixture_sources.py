@@ -131,7 +131,7 @@ def _build_config(instances: list[dict]):
     """The config that builds fixture images: one git mirror per repository (a branch per instance), the
     test build cache; the base images the instances need are made first."""
     from uni_agent_gym.config import GymConfig
-    from uni_agent_gym.deployments.images import bootstrap_base
+    from uni_agent_gym.workspaces.base_images import bootstrap_base
 
     environments = fixtures()
     for python in sorted({".".join(environments[row["instance_id"]]["python"].split(".")[:2]) for row in instances}):
@@ -142,7 +142,7 @@ def _build_config(instances: list[dict]):
 
 async def ensure_images(instances: list[dict], *, workers: int = 1, log=lambda message: None) -> list[str]:
     """The offline images of fixture instances, built where missing, `workers` at a time; their names."""
-    from uni_agent_gym.envs.image_builder import build_instance_images
+    from uni_agent_gym.workspaces.image_builder import build_instance_images
 
     names, failures = await build_instance_images(instances, _build_config(instances), fixtures(), workers=workers, log=log)
     if failures:
@@ -152,6 +152,6 @@ async def ensure_images(instances: list[dict], *, workers: int = 1, log=lambda m
 
 async def ensure_image(instance: dict, *, force: bool = False, log=lambda message: None) -> str:
     """The offline image of one fixture instance, built unless present (or `force`); its name."""
-    from uni_agent_gym.envs.image_builder import build_instance_image
+    from uni_agent_gym.workspaces.image_builder import build_instance_image
 
     return await build_instance_image(instance, _build_config([instance]), fixtures(), force=force, log=log)

@@ -20,7 +20,7 @@ from openai import AsyncOpenAI, BadRequestError
 from tests.token_server import TokenServer, tiny_model_dir
 from uni_agent_gym.gateway.server import Gateway, RunningServer
 from uni_agent_gym.gateway.session import Limits
-from uni_agent_gym.verl.boundary import render
+from uni_agent_gym.tokens.boundary import render
 
 BASH = {"type": "function", "function": {"name": "bash", "description": "Run a command",
         "parameters": {"type": "object", "properties": {"command": {"type": "string"}}, "required": ["command"]}}}  # fmt: skip

@@ -124,7 +124,7 @@ def test_gold_typed_in_on_local_has_dockers_outcomes(tmp_path):
     instance's venv as it was made (the sphinx fixtures' tests load pytest-cov, whose assert-rewritten
     bytecode pytest would otherwise write into the venv: each next episode then replaced the venv and an
     agent that ran the tests was reported to have changed it)."""
-    from uni_agent_gym.envs.local_environment import changed_files
+    from uni_agent_gym.workspaces.local_venv import changed_files
 
     gold = write_predictions(tmp_path / "gold.jsonl", run_to_completion(gold_typed_in_by_the_agent("local")))
     local_gold = grade(tmp_path, gold, "local", "local-gold")

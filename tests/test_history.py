@@ -20,10 +20,10 @@ from tests.conftest import require_docker
 from tests.future_repo import BUGGY, LOOK_FOR_THE_FUTURE, REPO, environments_file, head_history, leaks, make_future_repo, mirror_clone
 from uni_agent_gym.config import GymConfig
 from uni_agent_gym.envs import AsyncSWEEnv
-from uni_agent_gym.envs.history import CLEAN_SCRIPT, HISTORY_LABEL, START_MESSAGE, clean_history
-from uni_agent_gym.envs.history_images import SOURCE_LABEL
-from uni_agent_gym.envs.local_workspace import local_workspace_dir, recreate_checkout, trusted_git_dir
-from uni_agent_gym.envs.workspace import WorkspaceError
+from uni_agent_gym.workspaces.history import CLEAN_SCRIPT, HISTORY_LABEL, START_MESSAGE, clean_history
+from uni_agent_gym.workspaces.history_images import SOURCE_LABEL
+from uni_agent_gym.workspaces.local_checkout import local_workspace_dir, recreate_checkout, trusted_git_dir
+from uni_agent_gym.workspaces.host_git import WorkspaceError
 
 MODES = ["ancestry", "none"]
 PULLED = "uni-agent-gym-test/pulled-future:latest"  # plays an official image: built here, history left in
@@ -214,7 +214,7 @@ async def test_recreate_checkout_replaces_only_checkouts_made_here(tmp_path, fut
 @pytest.fixture(scope="module")
 def built_image(docker_image, tmp_path_factory):
     """`images build` of the future repository's row (network off, history ancestry); (repo, image)."""
-    from uni_agent_gym.envs.image_builder import build_instance_image
+    from uni_agent_gym.workspaces.image_builder import build_instance_image
     from uni_agent_gym.specs import load_environments
 
     root = tmp_path_factory.mktemp("built")
@@ -230,7 +230,7 @@ def built_image(docker_image, tmp_path_factory):
 def pulled_image(docker_image, tmp_path_factory):
     """An image whose /testbed is the future repository itself, on branch main at the base: every
     ref, the stash, notes, the replace ref, remote-tracking refs and reflogs left in."""
-    from uni_agent_gym.envs.image_builder import docker_build
+    from uni_agent_gym.workspaces.image_builder import docker_build
 
     root = tmp_path_factory.mktemp("pulled")
     future = make_future_repo(root)
@@ -303,8 +303,8 @@ async def test_a_new_pull_of_the_source_is_derived_again(pulled_image, tmp_path)
     image is derived again instead of the old source's being reused. (A running process keeps the
     answer it got first, so one run uses one image; the next process derives.)"""
     require_docker()
-    from uni_agent_gym.envs.history_images import clean_image
-    from uni_agent_gym.envs.image_builder import docker_build
+    from uni_agent_gym.workspaces.history_images import clean_image
+    from uni_agent_gym.workspaces.image_builder import docker_build
 
     future, source = pulled_image, "uni-agent-gym-test/pulled-future-changing:latest"
     derived_ids = []

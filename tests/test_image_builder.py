@@ -9,7 +9,7 @@ import pytest
 
 from uni_agent_gym.config import GymConfig
 from uni_agent_gym.deployments import make_deployment
-from uni_agent_gym.envs.image_builder import (
+from uni_agent_gym.workspaces.image_builder import (
     ImageBuildError, build_instance_image, dockerfile, environment_dockerfile, environment_image_name, pip_target_flags,
 )  # fmt: skip
 from uni_agent_gym.instances import image_name, normalise
@@ -155,7 +155,7 @@ async def test_a_package_the_install_needs_but_the_pins_lack_is_added_and_the_bu
     """A fixture's pins hold its environment, not its repository's own dependencies (pytest 6.2.5 needs toml):
     a new machine's build must fetch them rather than rely on another instance's wheels. Docker and the
     index are stood in for here; tests/conftest.py's `fixture_images` builds the real ones."""
-    from uni_agent_gym.envs import image_builder
+    from uni_agent_gym.workspaces import image_builder
 
     failures, fetched = list(errors), []
 

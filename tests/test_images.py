@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from uni_agent_gym.deployments.images import DEBIAN_SUITE_BY_PYTHON, bootstrap_base, host_debian_mirror
+from uni_agent_gym.workspaces.base_images import DEBIAN_SUITE_BY_PYTHON, bootstrap_base, host_debian_mirror
 from uni_agent_gym.errors import DeploymentError
 from tests.conftest import require_docker
 

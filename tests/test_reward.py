@@ -11,7 +11,7 @@ from swebench.harness.grading import get_eval_tests_report, get_resolution_statu
 from swebench.harness.log_parsers import MAP_REPO_TO_PARSER
 
 from uni_agent_gym.config import GymConfig, RewardConfig
-from uni_agent_gym.envs.workspace import open_workspace
+from uni_agent_gym.workspaces.open import open_workspace
 from uni_agent_gym.instances import normalise
 from uni_agent_gym.rewards.integrity import check_log, pytest_summary
 from uni_agent_gym.rewards.swebench import SWEBenchReward

@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 
 from uni_agent_gym.tools import make_tools
-from uni_agent_gym.verl.boundary import BoundaryError, find, probe, render
-from uni_agent_gym.verl.rollout_cache import MaxTokenExceededError, RolloutCache, sampled_versions
+from uni_agent_gym.tokens.boundary import BoundaryError, find, probe, render
+from uni_agent_gym.tokens.rollout_cache import MaxTokenExceededError, RolloutCache, sampled_versions
 
 transformers = pytest.importorskip("transformers")
 

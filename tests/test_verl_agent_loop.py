@@ -23,7 +23,7 @@ from uni_agent_gym import toy
 from uni_agent_gym.errors import ConfigError
 from uni_agent_gym.toolcalls import ToolCall, call_text
 from uni_agent_gym.verl.agent_loop import UniAgentLoop, instance_from_sample
-from uni_agent_gym.verl.boundary import render
+from uni_agent_gym.tokens.boundary import render
 
 TOY_SAMPLE = {"extra_info": {"index": 0, "instance_id": toy.INSTANCE_ID}, "raw_prompt": []}
 TEMPLATES = Path(__file__).parent / "chat_templates"

@@ -18,7 +18,7 @@ import torch
 from transformers import AutoTokenizer, Qwen2Config, Qwen2ForCausalLM
 from verl.workers.rollout.replica import TokenOutput
 
-from uni_agent_gym.verl.boundary import probe
+from uni_agent_gym.tokens.boundary import probe
 
 TOKENIZERS = Path(__file__).resolve().parents[2] / "shared" / "tokenizers"
 

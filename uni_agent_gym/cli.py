@@ -157,7 +157,7 @@ def cmd_cleanup(args: argparse.Namespace, console: Console) -> None:
 
 
 def cmd_bootstrap_base(args: argparse.Namespace, console: Console) -> None:
-    from uni_agent_gym.deployments.images import bootstrap_base
+    from uni_agent_gym.workspaces.base_images import bootstrap_base
 
     for python in args.python:
         bootstrap_base(python, mirror=args.mirror, force=args.force, log=console.print)
@@ -289,7 +289,7 @@ def cmd_eval(args: argparse.Namespace, console: Console) -> None:
 
 
 def cmd_build_images(args: argparse.Namespace, console: Console) -> None:
-    from uni_agent_gym.envs.image_builder import build_instance_images
+    from uni_agent_gym.workspaces.image_builder import build_instance_images
 
     config = _load(args)
     config.env.mirrors.update(mirror(text) for text in args.mirror)

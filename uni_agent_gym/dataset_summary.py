@@ -35,7 +35,7 @@ def family_table() -> list[dict[str, str]]:
 
 def summarise(tasks: list[dict[str, Any]], config: GymConfig, environments: dict[str, dict[str, Any]]) -> list[RepoLine]:
     """One line per (family, repository), in the order rows first appear."""
-    from uni_agent_gym.deployments.images import DEBIAN_SUITE_BY_PYTHON
+    from uni_agent_gym.workspaces.base_images import DEBIAN_SUITE_BY_PYTHON
     from uni_agent_gym.specs import environment_spec
 
     present = _image_checker()

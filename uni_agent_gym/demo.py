@@ -17,7 +17,7 @@ from rich.text import Text
 
 from uni_agent_gym import toy
 from uni_agent_gym.config import GymConfig, LocalDeploymentConfig
-from uni_agent_gym.deployments.images import base_image_name, bootstrap_base
+from uni_agent_gym.workspaces.base_images import base_image_name, bootstrap_base
 from uni_agent_gym.envs import AsyncSWEEnv
 from uni_agent_gym.errors import DeploymentError
 

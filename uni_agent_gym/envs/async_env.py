@@ -24,7 +24,7 @@ from uni_agent_gym.envs.parsing import parse_action
 from uni_agent_gym.envs.prompt import task_prompt
 from uni_agent_gym.envs.reward import Reward, split_outcome
 from uni_agent_gym.envs.spaces import ACTION_SPACE, OBSERVATION_SPACE
-from uni_agent_gym.envs.start_state import open_task
+from uni_agent_gym.workspaces.start_state import open_task
 from uni_agent_gym.errors import UniAgentGymError
 from uni_agent_gym.instances import load_instances, normalise
 from uni_agent_gym.toolcalls import ToolCallFormat, resolve_format

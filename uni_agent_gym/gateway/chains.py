@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from uni_agent_gym.gateway.messages import APPENDABLE
-from uni_agent_gym.verl.rollout_cache import RolloutCache
+from uni_agent_gym.tokens.rollout_cache import RolloutCache
 
 
 @dataclass

@@ -34,7 +34,7 @@ def load_tokenizer(source: str) -> Any:
     follow fails here, not at the first request)."""
     from transformers import AutoTokenizer
 
-    from uni_agent_gym.verl.boundary import probe
+    from uni_agent_gym.tokens.boundary import probe
 
     try:
         tokenizer = AutoTokenizer.from_pretrained(source)

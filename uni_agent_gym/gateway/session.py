@@ -22,8 +22,8 @@ from uni_agent_gym.gateway.backends import Backend, BackendError
 from uni_agent_gym.gateway.chains import Chain, Plan, Turn, plan
 from uni_agent_gym.gateway.messages import message_key, tool_call, tools_key
 from uni_agent_gym.gateway.toolcalls import ParsedResponse, ToolCall, parse_turn
-from uni_agent_gym.verl.boundary import Boundary, probe
-from uni_agent_gym.verl.rollout_cache import MaxTokenExceededError, RolloutCache, aborted, sampled_versions
+from uni_agent_gym.tokens.boundary import Boundary, probe
+from uni_agent_gym.tokens.rollout_cache import MaxTokenExceededError, RolloutCache, aborted, sampled_versions
 
 CLIENT_SAMPLING = ("temperature", "top_p", "top_k", "seed", "stop", "presence_penalty", "frequency_penalty")
 

@@ -10,7 +10,7 @@ refs, replace objects) and processes still running. So the patch is computed wit
   frozen; the patch is computed in the *fresh* grading container, which the agent never touched, by
   its git, with a private index, against the start commit. Paths git ignores are not copied.
 - local (`capture_on_host`): the host's git reads the checkout's files with the instance's trusted
-  repository (`envs/local_workspace.py`) as its git directory, never the checkout's own `.git`, a
+  repository (`workspaces/local_checkout.py`) as its git directory, never the checkout's own `.git`, a
   private index and object directory, and no system or global config;
 - anywhere else (`capture_in_sandbox`: modal, `reward.sandbox: same`): in the sandbox, by
   `/usr/bin/git` (no shell function or PATH wrapper) with no system or global config, no hooks, no

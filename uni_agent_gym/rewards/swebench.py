@@ -10,7 +10,7 @@ alone:
    agent's sandbox (`capture.py`: the Docker daemon's view of its files, computed in a fresh
    container; the host's git for `local`);
 2. open a *fresh* sandbox of the instance at its start state (a new container of its image, from the
-   warm pool when there is one, or a fresh checkout; `envs/start_state.py`) and apply the patch there
+   warm pool when there is one, or a fresh checkout; `workspaces/start_state.py`) and apply the patch there
    the way the official harness applies predictions (`git apply`, `--reject`, `patch --fuzz`), without
    what it says about the task's `protected_paths`;
 3. return to the start commit the files `test_patch` touches, the task's `reset_files` and what runs
@@ -53,8 +53,8 @@ from uni_agent_gym.datasets import log_parser, r2e_gym
 from uni_agent_gym.datasets.base import EXPECTED_OUTPUT_GRADING, swebench_parser_names
 from uni_agent_gym.datasets.swebench import repo_parser_name
 from uni_agent_gym.instances import patch_files
-from uni_agent_gym.envs.local_workspace import local_workspace_dir, trusted_git_dir
-from uni_agent_gym.envs.workspace import has_commit
+from uni_agent_gym.workspaces.local_checkout import local_workspace_dir, trusted_git_dir
+from uni_agent_gym.workspaces.host_git import has_commit
 from uni_agent_gym.rewards.capture import PatchRejected, capture_from_container, capture_in_sandbox, capture_on_host
 from uni_agent_gym.rewards.integrity import check_log
 from uni_agent_gym.rewards.patches import SAFE_GIT, apply_patch, drop_files, git_in, reset_files
@@ -242,7 +242,7 @@ class SWEBenchReward:
     async def _open_fresh(self, instance: dict[str, Any], start: str | None) -> tuple[Deployment, str, dict[str, Any]]:
         """A new sandbox of the instance at its start state (the warm pool's when there is one), checked to
         be at `start` when given; with the task as that sandbox starts it (its hidden tests, where made there)."""
-        from uni_agent_gym.envs.start_state import open_task
+        from uni_agent_gym.workspaces.start_state import open_task
 
         deployment, repo_dir, instance = await open_task(instance, self.gym, grading=True)
         if start is not None:

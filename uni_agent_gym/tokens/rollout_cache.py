@@ -27,7 +27,7 @@ import copy
 from typing import Any
 
 from uni_agent_gym.errors import UniAgentGymError
-from uni_agent_gym.verl.boundary import PROBE_USER, Boundary, BoundaryError, delta_ids, probe, render
+from uni_agent_gym.tokens.boundary import PROBE_USER, Boundary, BoundaryError, delta_ids, probe, render
 
 APPENDABLE_ROLES = ("user", "tool")
 UNKNOWN_VERSION = 0  # a trajectory no output tagged: counted as sampled by the initial weights

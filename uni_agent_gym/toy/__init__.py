@@ -10,8 +10,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from uni_agent_gym.envs.reward import CommandReward
-from uni_agent_gym.envs.workspace import head_commit, mirror_repository
+from uni_agent_gym.rewards.command import CommandReward
+from uni_agent_gym.workspaces.mirrors import head_commit, mirror_repository
 
 REPO = Path(__file__).parent / "repo"
 INSTANCE_ID = "uni-agent-gym__toy-1"

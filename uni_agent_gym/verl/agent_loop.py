@@ -39,8 +39,8 @@ from uni_agent_gym.config import GymConfig, load_config
 from uni_agent_gym.envs import AsyncSWEEnv
 from uni_agent_gym.errors import ConfigError, DeploymentError
 from uni_agent_gym.toolcalls import UnknownToolCallFormatError, detect_format, resolve_format, tools_prompt
-from uni_agent_gym.verl.boundary import Boundary, render
-from uni_agent_gym.verl.rollout_cache import MaxTokenExceededError, RolloutCache, aborted, sampled_versions
+from uni_agent_gym.tokens.boundary import Boundary, render
+from uni_agent_gym.tokens.rollout_cache import MaxTokenExceededError, RolloutCache, aborted, sampled_versions
 
 logger = logging.getLogger(__name__)
 

@@ -44,8 +44,8 @@ from uni_agent_gym.gateway.server import Gateway, RunningServer
 from uni_agent_gym.gateway.session import Limits, Session
 from uni_agent_gym.named_locks import named_lock
 from uni_agent_gym.verl.agent_loop import UniAgentLoop, _plain, instance_from_sample, placeholder_response, reward_summary
-from uni_agent_gym.verl.boundary import probe, render
-from uni_agent_gym.verl.rollout_cache import UNKNOWN_VERSION
+from uni_agent_gym.tokens.boundary import probe, render
+from uni_agent_gym.tokens.rollout_cache import UNKNOWN_VERSION
 
 logger = logging.getLogger(__name__)
 

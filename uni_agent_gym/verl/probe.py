@@ -33,7 +33,7 @@ from uni_agent_gym.errors import UniAgentGymError
 from uni_agent_gym.toolcalls import ToolCall, ToolCallFormat, UnknownToolCallFormatError, call_text, detect_format, resolve_format
 from uni_agent_gym.toolcalls.template import assistant_call_message
 from uni_agent_gym.tools import make_tools
-from uni_agent_gym.verl.boundary import PROBE_USER, Boundary, BoundaryError, probe, render
+from uni_agent_gym.tokens.boundary import PROBE_USER, Boundary, BoundaryError, probe, render
 
 LIMITS = {"max_prompt_length": 8192, "max_response_length": 24576, "max_model_len": 32768}  # configs/config.toml's
 PROBE_TASK = "Fix the failing test in this repository."
@@ -146,7 +146,7 @@ def rendering_difference(tokenizer: Any, record: list[int], rendered: list[int],
 
 def check_cache(tokenizer: Any, boundary: Boundary, fmt: ToolCallFormat) -> Section:
     """§4.2: one sampled turn and one tool turn appended, lengths and the four invariants."""
-    from uni_agent_gym.verl.rollout_cache import MaxTokenExceededError, RolloutCache
+    from uni_agent_gym.tokens.rollout_cache import MaxTokenExceededError, RolloutCache
 
     section = Section("cache")
     schemas = [tool.schema() for tool in make_tools().values()]

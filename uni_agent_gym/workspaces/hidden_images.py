@@ -23,6 +23,7 @@ from docker.utils import parse_repository_tag
 from uni_agent_gym.deployments.docker import docker_client, image_exists
 from uni_agent_gym.errors import ImageNotFoundError
 from uni_agent_gym.named_locks import machine_lock
+from uni_agent_gym.workspaces.image_builder import docker_build
 
 HIDDEN_LABEL = "uni-agent-gym.hidden"  # the paths removed, as JSON
 SOURCE_LABEL = "uni-agent-gym.hidden.source"  # the id of the image they were removed from
@@ -53,7 +54,6 @@ def _derive(image: str, paths: list[str]) -> str:
     wanted = json.dumps(sorted(paths))
     if labels.get(SOURCE_LABEL) == source_id and labels.get(HIDDEN_LABEL) == wanted:
         return name
-    from uni_agent_gym.envs.image_builder import docker_build
 
     removal = " ".join(shlex.quote(path) for path in paths)
     dockerfile = (

@@ -20,9 +20,11 @@ import secrets
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
-from uni_agent_gym.envs.workspace import FIXED_IDENTITY, WorkspaceError, git
+from uni_agent_gym.config import GymConfig
 from uni_agent_gym.named_locks import machine_lock
+from uni_agent_gym.workspaces.host_git import FIXED_IDENTITY, WorkspaceError, git
 
 START_MESSAGE = "uni-agent-gym start"  # the message of the root commit `history: none` makes
 HISTORY_LABEL = "uni-agent-gym.history"  # on an image: the mode its repository was cleaned to
@@ -143,3 +145,9 @@ fi
 [ "$(g for-each-ref | wc -l)" -eq "$([ -n "$branch" ] && echo 1 || echo 0)" ] || { echo "clean-history: refs left" >&2; exit 4; }
 echo "clean-history: $1 at $head ($mode), $reachable objects"
 """
+
+
+def history_mode(instance: dict[str, Any], config: GymConfig) -> str:
+    """`env.history`, or `none` for a task whose ancestry would leak its fix (SWE-smith: the start's
+    parent is the unbroken code)."""
+    return "none" if instance.get("history") == "none" else config.env.history

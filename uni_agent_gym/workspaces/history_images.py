@@ -19,8 +19,8 @@ import docker.errors
 from docker.utils import parse_repository_tag
 
 from uni_agent_gym.deployments.docker import docker_client, ensure_image
-from uni_agent_gym.envs.history import CLEAN_SCRIPT, HISTORY_LABEL, SCRIPT_PATH
-from uni_agent_gym.envs.image_builder import docker_build
+from uni_agent_gym.workspaces.history import CLEAN_SCRIPT, HISTORY_LABEL, SCRIPT_PATH
+from uni_agent_gym.workspaces.image_builder import docker_build
 from uni_agent_gym.named_locks import machine_lock
 
 SOURCE_LABEL = "uni-agent-gym.history.source"  # the id of the image a clean image was derived from

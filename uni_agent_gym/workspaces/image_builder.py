@@ -36,9 +36,9 @@ from typing import Any
 
 from uni_agent_gym.config import GymConfig
 from uni_agent_gym.deployments.docker import docker_client, image_exists
-from uni_agent_gym.deployments.images import DEBIAN_SUITE_BY_PYTHON, GLIBC_MINOR_BY_PYTHON, base_image_name
-from uni_agent_gym.envs.history import CLEAN_SCRIPT, HISTORY_LABEL, SCRIPT_PATH, clean_history, fresh_checkout
-from uni_agent_gym.envs.workspace import history_mode, mirror_repository
+from uni_agent_gym.workspaces.base_images import DEBIAN_SUITE_BY_PYTHON, GLIBC_MINOR_BY_PYTHON, base_image_name
+from uni_agent_gym.workspaces.history import CLEAN_SCRIPT, HISTORY_LABEL, SCRIPT_PATH, clean_history, fresh_checkout, history_mode
+from uni_agent_gym.workspaces.mirrors import mirror_repository
 from uni_agent_gym.errors import UniAgentGymError
 from uni_agent_gym.instances import image_name
 from uni_agent_gym.named_locks import machine_lock

@@ -7,7 +7,7 @@ Per instance, `env.cache_dir/workspaces/<id>/` keeps what is trusted, made once:
   install's tracked output) under `refs/heads/environment`;
 - `ignored-files.tar`: the files git ignores that the install left in the checkout (`*.egg-info`,
   setuptools-scm's `_version.py`, extensions built in place), bytecode aside;
-- `venv/` (`local_environment.py`), whose editable install points at the checkout's path.
+- `venv/` (`local_venv.py`), whose editable install points at the checkout's path.
 `recreate_checkout` replaces the checkout with a new one of a commit from `origin.git` plus the
 snapshot, at the same path. Objects are hard-linked from `origin.git`: git never writes an object
 file in place, so only a deliberate write through the link reaches it, and on `local` the agent can
@@ -23,8 +23,8 @@ import shutil
 from pathlib import Path
 
 from uni_agent_gym.config import GymConfig
-from uni_agent_gym.envs.history import CleanHistory, fresh_checkout, link_objects
-from uni_agent_gym.envs.workspace import FIXED_IDENTITY, WorkspaceError, git, host_command
+from uni_agent_gym.workspaces.history import CleanHistory, fresh_checkout, link_objects
+from uni_agent_gym.workspaces.host_git import FIXED_IDENTITY, WorkspaceError, git, host_command
 from uni_agent_gym.named_locks import machine_lock
 
 SNAPSHOT = "ignored-files.tar"

@@ -5,7 +5,7 @@ of the spec's Python (from `env.interpreters`, else `pythonX.Y` on PATH), the sp
 (from the package index, as the host reaches it), the `pre_install` edits and the spec's install
 command run in a fresh checkout of the start commit, then the environment commit and the snapshot of
 the ignored files the install made, both kept in the instance's trusted repository
-(`local_workspace.py`). An editable install points at the checkout, so the venv belongs to one
+(`local_checkout.py`). An editable install points at the checkout, so the venv belongs to one
 checkout path; a stamp records that path, the start commit and the environment commit, and every
 later reset of the same instance is a fresh checkout of that commit. A copy of the venv as it was made
 (`venv-pristine`) replaces a venv that an episode changed, in a second or two instead of a new install.
@@ -23,8 +23,8 @@ from pathlib import Path
 
 from uni_agent_gym.config import PYTHON_AND_TEST_RUNNER_VARIABLES
 from uni_agent_gym.deployments.local import inherited_environment
-from uni_agent_gym.envs.local_workspace import recreate_checkout, record_environment, snapshot_path, trusted_git_dir
-from uni_agent_gym.envs.workspace import has_commit, host_command
+from uni_agent_gym.workspaces.local_checkout import recreate_checkout, record_environment, snapshot_path, trusted_git_dir
+from uni_agent_gym.workspaces.host_git import has_commit, host_command
 from uni_agent_gym.named_locks import machine_lock
 from uni_agent_gym.specs import EnvironmentSpec, SpecError
 

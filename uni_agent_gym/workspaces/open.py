@@ -9,123 +9,31 @@ Two ways to get there:
 Mirrors are cloned once into a bare repository under the cache directory. The agent never sees that
 clone: its repository holds the start commit's history and nothing later (`history.py`, `env.history`),
 from a clean repository made once per start commit, or from an image cleaned once (`history_images.py`).
-On `local` every reset is a fresh checkout from the instance's trusted repository (`local_workspace.py`).
+On `local` every reset is a fresh checkout from the instance's trusted repository (`local_checkout.py`).
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import os
-import secrets
 import shlex
-import shutil
 import tempfile
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from uni_agent_gym.config import GymConfig
 from uni_agent_gym.deployments import Deployment, make_deployment
 from uni_agent_gym.deployments.pool import acquire
-from uni_agent_gym.errors import UniAgentGymError
 from uni_agent_gym.instances import image_name
 from uni_agent_gym.named_locks import free_slot, machine_lock
+from uni_agent_gym.specs import environment_spec, load_environments
+from uni_agent_gym.workspaces.history import CleanHistory, clean_history, fresh_checkout, history_mode
+from uni_agent_gym.workspaces.host_git import WorkspaceError
+from uni_agent_gym.workspaces.local_checkout import ensure_trusted_repository, local_workspace_dir, recreate_checkout
+from uni_agent_gym.workspaces.local_venv import ensure_local_environment, renew_tampered_venv, venv_environment
+from uni_agent_gym.workspaces.mirrors import mirror_repository
 
-if TYPE_CHECKING:
-    from uni_agent_gym.envs.history import CleanHistory
-
-FIXED_IDENTITY = {
-    "GIT_AUTHOR_NAME": "uni-agent-gym fixtures",
-    "GIT_AUTHOR_EMAIL": "fixtures@uni-agent-gym.invalid",
-    "GIT_COMMITTER_NAME": "uni-agent-gym fixtures",
-    "GIT_COMMITTER_EMAIL": "fixtures@uni-agent-gym.invalid",
-    "GIT_AUTHOR_DATE": "2000-01-01T00:00:00+0000",
-    "GIT_COMMITTER_DATE": "2000-01-01T00:00:00+0000",
-}
 IMAGE_REPO_DIR = "/testbed"
-
-
-class WorkspaceError(UniAgentGymError, RuntimeError):
-    """The repository of an instance cannot be put into the sandbox."""
-
-
-async def host_command(argv: list[str], *, cwd: str | Path | None = None, env: dict[str, str] | None = None) -> str:
-    """Run a program on the host and return its stdout; `WorkspaceError` with the end of its output on failure."""
-    process = await asyncio.create_subprocess_exec(
-        *argv, cwd=cwd, env={**os.environ, **(env or {})},
-        stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
-    )  # fmt: skip
-    out, err = await process.communicate()
-    if process.returncode != 0:
-        output = (out + err).decode(errors="replace").strip()
-        raise WorkspaceError(f"`{' '.join(argv)[:200]}` failed ({process.returncode}):\n{output[-3000:]}")
-    return out.decode(errors="replace")
-
-
-async def git(*args: str, cwd: str | Path | None = None, env: dict[str, str] | None = None) -> str:
-    """Host git that accepts repositories of any owner (unpacked sdists keep their tarball's owner) and
-    reads objects as stored (a mirror's replace refs could otherwise swap one commit's files for another's)."""
-    return await host_command(["git", "--no-replace-objects", "-c", "safe.directory=*", *args], cwd=cwd, env=env)
-
-
-def _is_git_source(source: str) -> bool:
-    path = Path(source)
-    return not path.exists() or path.is_file() or (path / ".git").exists() or (path / "HEAD").is_file()
-
-
-async def mirror_repository(repo: str, source: str, cache_dir: str, commit: str | None = None) -> Path:
-    """A bare repository under the cache holding `source`'s history, made once per repo; a git source
-    is fetched again when the cache lacks `commit` (the source gained branches since)."""
-    cache = Path(cache_dir).expanduser() / "mirrors" / f"{repo.replace('/', '__')}.git"
-    plain_directory = not _is_git_source(source)
-    async with machine_lock(f"mirror {cache.resolve()}"):
-        if cache.exists() and plain_directory and await _directory_changed(cache, source):
-            await asyncio.to_thread(shutil.rmtree, cache)
-        if cache.exists():
-            if commit and not plain_directory and not await has_commit(cache, commit):
-                await git("--git-dir", str(cache), "fetch", "--quiet", source, "+refs/heads/*:refs/heads/*", "+refs/tags/*:refs/tags/*")
-            return cache
-        cache.parent.mkdir(parents=True, exist_ok=True)
-        building = cache.with_name(f"{cache.name}.tmp-{secrets.token_hex(4)}")
-        try:
-            if not plain_directory:
-                await git("clone", "--bare", "--quiet", source, str(building))
-            else:  # a plain directory: one commit of all its files, with a fixed identity and date
-                await git("init", "--bare", "--quiet", str(building))
-                tree = ["--git-dir", str(building), "--work-tree", str(Path(source).resolve())]
-                await git(*tree, "add", "-A", "-f")
-                await git(*tree, "commit", "--quiet", "-m", "base", env=FIXED_IDENTITY)
-            os.replace(building, cache)
-        finally:
-            if building.exists():
-                await asyncio.to_thread(shutil.rmtree, building, True)
-    return cache
-
-
-async def has_commit(repository: Path, commit: str) -> bool:
-    """Whether the repository (a git dir) holds `commit`."""
-    try:
-        await git("--git-dir", str(repository), "cat-file", "-e", f"{commit}^{{commit}}")
-        return True
-    except WorkspaceError:
-        return False
-
-
-async def _directory_changed(cache: Path, source: str) -> bool:
-    """Whether a plain-directory mirror's files differ from the commit made of them."""
-    status = await git("--git-dir", str(cache), "--work-tree", str(Path(source).resolve()), "status", "--porcelain")
-    return bool(status.strip())
-
-
-async def head_commit(cache: Path) -> str:
-    """The commit HEAD of a mirror points to."""
-    return (await git("--git-dir", str(cache), "rev-parse", "HEAD")).strip()
-
-
-def history_mode(instance: dict[str, Any], config: GymConfig) -> str:
-    """`env.history`, or `none` for a task whose ancestry would leak its fix (SWE-smith: the start's
-    parent is the unbroken code)."""
-    return "none" if instance.get("history") == "none" else config.env.history
 
 
 async def workspace_mode(instance: dict[str, Any], config: GymConfig) -> str:
@@ -165,7 +73,7 @@ async def open_workspace(instance: dict[str, Any], config: GymConfig, *, grading
             raise WorkspaceError(f"Instance {instance['instance_id']!r}: its row does not say where its image {image} keeps the repository")
         update = {"image": image, "workdir": workdir}
         if deployment_config.type == "docker":  # an image not built clean is derived clean once (not modal: its images are remote)
-            from uni_agent_gym.envs.history_images import ensure_clean_image
+            from uni_agent_gym.workspaces.history_images import ensure_clean_image
 
             clean = await ensure_clean_image(image, history_mode(instance, config), instance["base_commit"], workdir, deployment_config.pull)
             update.update(image=clean, pull="never" if clean != image else deployment_config.pull)
@@ -175,7 +83,7 @@ async def open_workspace(instance: dict[str, Any], config: GymConfig, *, grading
                     f"Instance {instance['instance_id']!r}: its hidden tests are removed from the agent's image by deriving a "
                     f"docker image without them, which a {deployment_config.type} deployment cannot: use docker"
                 )
-            from uni_agent_gym.envs.hidden_images import image_without
+            from uni_agent_gym.workspaces.hidden_images import image_without
 
             update.update(image=await image_without(update["image"], instance["hidden_paths"]), pull="never")
         return await acquire(deployment_config.model_copy(update=update), workdir), workdir
@@ -186,8 +94,6 @@ async def open_workspace(instance: dict[str, Any], config: GymConfig, *, grading
             f"Instance {instance['instance_id']!r}: no mirror of {instance['repo']} is configured "
             f"(env.mirrors[{instance['repo']!r}]) and the {deployment_config.type} deployment needs one"
         )
-    from uni_agent_gym.envs.history import clean_history, fresh_checkout
-
     cache = await mirror_repository(instance["repo"], source, config.env.cache_dir, instance["base_commit"])
     history = await clean_history(cache, instance["base_commit"], history_mode(instance, config), instance["instance_id"])
     if deployment_config.type == "local":
@@ -206,21 +112,15 @@ async def open_workspace(instance: dict[str, Any], config: GymConfig, *, grading
 
 
 async def _mark_a_changed_venv(deployment: Deployment, workspace: Path) -> None:
-    from uni_agent_gym.envs.local_environment import renew_tampered_venv
-
     deployment.release_report.update(await renew_tampered_venv(workspace))
 
 
 async def _open_local(instance: dict[str, Any], config: GymConfig, history: CleanHistory) -> tuple[Deployment, str]:
-    """A fresh local checkout (see `local_workspace.py`), with the instance's venv unless the row says
+    """A fresh local checkout (see `local_checkout.py`), with the instance's venv unless the row says
     it needs none (the toy task). The checkout's path is stable, so the prompt naming it is the same at
     every reset (Gymnasium's determinism contract): under the cache, one per instance with an environment
     (the venv's editable install points at it; episodes take turns), else one per concurrent episode
     (the first free slot: `testbed`, then `slot-1/testbed`, ...)."""
-    from uni_agent_gym.envs.local_environment import ensure_local_environment, venv_environment
-    from uni_agent_gym.envs.local_workspace import ensure_trusted_repository, local_workspace_dir, recreate_checkout
-    from uni_agent_gym.specs import environment_spec, load_environments
-
     spec = None
     if instance.get("needs_environment", True):
         spec = environment_spec(instance, load_environments(config.env.environments))

@@ -1,4 +1,4 @@
-"""A task's sandbox at its start state: the workspace (`workspace.py`) plus, for tasks that start from
+"""A task's sandbox at its start state: the workspace (`open.py`) plus, for tasks that start from
 a state made out of `base_commit` (SWE-smith: the bug applied, its FAIL_TO_PASS test files removed),
 that state made in the sandbox before anyone else touches it.
 
@@ -19,7 +19,8 @@ from typing import Any
 from uni_agent_gym.config import GymConfig
 from uni_agent_gym.deployments import Deployment
 from uni_agent_gym.deployments.pool import release
-from uni_agent_gym.envs.workspace import FIXED_IDENTITY, WorkspaceError, open_workspace
+from uni_agent_gym.workspaces.host_git import FIXED_IDENTITY, WorkspaceError
+from uni_agent_gym.workspaces.open import open_workspace
 
 START_MESSAGE = "uni-agent-gym start"
 
