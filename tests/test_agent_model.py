@@ -23,7 +23,7 @@ def ask(marker: str) -> list[dict]:
 
 
 def model_for(endpoint: ScriptedEndpoint, **options) -> ChatModel:
-    return ChatModel(ModelConfig(base_url=endpoint.base_url, model_name="scripted", retry_backoff=0.01, **options))
+    return ChatModel(ModelConfig(base_url=endpoint.base_url, model_name="scripted", **options))
 
 
 @pytest.mark.parametrize("suffix", ["", "/", "/v1", "/v1/"])
@@ -86,7 +86,7 @@ async def test_wrong_base_url_stops_at_once():
     with socket.socket() as probe:  # a port nothing listens on
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
-    model = ChatModel(ModelConfig(base_url=f"http://127.0.0.1:{port}", max_retries=1, retry_backoff=0.01))
+    model = ChatModel(ModelConfig(base_url=f"http://127.0.0.1:{port}", max_retries=1))
     with pytest.raises(ModelError, match=f"Cannot connect to http://127.0.0.1:{port}/v1: check model.base_url"):
         await model.complete(ask("A"), TOOLS)
     await model.close()

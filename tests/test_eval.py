@@ -60,7 +60,7 @@ def test_eval_run_reports_what_the_script_implies(tmp_path):
     with ScriptedEndpoint(scripts()) as endpoint:
         settings = tmp_path / "settings.json"
         settings.write_text(json.dumps({
-            "model": {"base_url": endpoint.base_url, "model_name": "scripted/model", "retry_backoff": 0.01, "api_key": "${UAG_EVAL_KEY:-none}"},
+            "model": {"base_url": endpoint.base_url, "model_name": "scripted/model", "api_key": "${UAG_EVAL_KEY:-none}"},
             "env": {"workspace": "image", "environments": str(fixture_sources.SHARED / "fixtures.json")},
         }))  # fmt: skip
         output = tmp_path / "run"
@@ -107,7 +107,7 @@ def test_eval_run_reports_what_the_script_implies(tmp_path):
 
 async def toy_episode(script: list[dict], **agent) -> dict:
     with ScriptedEndpoint({"stats.mean": script}) as endpoint:
-        model = ChatModel(ModelConfig(base_url=endpoint.base_url, retry_backoff=0.01))
+        model = ChatModel(ModelConfig(base_url=endpoint.base_url))
         env = AsyncSWEEnv(GymConfig.model_validate({"deployment": {"type": "local"}}))
         try:
             from uni_agent_gym import toy
@@ -240,7 +240,7 @@ def test_a_rerun_plays_again_the_instances_whose_sandbox_failed(tmp_path, capsys
 
     with ScriptedEndpoint({"stats.mean": [fix, finish]}) as endpoint:
         settings = tmp_path / "settings.json"
-        settings.write_text(json.dumps(blocked.settings(model={"base_url": endpoint.base_url, "retry_backoff": 0.01})))
+        settings.write_text(json.dumps(blocked.settings(model={"base_url": endpoint.base_url})))
         command = ["eval", "-c", str(settings), "--dataset", str(blocked.dataset), "--output", str(output)]
         assert main(command) == 0
         failed = trajectory()

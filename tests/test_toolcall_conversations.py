@@ -58,7 +58,7 @@ async def test_the_eval_agent_prompts_and_parses_in_the_templates_format(tmp_pat
     llama = AutoTokenizer.from_pretrained(LLAMA)
     script = [{"text": call_text(llama, ToolCall(**call))} for call in toy.scripted_solution(str(repo_dir))]
     with ScriptedEndpoint({"stats.mean": script}) as endpoint:
-        config = local_config(repo_dir, base_url=endpoint.base_url, native_tools="off", tokenizer=str(LLAMA), retry_backoff=0.01)
+        config = local_config(repo_dir, base_url=endpoint.base_url, native_tools="off", tokenizer=str(LLAMA))
         model, env = ChatModel(config.model), AsyncSWEEnv(config)
         try:
             instance = await toy.toy_instance(env.config.env.cache_dir)

@@ -290,8 +290,10 @@ class ModelConfig(_Strict):
         None, description="Tokenizer directory or hub name whose chat template gives the tool-call format (tool_format: auto)."
     )
     timeout: float = Field(300.0, gt=0, description="Seconds per request.")
-    max_retries: int = Field(5, ge=0, description="Retries on 429, 5xx, timeouts and dropped connections.")
-    retry_backoff: float = Field(1.0, gt=0, description="Seconds before the first retry; doubles each time.")
+    max_retries: int = Field(
+        5, ge=0, description="Retries on 408, 409, 429, 5xx, timeouts and dropped connections (the openai SDK's, with its "
+        "backoff: 0.5 s doubling up to 8 s, or the server's retry-after)."
+    )
     cost_per_million_input: float = Field(0.0, ge=0, description="Price of a million prompt tokens, for the cost budget.")
     cost_per_million_output: float = Field(0.0, ge=0, description="Price of a million completion tokens.")
     extra_body: dict[str, Any] = Field(default_factory=dict, description="Extra fields sent with every request.")

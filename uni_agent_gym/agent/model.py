@@ -1,14 +1,14 @@
 """A chat model behind any OpenAI-compatible endpoint, through the `openai` SDK.
 
-Transient failures (429 with its `retry-after`, 5xx, timeouts, dropped connections) are retried with
-backoff; failures no retry can fix stop the run at once with a message that says which: a refused
+Transient failures (408, 409, 429 with its `retry-after`, 5xx, timeouts, dropped connections) are retried by
+the SDK itself (`model.max_retries`, its exponential backoff with jitter: 0.5 s doubling up to 8 s); failures
+no retry can fix stop the run at once with a message that says which: a refused
 key (401/403) or a wrong `base_url` / `model_name` (404, or nothing listening). The key is never in a
 message. Each turn records its token usage and latency.
 """
 
 from __future__ import annotations
 
-import asyncio
 import json
 import time
 from dataclasses import dataclass, field
@@ -51,7 +51,7 @@ class ChatModel:
         self.config = config
         self.base_url = normalise_base_url(config.base_url)
         key = config.api_key.get_secret_value() if config.api_key else "EMPTY"
-        self._client = openai.AsyncOpenAI(base_url=self.base_url, api_key=key, max_retries=0, timeout=config.timeout)
+        self._client = openai.AsyncOpenAI(base_url=self.base_url, api_key=key, max_retries=config.max_retries, timeout=config.timeout)
         self.native_tools = config.native_tools != "off"
 
     async def complete(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> ModelTurn:
@@ -66,10 +66,12 @@ class ChatModel:
             request["top_p"] = self.config.top_p
         if self.config.extra_body:
             request["extra_body"] = self.config.extra_body
-        started, retries = time.monotonic(), 0
+        started = time.monotonic()
         while True:
             try:
-                response = await self._client.chat.completions.create(**request, **({"tools": tools} if self.native_tools and tools else {}))
+                raw = await self._client.chat.completions.with_raw_response.create(
+                    **request, **({"tools": tools} if self.native_tools and tools else {})
+                )
                 break
             except openai.BadRequestError as exc:
                 if self.native_tools and self.config.native_tools == "auto" and "tool" in str(exc).lower():
@@ -85,22 +87,15 @@ class ChatModel:
                     f"{self.base_url}/chat/completions answered 404: check model.base_url and model.model_name "
                     f"({self.config.model_name!r})"
                 ) from None
-            except (openai.RateLimitError, openai.InternalServerError, openai.APITimeoutError, openai.APIConnectionError) as exc:
-                if retries >= self.config.max_retries:
-                    if isinstance(exc, openai.APIConnectionError) and not isinstance(exc, openai.APITimeoutError):
-                        raise ModelError(f"Cannot connect to {self.base_url}: check model.base_url ({exc})") from None
-                    raise ModelError(f"The endpoint kept failing after {retries} retries: {_reason(exc)}") from None
-                retries += 1
-                await asyncio.sleep(self._delay(exc, retries))
-        return self._turn(response, time.monotonic() - started, retries)
-
-    def _delay(self, exc: Exception, attempt: int) -> float:
-        response = getattr(exc, "response", None)
-        after = response.headers.get("retry-after") if response is not None else None
-        try:
-            return max(0.0, float(after)) if after is not None else self.config.retry_backoff * 2 ** (attempt - 1)
-        except ValueError:
-            return self.config.retry_backoff * 2 ** (attempt - 1)
+            except openai.APIConnectionError as exc:  # the SDK's retries are spent (timeouts are connection errors too)
+                if not isinstance(exc, openai.APITimeoutError):
+                    raise ModelError(f"Cannot connect to {self.base_url}: check model.base_url ({exc})") from None
+                raise ModelError(f"The endpoint kept failing after {self.config.max_retries} retries: {_reason(exc)}") from None
+            except openai.APIStatusError as exc:  # 408, 409, 429, 5xx after the SDK's retries, or a status no retry fixes
+                if exc.status_code in (408, 409, 429) or exc.status_code >= 500:
+                    raise ModelError(f"The endpoint kept failing after {self.config.max_retries} retries: {_reason(exc)}") from None
+                raise ModelError(f"The endpoint answered {_reason(exc)}") from None
+        return self._turn(raw.parse(), time.monotonic() - started, _retries_of(raw))
 
     def _turn(self, response: Any, latency: float, retries: int) -> ModelTurn:
         choice = response.choices[0]
@@ -141,6 +136,14 @@ class ChatModel:
 
     async def close(self) -> None:
         await self._client.close()
+
+
+def _retries_of(raw: Any) -> int:
+    """How many times the SDK retried before this answer: it numbers each attempt in a request header."""
+    try:
+        return int(raw.http_request.headers.get("x-stainless-retry-count", 0))
+    except (AttributeError, ValueError):
+        return 0
 
 
 def _reason(exc: Exception) -> str:
