@@ -7,7 +7,7 @@ TEST_WORKERS ?= 2
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: setup demo test bench docker-engine
+.PHONY: setup demo test bench docker-engine docs docs-check
 
 $(STAMP): pyproject.toml Makefile
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -33,6 +33,13 @@ test: setup
 	$(BIN)/python -m pytest -ra --durations=25 -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder -m "not serial" || status=$$?; \
 	$(BIN)/python -m pytest -ra -m serial || status=$$?; \
 	exit $$status
+
+# The documentation site (mkdocs.yml, docs/): served locally, or built strictly as .ci/run does (build/ is ignored).
+docs: setup
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs serve -a 127.0.0.1:8001
+
+docs-check: setup
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --site-dir build/site
 
 bench: setup docker-engine
 	$(BIN)/python bench/deployment_latency.py
