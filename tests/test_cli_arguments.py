@@ -48,6 +48,9 @@ MIRROR_KINDS = {
 }
 VALUE_KINDS = {
     "output-directory": {"a-file": (lambda tmp: _write(tmp / "taken", "x"), "is a file; expects a directory")},
+    "input-directory": {"missing": (lambda tmp: str(tmp / "nowhere"), "does not exist"),
+                        "a-file": (lambda tmp: _write(tmp / "taken", "x"), "is a file; expects a directory"),
+                        "without-the-files": (lambda tmp: _mkdir(tmp / "empty"), "expects the seed article's config.toml")},
     "output-file": {"a-directory": (lambda tmp: _mkdir(tmp / "taken"), "is a directory; expects a file name")},
     "workers": {"zero": (lambda tmp: "0", "expects a whole number of at least 1")},
     "python": {"unsupported": (lambda tmp: "2.7", "Expects --python one of 3.9, 3.11, 3.13")},
@@ -100,6 +103,7 @@ def valid(tmp_path_factory) -> dict[str, str]:
         "--environments": str(_write(tmp / "environments.json", "[]")),
         "--mirror": f"{toy.REPO_NAME}={toy.REPO}",
         "--output": str(tmp / "out"),
+        "--from-seed": str(ROOT / "tests" / "seed_article" / "configs"),
         "--python": "3.11",
         "--backend": "http://127.0.0.1:9",
         "--tokenizer": str(ROOT.parent / "shared" / "tokenizers" / "qwen2.5-instruct"),
@@ -117,6 +121,7 @@ COMMANDS = {
               {"--config": "training", "--settings": "settings", "--output": "output-directory"}),
     "prepare-data": ({"--dataset": "--dataset", "--output": "--output"},
                      {"--dataset": "dataset", "--output": "output-file", "--slice": "slice", "--instance-ids": "instance-ids"}),
+    "init": ({"--from-seed": "--from-seed", "--output": "--output"}, {"--from-seed": "input-directory", "--output": "output-directory"}),
     "ping": ({"--config": "--config"}, {"--config": "config"}),
     "eval": ({name: GOOD[name] for name in ("--config", "--dataset", "--environments", "--mirror", "--output")},
              {"--config": "config", "--dataset": "dataset", "--environments": "environments", "--mirror": "mirror",

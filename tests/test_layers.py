@@ -31,7 +31,7 @@ LAYERS = [
     ["deployments"],
     ["instances", "specs"],
     ["datasets", "toolcalls", "config", "named_locks", "arguments"],
-    ["files"],
+    ["files", "seed_vocabulary"],
     ["errors"],
 ]
 LAYER_OF = {name: depth for depth, names in enumerate(LAYERS) for name in names}

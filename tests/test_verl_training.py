@@ -69,19 +69,20 @@ def test_overrides_compose_into_verl_config_as_written(tmp_path, monkeypatch):
         ([("max_assistant_turns = 12", "max_assistant_turns = 10")], "max_assistant_turns = 10 but the gym's env.max_turns = 12"),
         ([("calculate_log_probs = true", "calculate_log_probs = false")], "actor.use_rollout_log_probs (algorithm.rollout_correction.bypass_mode) trains on them"),
         ([("ppo_micro_batch_size_per_gpu = 1\n", "")], "verl rejects actor_rollout_ref.actor"),
-        ([("return_raw_chat = true", "return_raw_chat = true\nno_such_key = 3")], "Could not override 'data.no_such_key'"),
+        ([("return_raw_chat = true", "return_raw_chat = true\nno_such_key = 3")], "verl has no key data.no_such_key"),
     ],
 )
 def test_each_contradiction_is_caught_and_explained(tmp_path, edits, expected):
-    problems, _, _ = check_training(load_training(edited_toml(tmp_path, *edits)))
+    problems = check_training(load_training(edited_toml(tmp_path, *edits))).problems
     assert any(expected in problem for problem in problems), problems
 
 
 def test_the_seed_values_are_consistent_and_each_reading_is_named(tmp_path):
     """The shipped config carries the seed's training values; check-config names how verl reads them and
     prints verl's staleness arithmetic beside what the rollout keeps in flight."""
-    problems, warnings, notes = check_training(load_training(edited_toml(tmp_path)))
+    problems, warnings, notes, additions = check_training(load_training(edited_toml(tmp_path)))
     assert problems == [] and [w for w in warnings if "does not exist yet" not in w] == [], (problems, warnings)
+    assert additions == {}, "the shipped config lacks nothing"
     trainer = compose_trainer_config(load_training(edited_toml(tmp_path)).overrides, async_training=True)
     assert trainer.async_training.partial_rollout is True and trainer.async_training.require_batches == 2
     assert trainer.actor_rollout_ref.rollout.n == 8 and trainer.actor_rollout_ref.rollout.agent.num_workers == 8
@@ -118,19 +119,19 @@ def test_check_config_prints_the_notes(capsys, monkeypatch):
 
 
 def test_ppo_needs_the_hybrid_engine_and_a_batch(tmp_path):
-    problems, _, _ = check_training(load_training(ppo_toml(tmp_path)))
+    problems = check_training(load_training(ppo_toml(tmp_path))).problems
     assert any("PPO trainer (no [async_training] table) needs actor_rollout_ref.hybrid_engine = true" in problem for problem in problems)
-    problems, _, _ = check_training(load_training(ppo_toml(tmp_path, ("train_batch_size = 0", "train_batch_size = 8"),
-                                                        ("hybrid_engine = false", "hybrid_engine = true"))))  # fmt: skip
+    problems = check_training(load_training(ppo_toml(tmp_path, ("train_batch_size = 0", "train_batch_size = 8"),
+                                                        ("hybrid_engine = false", "hybrid_engine = true")))).problems  # fmt: skip
     assert problems == []
 
 
 def test_a_missing_agent_loop_and_gym_contradictions(tmp_path):
-    problems, _, _ = check_training(load_training(edited_toml(tmp_path, (str(CONFIGS / "uni_agent_loop.yaml"), "/nowhere/loop.yaml"))))
+    problems = check_training(load_training(edited_toml(tmp_path, (str(CONFIGS / "uni_agent_loop.yaml"), "/nowhere/loop.yaml")))).problems
     assert any("/nowhere/loop.yaml does not exist" in problem for problem in problems)
     settings = tmp_path / "settings.json"
     settings.write_text(json.dumps({"rollout": {"max_tokens_per_turn": 30000}}))
-    problems, _, _ = check_training(load_training(edited_toml(tmp_path), settings=settings))
+    problems = check_training(load_training(edited_toml(tmp_path), settings=settings)).problems
     assert any("max_tokens_per_turn = 30000 exceeds max_response_length = 24576" in problem for problem in problems)
 
 

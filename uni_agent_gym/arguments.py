@@ -39,6 +39,16 @@ def output_directory(name: str, path: str) -> Path:
     return directory
 
 
+def input_directory(name: str, path: str) -> Path:
+    """A directory a command reads: it must exist and be a directory."""
+    directory = Path(path)
+    if not directory.exists():
+        raise BadArgument(f"{name}: {path} does not exist")
+    if not directory.is_dir():
+        raise BadArgument(f"{name}: {path} is a file; expects a directory")
+    return directory
+
+
 def output_file(name: str, path: str) -> Path:
     """A file a command writes: not a directory."""
     if Path(path).is_dir():

@@ -18,6 +18,7 @@ from uni_agent_gym.arguments import (
     argument,
     debian_mirror,
     http_url,
+    input_directory,
     mirror,
     output_directory,
     output_file,
@@ -98,7 +99,7 @@ def cmd_check_config(args: argparse.Namespace, console: Console) -> None:
 
 def _check_training(args: argparse.Namespace, console: Console, toml_argument: str):
     """Load config.toml + agent-loop YAML + gym settings, print what contradicts what; the run if none."""
-    from uni_agent_gym.verl.training import check_training, load_training
+    from uni_agent_gym.verl.training import check_training, load_training, toml_lines
 
     if args.settings:
         with argument("--settings"):
@@ -112,6 +113,9 @@ def _check_training(args: argparse.Namespace, console: Console, toml_argument: s
         console.print(f"[yellow]warning:[/yellow] {escape(warning)}", highlight=False)
     for problem in check.problems:
         console.print(f"[red]problem:[/red] {escape(problem)}", highlight=False)
+    if check.additions:
+        console.print(f"[yellow]lines to add to {escape(str(args.training))}[/yellow] (what the file lacks; each resolves a problem or warning above):")
+        console.print(toml_lines(check.additions), markup=False, highlight=False, soft_wrap=True)
     if check.problems:
         raise ConfigContradiction(f"{len(check.problems)} problem(s) in {args.training} and the configs it names")
     trainer = "verl fully-async trainer" if run.async_training else "verl PPO trainer"
@@ -139,6 +143,27 @@ def cmd_train(args: argparse.Namespace, console: Console) -> None:
 
 class TrainingFailed(UniAgentGymError):
     """verl's trainer exited with an error (its output is above)."""
+
+
+def cmd_init(args: argparse.Namespace, console: Console) -> None:
+    from pathlib import Path
+
+    from uni_agent_gym.verl.from_seed import write_from_seed
+
+    seed = input_directory("--from-seed", args.from_seed)
+    output = output_directory("--output", args.output)
+    with argument("--from-seed"):
+        said, check = write_from_seed(seed, output, force=args.force)
+    for line in said:
+        console.print(f"[cyan]{escape(line)}[/cyan]", highlight=False)
+    for warning in check.warnings:
+        console.print(f"[yellow]warning:[/yellow] {escape(warning)}", highlight=False)
+    for problem in check.problems:
+        console.print(f"[red]problem:[/red] {escape(problem)}", highlight=False)
+    if check.problems:
+        raise ConfigContradiction(f"{len(check.problems)} problem(s) left in the set written to {output}")
+    console.print(f"[green]wrote a consistent set to {escape(str(output))}[/green]: config.toml, uni_agent_loop.yaml, settings.json "
+                  f"(check it: uni-agent-gym check-config --training {escape(str(output / 'config.toml'))})")  # fmt: skip
 
 
 def cmd_prepare_data(args: argparse.Namespace, console: Console) -> None:
@@ -362,6 +387,12 @@ def build_parser() -> argparse.ArgumentParser:
     train.add_argument("--output", default="runs/train", help="where the resolved agent-loop YAML is written")
     train.add_argument("--dry-run", action="store_true", help="check and print the command, do not run it")
     train.set_defaults(func=cmd_train)
+
+    init = commands.add_parser("init", help="write a complete, consistent config set from the seed article's three files")
+    init.add_argument("--from-seed", required=True, metavar="DIR", help="the article's config.toml, uni_agent_loop.yaml and settings.json")
+    init.add_argument("--output", default="configs-from-seed", help="where the set is written")
+    init.add_argument("--force", action="store_true", help="replace files of that name in --output")
+    init.set_defaults(func=cmd_init)
 
     prepare = commands.add_parser("prepare-data", help="SWE-bench rows to a verl parquet routed to UniAgentLoop")
     prepare.add_argument("--dataset", required=True, help="rows: .json/.jsonl/.parquet file or a datasets name")

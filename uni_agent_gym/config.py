@@ -22,6 +22,7 @@ from pydantic_core import PydanticCustomError
 
 from uni_agent_gym.errors import ConfigError
 from uni_agent_gym.files import read_text
+from uni_agent_gym.seed_vocabulary import translate
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -249,6 +250,10 @@ class EnvConfig(_Strict):
 class RewardConfig(_Strict):
     """How an episode (or a prediction) is graded with SWE-bench's rules."""
 
+    type: Literal["swebench"] = Field(
+        "swebench",
+        description="The grading: SWE-bench's rules, with each dataset family's own test command, parser and grading rule.",
+    )
     fail_to_pass_only: bool = Field(False, description="Grade FAIL_TO_PASS alone (PASS_TO_PASS ignored).")
     timeout: float = Field(1800.0, gt=0, description="Seconds the tests may run before the result is 'timeout'.")
     log_limit: int = Field(20_000_000, ge=100_000, description="Bytes of test output kept for parsing (head and tail).")
@@ -316,6 +321,24 @@ class RolloutConfig(_Strict):
     mask_abnormal_exit_traj: bool = Field(True, description="Zero the loss mask of trajectories that end in env_error or timeout.")
     trajectory_timeout: float = Field(3600, gt=0, description="Seconds one trajectory may take, grading included; then exit reason timeout.")
     max_concurrency: int = Field(32, ge=1, description="Trajectories (sandboxes) one verl agent-loop worker runs at once.")
+    max_model_len: int | None = Field(
+        None, gt=0, description="Tokens a whole trajectory may hold in the rollout cache; verl's rollout.max_model_len when null "
+        "(check-config holds it against verl's)."
+    )
+    max_prompt_length: int | None = Field(
+        None, gt=0, description="Tokens of the first prompt; verl's data.max_prompt_length when null (check-config holds it against verl's)."
+    )
+    max_response_length: int | None = Field(
+        None, gt=0, description="Tokens of everything after the first prompt; verl's data.max_response_length when null "
+        "(check-config holds it against verl's)."
+    )
+
+
+class LoggingConfig(_Strict):
+    """Per-call timing log lines (the `uni_agent_gym` loggers, level INFO) of the verl loops and the eval agent."""
+
+    log_tool_timing: bool = Field(False, description="One line per tool call: the tool, its seconds, its exit code.")
+    log_query_timing: bool = Field(False, description="One line per model query: seconds and tokens sampled.")
 
 
 class GymConfig(_Strict):
@@ -327,6 +350,7 @@ class GymConfig(_Strict):
     model: ModelConfig = Field(default_factory=ModelConfig)
     agent: AgentConfig = Field(default_factory=AgentConfig)
     rollout: RolloutConfig = Field(default_factory=RolloutConfig)
+    logging: LoggingConfig = Field(default_factory=LoggingConfig)
 
 
 # ----- loading -----
@@ -413,8 +437,21 @@ def validate(model: type[BaseModel], data: dict[str, Any], source: str, secrets:
         problems = []
         for error in exc.errors(include_input=False, include_url=False, include_context=False):
             location = ".".join(str(part) for part in error["loc"]) or "(top level)"
-            problems.append(f"{location}: {error['msg']}")
+            hint = _nearest_field(model, error["loc"]) if error["type"] == "extra_forbidden" else None
+            problems.append(f"{location}: {error['msg']}" + (f" (did you mean {hint}?)" if hint else ""))
         raise _invalid(source, problems, secrets) from None
+
+
+def _nearest_field(model: type[BaseModel], location: tuple[Any, ...]) -> str | None:
+    """The known key closest to an unknown one at `location` (its siblings' names), dotted; None if none is close."""
+    for part in location[:-1]:
+        field = model.model_fields.get(str(part))
+        annotation = field.annotation if field is not None else None
+        if not (isinstance(annotation, type) and issubclass(annotation, BaseModel)):
+            return None
+        model = annotation
+    close = difflib.get_close_matches(str(location[-1]), list(model.model_fields), n=1, cutoff=0.6)
+    return ".".join([*(str(part) for part in location[:-1]), close[0]]) if close else None
 
 
 def _invalid(source: str, problems: list[str], secrets: set[str]) -> ConfigError:
@@ -443,18 +480,33 @@ def _options_given_after_the_type(layers: list[dict[str, Any]]) -> set[str]:
     return given_after
 
 
-def load_config(*paths: str | Path, overrides: list[str] | tuple[str, ...] = (), environ: dict[str, str] | None = None) -> GymConfig:
-    """Load and merge config files (later ones win), apply `key=value` overrides, interpolate, validate."""
-    layers = [read_config_file(path) for path in paths] + [parse_override(override) for override in overrides]
+def load_config(
+    *paths: str | Path,
+    layers: Iterable[dict[str, Any]] = (),
+    overrides: list[str] | tuple[str, ...] = (),
+    environ: dict[str, str] | None = None,
+    translations: list[str] | None = None,
+) -> GymConfig:
+    """Load and merge config files (later ones win), then `layers` (dicts, e.g. an agent-loop entry's own keys),
+    then `key=value` overrides; interpolate, validate. Each layer may use the seed article's names
+    (`seed_vocabulary`); what was translated is appended to `translations`."""
+    sources = [(read_config_file(path), str(path)) for path in paths] + [(layer, "the agent-loop entry") for layer in layers]
+    sources += [(parse_override(override), f"override {override.partition('=')[0]}") for override in overrides]
+    translated = []
+    for layer, where in sources:
+        layer, notes = translate(layer, where)
+        translated.append(layer)
+        if translations is not None:
+            translations += notes
     data: dict[str, Any] = {}
-    for layer in layers:
+    for layer in translated:
         data = merge(data, layer)
     secrets: set[str] = set()
     data = interpolate(data, environ, secrets)
     source = ", ".join(str(p) for p in paths) or "defaults"
     deployment = data.get("deployment")
     if isinstance(deployment, dict) and deployment.get("type") in _OPTIONS_BY_TYPE:
-        given_after = _options_given_after_the_type(layers) & set(deployment)
+        given_after = _options_given_after_the_type(translated) & set(deployment)
         problems = _misplaced_options(deployment["type"], sorted(given_after), "deployment.type")
         if problems:
             raise _invalid(source, [f"deployment: {problem}" for problem in problems], secrets)

@@ -10,6 +10,7 @@ real reason. Observations are shortened for the model's context (head and tail k
 
 from __future__ import annotations
 
+import logging
 import time
 from typing import Any
 
@@ -17,6 +18,8 @@ from uni_agent_gym.agent.model import ChatModel
 from uni_agent_gym.config import AgentConfig
 from uni_agent_gym.envs import AsyncSWEEnv
 from uni_agent_gym.toolcalls import tools_prompt
+
+logger = logging.getLogger(__name__)
 
 SYSTEM_PROMPT = """\
 You are an expert software engineer working in a sandboxed repository. You act only through the tools you
@@ -50,6 +53,9 @@ async def run_episode(env: AsyncSWEEnv, model: ChatModel, instance: dict[str, An
         usage["cost"] += model.cost(turn.prompt_tokens, turn.completion_tokens)
         usage["model_seconds"] += turn.latency
         usage["retries"] += turn.retries
+        if env.config.logging.log_query_timing:
+            logger.info("query %s turn %d: %d tokens in %.3f s (%d retries)", instance["instance_id"], len(steps) + 1,
+                        turn.completion_tokens, turn.latency, turn.retries)  # fmt: skip
         messages.append(turn.message)
         observation, reward, terminated, truncated, info = await env.step(turn.action)
         shown = shorten(observation, config.observation_limit)

@@ -13,6 +13,7 @@ that dies raises `DeploymentError`, so it is never trained on as the agent's mis
 
 from __future__ import annotations
 
+import logging
 import shlex
 import time
 from typing import Any
@@ -29,6 +30,20 @@ from uni_agent_gym.errors import UniAgentGymError
 from uni_agent_gym.instances import load_instances, normalise
 from uni_agent_gym.toolcalls import ToolCallFormat, resolve_format
 from uni_agent_gym.tools import Tool, ToolCallFormatError, make_tools
+
+logger = logging.getLogger(__name__)
+
+
+def show_timing_lines() -> None:
+    """`logging.log_tool_timing` / `log_query_timing` ask for INFO lines of the gym's loggers: they are let
+    through, to stderr where the application has not given the gym's loggers a handler (verl's workers)."""
+    gym = logging.getLogger("uni_agent_gym")
+    if gym.getEffectiveLevel() > logging.INFO:
+        gym.setLevel(logging.INFO)
+    if not gym.handlers and not logging.getLogger().handlers:
+        handler = logging.StreamHandler()
+        handler.setFormatter(logging.Formatter("%(asctime)s %(name)s %(levelname)s %(message)s"))
+        gym.addHandler(handler)
 
 
 class ResetNeeded(UniAgentGymError, RuntimeError):
@@ -54,6 +69,8 @@ class AsyncSWEEnv:
         is how `step(text)` reads tool calls (None: `model.tool_format`, from `model.tokenizer`'s chat
         template when that is auto)."""
         self.config = config or GymConfig()
+        if self.config.logging.log_tool_timing or self.config.logging.log_query_timing:
+            show_timing_lines()
         self.tool_format = tool_format or resolve_format(self.config.model.tool_format, self.config.model.tokenizer)
         self._instances = {row["instance_id"]: row for row in instances} if instances is not None else None
         self._reward = reward
@@ -162,6 +179,9 @@ class AsyncSWEEnv:
             reward, info["reward_report"] = await self._grade()
             reward_seconds = time.monotonic() - graded
         timings = {"step": time.monotonic() - started, "tool": tool_seconds, "reward": reward_seconds}
+        if self.config.logging.log_tool_timing:
+            logger.info("tool %s on %s turn %d: %.3f s, exit code %s%s", info["tool"] or "(format error)", info["instance_id"],
+                        self.turn, tool_seconds, info["exit_code"], f", graded in {reward_seconds:.3f} s" if reward_seconds else "")  # fmt: skip
         return observation, reward, terminal, truncated, self._timed(info, timings)
 
     def _timed(self, info: dict[str, Any], timings: dict[str, float]) -> dict[str, Any]:

@@ -9,6 +9,10 @@ verl instantiates it per sample from the YAML at `rollout.agent.agent_loop_confi
       deployment: deployment/docker.yaml
       overrides: ["env.max_turns=30"]
 
+The entry's other keys are gym settings too, in the seed article's vocabulary (`max_turns: 12`, `tools: [...]`,
+`env: {deployment: {type: local, timeout: 300}}`, `reward: {fail_to_pass_only: true}`; see
+`uni_agent_gym.seed_vocabulary`), layered between the files and the overrides; an unknown key is an error.
+
 Each `run()` starts an `AsyncSWEEnv` on the sample's instance and loops generate -> parse -> step
 -> append into a `RolloutCache` until the agent finishes, `max_turns` or a token limit runs out,
 the model sends `agent.max_format_errors` malformed calls in a row, the sandbox fails, the server
@@ -31,6 +35,7 @@ from pathlib import Path
 from typing import Any
 from uuid import uuid4
 
+import yaml
 from omegaconf import DictConfig, ListConfig, OmegaConf
 from verl.experimental.agent_loop.agent_loop import AgentLoopBase, AgentLoopMetrics, AgentLoopOutput
 
@@ -38,6 +43,7 @@ from uni_agent_gym.agent.react import SYSTEM_PROMPT, shorten
 from uni_agent_gym.config import GymConfig, load_config
 from uni_agent_gym.envs import AsyncSWEEnv
 from uni_agent_gym.errors import ConfigError, DeploymentError
+from uni_agent_gym.seed_vocabulary import entry_layer
 from uni_agent_gym.toolcalls import UnknownToolCallFormatError, detect_format, resolve_format, tools_prompt
 from uni_agent_gym.tokens.boundary import Boundary, render
 from uni_agent_gym.tokens.rollout_cache import MaxTokenExceededError, RolloutCache, aborted, sampled_versions
@@ -47,11 +53,6 @@ logger = logging.getLogger(__name__)
 EXIT_REASONS = ("finished", "max_turns", "max_tokens", "format_error", "env_error", "aborted", "timeout")
 ABNORMAL_EXITS = ("env_error", "aborted", "timeout")  # not the model's doing: never trained on when masking is on
 _semaphores: dict[tuple[int, int], asyncio.Semaphore] = {}
-
-
-@lru_cache(maxsize=16)
-def _gym_config(paths: tuple[str, ...], overrides: tuple[str, ...]) -> GymConfig:
-    return load_config(*paths, overrides=overrides)
 
 
 def _plain(value: Any) -> Any:
@@ -65,6 +66,44 @@ def gym_config_files(base: Path, settings: str | list[str] | None, deployment: s
     paths = [settings] if isinstance(settings, str) else list(settings or [])
     paths += [deployment] if deployment else []
     return [str(path if Path(path).is_absolute() else base / path) for path in paths]
+
+
+def gym_config_of_entry(base: Path, entry: dict[str, Any], translations: list[str] | None = None) -> GymConfig:
+    """The gym config an agent-loop entry asks for: its `settings` and `deployment` files (relative to `base`,
+    the YAML's directory), then its own keys in the seed article's vocabulary (`max_turns`, `tools`,
+    `env: {deployment: ...}`, `reward: {...}`, ...; a key that means nothing is an error naming the nearest),
+    then its `overrides`. What was translated is appended to `translations`."""
+    entry = {key: value for key, value in entry.items() if key not in ("name", "_target_")}
+    settings, deployment, overrides = entry.pop("settings", None), entry.pop("deployment", None), entry.pop("overrides", None)
+    if isinstance(deployment, dict):  # the section itself, not a file
+        entry["deployment"], deployment = deployment, None
+    layer, notes = entry_layer(entry, "the agent-loop entry")
+    if translations is not None:
+        translations += notes
+    files = gym_config_files(base, settings, deployment)
+    return load_config(*files, layers=[layer] if layer else [], overrides=overrides or [], translations=translations)
+
+
+@lru_cache(maxsize=16)
+def _gym_config(base: str, entry_json: str) -> GymConfig:
+    return gym_config_of_entry(Path(base), json.loads(entry_json))
+
+
+@lru_cache(maxsize=16)
+def _yaml_entry(path: str, mtime: float, name: str | None) -> dict[str, Any]:
+    """The entry called `name` of the agent-loop YAML at `path`, as written ({} when there is none)."""
+    entries = yaml.safe_load(Path(path).read_text()) or []
+    return next((dict(entry) for entry in entries if isinstance(entry, dict) and entry.get("name") == name), {})
+
+
+def entry_tools(tools: Any, loop_yaml: Path, name: str | None) -> Any:
+    """The entry's own `tools`: verl passes its tool list (`ToolListWrap`) under that keyword, which replaces
+    the YAML's, so the entry is read again where verl's wrapper arrived instead of a list."""
+    if tools is None or isinstance(tools, (list, tuple, ListConfig)):
+        return _plain(tools)
+    if not loop_yaml.is_file():
+        return None
+    return _yaml_entry(str(loop_yaml), loop_yaml.stat().st_mtime, name).get("tools")
 
 
 def instance_from_sample(sample: dict[str, Any]) -> dict[str, Any] | str:
@@ -113,22 +152,30 @@ class UniAgentLoop(AgentLoopBase):
         dataset_cls: Any,
         data_config: Any,
         hf_model_type: str | None = None,
-        *,
-        settings: str | list[str] | None = None,
-        deployment: str | None = None,
-        overrides: list[str] | None = None,
-        **kwargs: Any,
+        **entry: Any,
     ) -> None:
-        """`settings` (one path or a list) and `deployment` are gym config files, layered in that order,
-        then `overrides` (`key=value`); relative paths are taken from the agent-loop YAML's directory."""
-        kwargs.pop("name", None)  # the YAML entry's name reaches us as a keyword too
-        kwargs.pop("tools", None)  # verl's tool list: the gym brings its own tools
-        super().__init__(trainer_config, server_manager, tokenizer, processor, dataset_cls, data_config, hf_model_type, **kwargs)
-        base = Path(self.rollout_config.agent.get("agent_loop_config_path") or ".").expanduser().parent
-        self.gym_config = _gym_config(tuple(gym_config_files(base, _plain(settings), deployment)), tuple(_plain(overrides) or ()))
+        """The agent-loop entry's keys arrive as keywords: `settings` (one path or a list) and `deployment`
+        (a file, or the section itself) are gym config files, layered in that order, then the entry's own
+        settings in the seed article's vocabulary (`max_turns`, `tools`, `env`, `reward`, ...), then
+        `overrides` (`key=value`); relative paths are taken from the agent-loop YAML's directory."""
+        tools = entry.pop("tools", None)
+        super().__init__(trainer_config, server_manager, tokenizer, processor, dataset_cls, data_config, hf_model_type)
+        loop_yaml = Path(self.rollout_config.agent.get("agent_loop_config_path") or "agent_loop.yaml").expanduser()
+        entry = {key: _plain(value) for key, value in entry.items()}
+        tools = entry_tools(tools, loop_yaml, entry.get("name"))
+        if tools is not None:
+            entry["tools"] = tools
+        self.gym_config = _gym_config(str(loop_yaml.parent), json.dumps(entry, sort_keys=True))
+        # verl's lengths shape the output; the rollout cache holds the gym's budgets where set, never past verl's
         self.prompt_length = self.rollout_config.prompt_length
         self.response_length = self.rollout_config.response_length
         self.max_model_len = self.rollout_config.get("max_model_len") or self.prompt_length + self.response_length
+        budgets = self.gym_config.rollout
+        self.cache_limits = {
+            "max_model_len": min(budgets.max_model_len or self.max_model_len, self.max_model_len),
+            "max_prompt_length": min(budgets.max_prompt_length or self.prompt_length, self.prompt_length),
+            "max_response_length": min(budgets.max_response_length or self.response_length, self.response_length),
+        }
         # the tool-call format of every trajectory: the chat template's own unless model.tool_format names one
         self.tool_format = resolve_format(self.gym_config.model.tool_format, tokenizer)
 
@@ -167,9 +214,7 @@ class _Trajectory:
     def __init__(self, loop: UniAgentLoop, sampling_params: dict[str, Any], sample: dict[str, Any]) -> None:
         self.loop, self.sampling_params, self.sample = loop, sampling_params, sample
         self.env = loop._make_env()
-        self.cache = RolloutCache(
-            loop.tokenizer, max_model_len=loop.max_model_len, max_prompt_length=loop.prompt_length, max_response_length=loop.response_length
-        )
+        self.cache = RolloutCache(loop.tokenizer, **loop.cache_limits)
         self.request_id = uuid4().hex
         self.exit_reason: str | None = None
         self.error: str | None = None
@@ -269,6 +314,8 @@ class _Trajectory:
         )
         self.timings["generate"] += time.monotonic() - started
         ids = list(output.token_ids)[:max_tokens]  # a server that ignores max_tokens still cannot overrun the limits
+        if self.loop.gym_config.logging.log_query_timing:
+            logger.info("query %s turn %d: %d tokens in %.3f s", self.instance_id, self.num_turns, len(ids), time.monotonic() - started)
         if aborted(output):
             self.exit_reason = "aborted"
             self.error = f"the server aborted the generation after {len(ids)} tokens (a weight sync without async_training.partial_rollout)"

@@ -137,8 +137,7 @@ class _Episode:
         _, info = await self.env.reset(options={"instance": instance} if isinstance(instance, dict) else {"instance_id": instance})
         self.instance_id, self.task = info["instance_id"], self.env.instance.get("problem_statement") or ""
         self.gateway, self.server = await worker_gateway(loop.tokenizer, config.host, config.model_name)
-        limits = Limits(max_model_len=loop.max_model_len, max_prompt_length=loop.prompt_length, max_response_length=loop.response_length,
-                        max_tokens_per_turn=loop.gym_config.rollout.max_tokens_per_turn)  # fmt: skip
+        limits = Limits(**loop.cache_limits, max_tokens_per_turn=loop.gym_config.rollout.max_tokens_per_turn)
         self.session = self.gateway.open_session(backend=loop.server_manager, limits=limits, sampling_params=self.sampling_params)
         url = self.server.url if config.harness.where == "host" else f"http://{config.sandbox_host or config.host}:{self.server.port}"
         self.harness = await run_harness(config.harness, deployment=self.env.deployment, instance=self.env.instance,

@@ -15,6 +15,8 @@ current directory and made absolute, so Ray workers started elsewhere find them.
 
 from __future__ import annotations
 
+import difflib
+import json
 import re
 import shlex
 import sys
@@ -32,6 +34,8 @@ LOOP_TARGET = "uni_agent_gym.verl.agent_loop.UniAgentLoop"
 SHORTHANDS = {"model": "actor_rollout_ref.model", "rollout": "actor_rollout_ref.rollout", "rollouter": "rollout"}
 PATH_KEYS = ("data.train_files", "data.val_files", "actor_rollout_ref.rollout.agent.agent_loop_config_path")
 ROLLOUT = "actor_rollout_ref.rollout"
+# the seed article's names for verl keys, in whichever table it puts them
+TOML_ALIASES = {"n_resp_per_prompt": f"{ROLLOUT}.n"}
 _PLAIN = re.compile(r"[A-Za-z_/~][A-Za-z0-9_\-./:@~]*")
 
 
@@ -76,10 +80,15 @@ class TrainingRun:
     loop_entries: list[dict[str, Any]] = field(default_factory=list)
     settings: Path | None = None  # replaces the agent-loop entry's own `settings`
     generated_loop_yaml: Path | None = None  # set by `write_loop_yaml`
+    translations: list[str] = field(default_factory=list)  # the seed article's names read as verl's
 
     @property
     def overrides(self) -> list[str]:
-        values = dict(self.values)
+        return self.overrides_without(())
+
+    def overrides_without(self, keys: Any) -> list[str]:
+        """verl's Hydra overrides, less those of `keys` (ones verl does not have, while checking the rest)."""
+        values = {key: value for key, value in self.values.items() if key not in keys}
         if self.generated_loop_yaml is not None:
             values[f"{ROLLOUT}.agent.agent_loop_config_path"] = str(self.generated_loop_yaml)
         return [f"{key}={hydra_value(value)}" for key, value in values.items()]
@@ -106,13 +115,12 @@ class TrainingRun:
         """Where the agent-loop entry's relative paths are taken from."""
         return self.loop_yaml.parent if self.loop_yaml else Path.cwd()
 
-    def gym_config(self) -> GymConfig:
-        """The gym config UniAgentLoop will load, through the same path rules."""
-        from uni_agent_gym.verl.agent_loop import gym_config_files
+    def gym_config(self, translations: list[str] | None = None) -> GymConfig:
+        """The gym config UniAgentLoop will load, through the same path rules; what it reads in the seed
+        article's names is appended to `translations`."""
+        from uni_agent_gym.verl.agent_loop import gym_config_of_entry
 
-        entry = self.loop_entry() or {}
-        files = gym_config_files(self.loop_dir, entry.get("settings"), entry.get("deployment"))
-        return load_config(*files, overrides=entry.get("overrides") or [])
+        return gym_config_of_entry(self.loop_dir, self.loop_entry() or {}, translations)
 
     def write_loop_yaml(self, directory: Path) -> Path:
         """A copy of the agent-loop YAML with absolute paths (and `--settings`), for the launch."""
@@ -144,6 +152,7 @@ def load_training(toml_path: str | Path, *, settings: str | Path | None = None, 
     for table, content in data.items():
         prefix = SHORTHANDS.get(table, table)
         values.update(flatten(content, f"{prefix}.") if isinstance(content, dict) else {prefix: content})
+    translations = translate_toml_keys(values, toml_path)
     for key in PATH_KEYS:
         if isinstance(values.get(key), str):
             values[key] = str(Path(values[key]).expanduser().resolve())
@@ -159,16 +168,33 @@ def load_training(toml_path: str | Path, *, settings: str | Path | None = None, 
             raise ConfigError(f"{loop_yaml} (rollout.agent.agent_loop_config_path in {toml_path}) is not valid YAML: {exc}") from None
         if not isinstance(entries, list) or not all(isinstance(entry, dict) for entry in entries):
             raise ConfigError(f"{loop_yaml}: verl expects a list of agent loops (- name: ..., _target_: ...)")
-    return TrainingRun(toml_path, values, async_training, loop_yaml, entries, Path(settings).resolve() if settings else None)
+    return TrainingRun(toml_path, values, async_training, loop_yaml, entries, Path(settings).resolve() if settings else None,
+                       translations=translations)  # fmt: skip
+
+
+def translate_toml_keys(values: dict[str, Any], toml_path: Path) -> list[str]:
+    """The seed article's names (`TOML_ALIASES`) replaced by verl's in `values`; one line per translation."""
+    translations = []
+    for key in [key for key in values if key.rpartition(".")[2] in TOML_ALIASES]:
+        target = TOML_ALIASES[key.rpartition(".")[2]]
+        value = values.pop(key)
+        if target in values and values[target] != value:
+            raise ConfigError(f"{toml_path}: {key} = {value!r} and {target} = {values[target]!r} disagree: keep one of them")
+        values[target] = value
+        table, name = toml_place(target)
+        translations.append(f"{toml_path.name}: {key} = {value!r} -> {target}, verl's name for it ([{table}] {name})")
+    return translations
 
 
 class TrainingCheck(NamedTuple):
     """What `check_training` found: problems (the run would fail or train on something else), warnings
-    (it runs, likely not as meant) and notes (how verl reads a value, the staleness arithmetic)."""
+    (it runs, likely not as meant), notes (how verl reads a value, the staleness arithmetic, the seed article's
+    names translated) and additions: the lines the TOML lacks, where adding one resolves a problem."""
 
     problems: list[str]
     warnings: list[str]
     notes: list[str]
+    additions: dict[str, Any] = {}  # verl keys the TOML lacks -> the value that resolves a problem (`toml_lines`)
 
 
 def check_training(run: TrainingRun) -> TrainingCheck:
@@ -176,13 +202,18 @@ def check_training(run: TrainingRun) -> TrainingCheck:
     problems: list[str] = []
     warnings: list[str] = []
     notes: list[str] = []
+    additions: dict[str, Any] = {}
+    notes += run.translations
     entry = _check_loop(run, problems)
+    unknown = _keys_verl_lacks(run)
+    problems += unknown.values()
     try:
-        trainer = compose_trainer_config(run.overrides, async_training=run.async_training)
-    except Exception as exc:  # Hydra's composition errors: unknown keys, bad values
+        trainer = compose_trainer_config(run.overrides_without(unknown), async_training=run.async_training)
+    except Exception as exc:  # Hydra's composition errors: bad values
         problems.append(f"verl's trainer config rejects the overrides from {run.toml_path}: {exc}".replace("\n", " "))
         return TrainingCheck(problems, warnings, notes)
     problems += _verl_schema_problems(trainer)
+    _missing_lines(run, trainer, additions)
     rollout = trainer.actor_rollout_ref.rollout
     prompt, response, model_len = rollout.prompt_length, rollout.response_length, rollout.get("max_model_len")
     if model_len is not None and prompt + response > model_len:
@@ -207,14 +238,17 @@ def check_training(run: TrainingRun) -> TrainingCheck:
     if entry is not None:
         names = [item.get("name") for item in run.loop_entries]
         if rollout.agent.default_agent_loop not in names:
+            additions[f"{ROLLOUT}.agent.default_agent_loop"] = entry.get("name")
             warnings.append(
                 f"rollout.agent.default_agent_loop is {rollout.agent.default_agent_loop!r}, not one of {names}: every row of the "
                 "data must carry agent_name (prepare-data writes it)."
             )
-        problems += _gym_problems(run, trainer, notes)
+        problems += _gym_problems(run, trainer, notes, additions)
     _policy_loss_readings(trainer, warnings, notes)
+    _clip_ratio_reading(run, trainer, warnings)
     if run.async_training:
         problems += _staleness_problems(trainer)
+        _async_lines(run, trainer, additions)
         _staleness_arithmetic(run, trainer, warnings, notes)
     elif not trainer.actor_rollout_ref.hybrid_engine or trainer.data.train_batch_size < 1:
         problems.append(
@@ -226,7 +260,38 @@ def check_training(run: TrainingRun) -> TrainingCheck:
         for path in [paths] if isinstance(paths, str) else paths or []:
             if not Path(path).exists():
                 warnings.append(f"{key}: {path} does not exist yet (make it with `uni-agent-gym prepare-data`).")
-    return TrainingCheck(problems, warnings, notes)
+    additions = {key: value for key, value in additions.items() if key not in run.values}  # a key set is fixed by the message
+    return TrainingCheck(problems, warnings, notes, additions)
+
+
+def toml_place(key: str) -> tuple[str, str]:
+    """Where a verl key goes in config.toml: (table, key), with the shorthands (`actor_rollout_ref.rollout.n`
+    -> ("rollout", "n"))."""
+    table, _, name = key.rpartition(".")
+    for short, full in sorted(SHORTHANDS.items(), key=lambda item: -len(item[1])):
+        if table == full or table.startswith(full + "."):
+            return short + table[len(full) :], name
+    return table, name
+
+
+def _keys_verl_lacks(run: TrainingRun) -> dict[str, str]:
+    """Every key of the TOML that verl's trainer config does not have, each with the nearest one it has
+    (Hydra would stop at the first)."""
+    from omegaconf import DictConfig, OmegaConf
+
+    defaults = compose_trainer_config([], async_training=run.async_training)
+    lacking = {}
+    for key in run.values:
+        parent_key, _, name = key.rpartition(".")
+        parent = OmegaConf.select(defaults, parent_key, throw_on_missing=False) if parent_key else defaults
+        if isinstance(parent, DictConfig) and name in parent.keys():  # `in parent` is False for a value left ??? 
+            continue
+        siblings = list(parent.keys()) if isinstance(parent, DictConfig) else []
+        close = difflib.get_close_matches(name, [str(sibling) for sibling in siblings], n=1, cutoff=0.5)
+        table, _ = toml_place(key)
+        hint = f"did you mean {close[0]}?" if close else ("verl has no such table" if not isinstance(parent, DictConfig) else "")
+        lacking[key] = f"{run.toml_path.name}: verl has no key {key} ([{table}] {name})" + (f": {hint}" if hint else "")
+    return lacking
 
 
 def _check_loop(run: TrainingRun, problems: list[str]) -> dict[str, Any] | None:
@@ -237,8 +302,15 @@ def _check_loop(run: TrainingRun, problems: list[str]) -> dict[str, Any] | None:
         problems.append(f"rollout.agent.agent_loop_config_path: {run.loop_yaml} does not exist.")
         return None
     entry = run.loop_entry()
+    misspelt = [item for item in run.loop_entries if "_target_" not in item and "target" in item]
+    for item in misspelt:
+        problems.append(
+            f"{run.loop_yaml}: the entry {item.get('name')!r} says `target: {item['target']}`: did you mean `_target_`? "
+            "(Hydra instantiates the class named by `_target_`; verl would not build this entry.)"
+        )
     if entry is None:
-        problems.append(f"{run.loop_yaml} has no entry with _target_: {LOOP_TARGET}.")
+        if not misspelt:
+            problems.append(f"{run.loop_yaml} has no entry with _target_: {LOOP_TARGET}.")
     elif not entry.get("name"):
         problems.append(f"{run.loop_yaml}: the UniAgentLoop entry needs a name (the data's agent_name).")
     return entry
@@ -259,13 +331,27 @@ def _verl_schema_problems(trainer: Any) -> list[str]:
     return problems
 
 
-def _gym_problems(run: TrainingRun, trainer: Any, notes: list[str]) -> list[str]:
-    """What the gym settings contradict in verl's; `notes` gets how verl's turn settings read beside them."""
+def _gym_problems(run: TrainingRun, trainer: Any, notes: list[str], additions: dict[str, Any]) -> list[str]:
+    """What the gym settings contradict in verl's; `notes` gets how verl's turn settings read beside them and
+    the seed article's names the gym settings use, `additions` verl's lengths where the gym's budgets need them."""
     try:
-        gym = run.gym_config()
+        gym = run.gym_config(notes)
     except ConfigError as exc:
         return [f"the gym settings of the UniAgentLoop entry: {exc}"]
     problems = []
+    rollout = trainer.actor_rollout_ref.rollout
+    verl_lengths = {"max_prompt_length": ("data.max_prompt_length", rollout.prompt_length),
+                    "max_response_length": ("data.max_response_length", rollout.response_length),
+                    "max_model_len": (f"{ROLLOUT}.max_model_len", rollout.get("max_model_len"))}  # fmt: skip
+    for name, (verl_key, verl_value) in verl_lengths.items():
+        budget = getattr(gym.rollout, name)
+        if budget is not None and verl_value is not None and budget > verl_value:
+            problems.append(
+                f"the gym's rollout.{name} = {budget} exceeds verl's {verl_key} = {verl_value}: verl pads and cuts every "
+                f"trajectory to its own lengths. Set {verl_key} = {budget} (or lower the gym's)."
+            )
+        if budget is not None and verl_value != budget:
+            additions[verl_key] = budget  # where the TOML leaves verl's at its default, the gym's budget is meant
     notes += _turn_notes(run, trainer, gym.env.max_turns)
     max_turns = trainer.actor_rollout_ref.rollout.multi_turn.get("max_assistant_turns")
     if max_turns is not None and max_turns != gym.env.max_turns:
@@ -302,6 +388,43 @@ def _staleness_problems(trainer: Any) -> list[str]:
             f"{per_step}: the rollouter stops before the trainer has one step of samples, so training stalls at step 0."
         )
     return problems
+
+
+def _missing_lines(run: TrainingRun, trainer: Any, additions: dict[str, Any]) -> None:
+    """What verl requires and the TOML leaves unset: the inference engine, and a micro batch size."""
+    from omegaconf import OmegaConf
+
+    if OmegaConf.is_missing(trainer.actor_rollout_ref.rollout, "name"):
+        additions[f"{ROLLOUT}.name"] = "vllm"
+    actor = trainer.actor_rollout_ref.actor
+    if not actor.use_dynamic_bsz and actor.get("ppo_micro_batch_size") is None and actor.get("ppo_micro_batch_size_per_gpu") is None:
+        additions["actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu"] = 1
+
+
+def _async_lines(run: TrainingRun, trainer: Any, additions: dict[str, Any]) -> None:
+    """The fully-async trainer's streaming batch settings, and enough rollout steps for one training step."""
+    additions.update({"data.train_batch_size": 0, "data.gen_batch_size": 1, "actor_rollout_ref.hybrid_engine": False})
+    sync = trainer.async_training
+    per_step = trainer.actor_rollout_ref.actor.ppo_mini_batch_size * sync.require_batches * max(sync.trigger_parameter_sync_step, 1)
+    if (trainer.rollout.get("total_rollout_steps") or 0) < per_step:
+        additions["rollout.total_rollout_steps"] = per_step
+
+
+def toml_lines(values: dict[str, Any]) -> str:
+    """verl keys and values as config.toml lines, one table each (`[rollout]` for actor_rollout_ref.rollout)."""
+    tables: dict[str, list[str]] = {}
+    for key, value in values.items():
+        table, name = toml_place(key)
+        tables.setdefault(table, []).append(f"{name} = {_toml_value(value)}")
+    return "\n\n".join(f"[{table}]\n" + "\n".join(lines) if table else "\n".join(lines) for table, lines in tables.items())
+
+
+def _toml_value(value: Any) -> str:
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(_toml_value(item) for item in value) + "]"
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{json.dumps(str(key))} = {_toml_value(item)}" for key, item in value.items()) + "}"
+    return json.dumps(value)  # strings, numbers and booleans read the same in TOML
 
 
 def _bypass_mode(trainer: Any) -> bool:
@@ -356,6 +479,21 @@ def _policy_loss_readings(trainer: Any, warnings: list[str], notes: list[str]) -
         )
     elif loss == "gspo":
         notes.append(f"clip ratio {low:g}/{high:g} (low/high) bounds GSPO's sequence-level ratio (the length-normalised one).")
+
+
+def _clip_ratio_reading(run: TrainingRun, trainer: Any, warnings: list[str]) -> None:
+    """The seed's `clip_ratio` alone: verl's losses clip with clip_ratio_low/high, which it sets to 0.2 itself."""
+    actor, prefix = trainer.actor_rollout_ref.actor, "actor_rollout_ref.actor."
+    if f"{prefix}clip_ratio" not in run.values or {f"{prefix}clip_ratio_low", f"{prefix}clip_ratio_high"} & run.values.keys():
+        return
+    if actor.get("clip_ratio_low") is not None and actor.get("clip_ratio_high") is not None:
+        warnings.append(
+            f"actor.clip_ratio = {actor.clip_ratio:g} is not the range verl clips with: its losses read clip_ratio_low / "
+            f"clip_ratio_high ({actor.clip_ratio_low:g} / {actor.clip_ratio_high:g} by default) and fall back to clip_ratio only "
+            f"where they are null. To clip at {actor.clip_ratio:g}, write clip_ratio_low and clip_ratio_high in "
+            "[actor_rollout_ref.actor] (a range that small bounds GSPO's sequence-level ratio, loss_mode gspo; on a token-level "
+            "loss it clips nearly every token)."
+        )
 
 
 def _staleness_arithmetic(run: TrainingRun, trainer: Any, warnings: list[str], notes: list[str]) -> None:

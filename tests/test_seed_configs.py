@@ -1,0 +1,219 @@
+"""The seed article's three config files, as printed (`tests/seed_article/configs/`; the agent-loop entry's
+class path is ours), are read with the meaning the article gives them: nothing rejected that it explains,
+nothing silently dropped, every translation said, and a key that means nothing is an error naming it.
+
+The article's text is not shipped with the project: these files are its three configs as its readers copy
+them (the values and keys its issue here quotes: 12 turns, max_model_len 32768, the four tools, a local
+deployment with a 300 s timeout, F2P-only SWE-bench rewards, the rollout_cache and logging sections, and the
+verl skeleton with n_resp_per_prompt, mode, max_user_turns, max_assistant_turns and clip_ratio).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import shutil
+import tomllib
+from pathlib import Path
+
+import hydra
+import pytest
+import yaml
+from hydra.errors import InstantiationException
+from omegaconf import OmegaConf
+from verl.experimental.agent_loop.agent_loop import DictConfigWrap, ToolListWrap
+from verl.utils.dataset.rl_dataset import RLHFDataset
+
+from tests.token_server import TokenServer, tiny_model_dir
+from tests.test_verl_agent_loop import TOY_SAMPLE, tool_call
+from uni_agent_gym.cli import main
+from uni_agent_gym.config import load_config
+from uni_agent_gym.errors import ConfigError
+from uni_agent_gym.verl.agent_loop import UniAgentLoop
+from uni_agent_gym.verl.training import SHORTHANDS, check_training, flatten, load_training, toml_lines
+
+SEED = Path(__file__).parent / "seed_article"
+
+
+@pytest.fixture(scope="module")
+def model_dir(tmp_path_factory) -> Path:
+    return tiny_model_dir(tmp_path_factory.mktemp("tiny-model"))
+
+
+@pytest.fixture
+def seed(tmp_path, monkeypatch) -> Path:
+    """A copy of the article's files; the working directory is where its config.toml's relative paths start."""
+    shutil.copytree(SEED, tmp_path / "seed")
+    monkeypatch.chdir(tmp_path / "seed")
+    return tmp_path / "seed" / "configs"
+
+
+def build_as_verl_does(loop_yaml: Path, server, *, prompt_length=8192, response_length=24576, max_model_len=32768):
+    """The entry instantiated the way verl's AgentLoopWorker does: OmegaConf.load of the YAML, then
+    `hydra.utils.instantiate` with verl's keywords (its own tool list under `tools`, which replaces the entry's)."""
+    entry = next(item for item in OmegaConf.load(loop_yaml) if item.name == "uni_agent")
+    config = OmegaConf.create({
+        "actor_rollout_ref": {"rollout": {"prompt_length": prompt_length, "response_length": response_length, "max_model_len": max_model_len,
+                                          "agent": {"agent_loop_config_path": str(loop_yaml)}}, "model": {}},
+        "data": {"apply_chat_template_kwargs": {}},
+    })  # fmt: skip
+    return hydra.utils.instantiate(
+        config=entry, trainer_config=DictConfigWrap(config=config), server_manager=server, tokenizer=server.tokenizer, processor=None,
+        hf_model_type=None, dataset_cls=RLHFDataset, data_config=DictConfigWrap(config.data), tools=ToolListWrap([]),
+    )  # fmt: skip
+
+
+def test_the_articles_entry_built_by_hydra_has_its_values(seed, model_dir):
+    loop = build_as_verl_does(seed / "uni_agent_loop.yaml", TokenServer(model_dir))
+    assert isinstance(loop, UniAgentLoop)
+    gym = loop.gym_config
+    assert gym.env.max_turns == 12
+    assert gym.env.tools == ["execute_bash", "str_replace_editor", "search", "finish"]
+    assert gym.deployment.type == "local" and gym.deployment.command_timeout == 300
+    assert gym.reward.type == "swebench" and gym.reward.fail_to_pass_only is True
+    assert gym.rollout.max_model_len == 32768 and loop.cache_limits["max_model_len"] == 32768
+
+
+def test_the_entrys_own_tools_are_read_although_verl_passes_its_list_under_that_name(seed, model_dir):
+    loop_yaml = seed / "uni_agent_loop.yaml"
+    entries = yaml.safe_load(loop_yaml.read_text())
+    entries[0]["tools"] = ["execute_bash", "finish"]
+    loop_yaml.write_text(yaml.safe_dump(entries))
+    assert build_as_verl_does(loop_yaml, TokenServer(model_dir)).gym_config.env.tools == ["execute_bash", "finish"]
+
+
+async def test_the_loop_honours_the_articles_turns_tools_deployment_and_lengths(seed, model_dir, caplog):
+    """An episode under the article's entry and settings: the local sandbox, 12 turns then truncation, the
+    gym's response budget, and the timing lines its logging section asks for."""
+    entries = yaml.safe_load((seed / "uni_agent_loop.yaml").read_text())
+    entries[0]["settings"] = "settings.json"
+    (seed / "uni_agent_loop.yaml").write_text(yaml.safe_dump(entries))
+    server = TokenServer(model_dir, lambda turn, repo_dir: tool_call({"name": "execute_bash", "arguments": {"command": "pwd"}}))
+    loop = build_as_verl_does(seed / "uni_agent_loop.yaml", server, response_length=32768, max_model_len=65536)
+    assert loop.cache_limits == {"max_model_len": 32768, "max_prompt_length": 8192, "max_response_length": 24576}
+    with caplog.at_level(logging.INFO, logger="uni_agent_gym"):
+        output = await loop.run({"temperature": 1.0}, **TOY_SAMPLE)
+    trajectory = loop.trajectory
+    assert output.extra_fields["traj_exit_reason"] == "max_turns"
+    assert len(trajectory.cache.response_mask) <= 24576 and trajectory.env.deployment is None  # released
+    assert sum(1 for message in trajectory.messages if message["role"] == "assistant") == 12
+    assert [schema["function"]["name"] for schema in trajectory.env.tool_schemas] == ["execute_bash", "str_replace_editor", "search", "finish"]
+    tools = [record for record in caplog.records if record.getMessage().startswith("tool execute_bash")]
+    queries = [record for record in caplog.records if record.getMessage().startswith("query ")]
+    assert len(tools) == 12 and len(queries) == 12
+
+
+def test_a_misspelt_entry_key_fails_at_construction_naming_it(seed, model_dir):
+    loop_yaml = seed / "uni_agent_loop.yaml"
+    entries = yaml.safe_load(loop_yaml.read_text())
+    entries[0]["max_turn"] = entries[0].pop("max_turns")
+    loop_yaml.write_text(yaml.safe_dump(entries))
+    with pytest.raises(InstantiationException, match=r"max_turn means nothing to the gym \(did you mean max_turns\?\)") as caught:
+        build_as_verl_does(loop_yaml, TokenServer(model_dir))
+    assert isinstance(caught.value.__cause__, ConfigError)  # the gym's error, raised at construction, as Hydra reports it
+    entries[0]["max_turns"] = entries[0].pop("max_turn")
+    entries[0]["reward"]["fail_to_pas_only"] = entries[0]["reward"].pop("fail_to_pass_only")
+    loop_yaml.write_text(yaml.safe_dump(entries))
+    with pytest.raises(InstantiationException, match=r"reward.fail_to_pas_only: Extra inputs are not permitted \(did you mean reward.fail_to_pass_only\?\)"):
+        build_as_verl_does(loop_yaml, TokenServer(model_dir))
+
+
+def test_the_articles_settings_are_read_in_its_own_names(seed):
+    notes: list[str] = []
+    config = load_config(seed / "settings.json", translations=notes)
+    assert config.rollout.mask_abnormal_exit_traj is True
+    assert (config.rollout.max_prompt_length, config.rollout.max_response_length) == (8192, 24576)
+    assert config.logging.log_tool_timing and config.logging.log_query_timing
+    assert any("rollout_cache.max_prompt_length -> rollout.max_prompt_length" in note for note in notes)
+    assert any("enable_boundary_probe = true" in note for note in notes)
+
+
+@pytest.mark.parametrize(
+    "edit, expected",
+    [
+        (lambda s: s["rollout_cache"].update(max_prompt_len=1), r"rollout_cache.max_prompt_len means nothing to the gym \(did you mean max_prompt_length\?\)"),
+        (lambda s: s["rollout_cache"].update(enable_boundary_probe=False), r"cannot record a trajectory without the boundary probe"),
+        (lambda s: s.update(rollout={"max_prompt_length": 4096}), r"rollout_cache.max_prompt_length and rollout.max_prompt_length are both given and disagree"),
+        (lambda s: s["logging"].update(log_tool_timings=True), r"logging.log_tool_timings: Extra inputs are not permitted \(did you mean logging.log_tool_timing\?\)"),
+    ],
+    ids=["unknown-key", "probe-off", "both-names-disagree", "logging-typo"],
+)
+def test_a_settings_key_that_means_nothing_or_disagrees_is_an_error(seed, edit, expected):
+    settings = json.loads((seed / "settings.json").read_text())
+    edit(settings)
+    (seed / "settings.json").write_text(json.dumps(settings))
+    with pytest.raises(ConfigError, match=expected):
+        load_config(seed / "settings.json")
+
+
+def test_our_own_names_beside_the_articles_agree(seed):
+    settings = json.loads((seed / "settings.json").read_text())
+    settings["rollout"] = {"max_prompt_length": 8192, "max_tokens_per_turn": 2048}
+    (seed / "settings.json").write_text(json.dumps(settings))
+    config = load_config(seed / "settings.json")
+    assert config.rollout.max_prompt_length == 8192 and config.rollout.max_tokens_per_turn == 2048
+
+
+def test_check_config_lists_every_problem_of_the_articles_toml_at_once(seed):
+    run = load_training(seed / "config.toml", settings=seed / "settings.json")
+    check = check_training(run)
+    assert any("n_resp_per_prompt = 8 -> actor_rollout_ref.rollout.n" in note for note in check.notes)
+    assert run.values["actor_rollout_ref.rollout.n"] == 8
+    for said in ("rollout.mode = 'async'", "max_user_turns = 12", "max_assistant_turns = 12", "max_turns -> env.max_turns",
+                 "env.deployment -> deployment", "deployment.timeout -> deployment.command_timeout"):  # fmt: skip
+        assert any(said in note for note in check.notes), said
+    assert any("actor.clip_ratio = 0.0004 is not the range verl clips with" in warning for warning in check.warnings)
+    joined = "\n".join(check.problems)
+    for problem in ("Missing mandatory value: actor_rollout_ref.rollout.name", "ppo_micro_batch_size_per_gpu",
+                    "rollout.max_prompt_length = 8192 exceeds verl's data.max_prompt_length", "data.train_batch_size = 0",
+                    "hybrid_engine = false", "total_rollout_steps"):  # fmt: skip
+        assert problem in joined, problem
+    assert check.additions["actor_rollout_ref.rollout.name"] == "vllm"
+    assert check.additions["data.max_response_length"] == 24576 and check.additions["actor_rollout_ref.rollout.max_model_len"] == 32768
+
+
+def test_every_key_verl_lacks_is_named_with_the_nearest_in_one_run(seed):
+    (seed / "config.toml").write_text((seed / "config.toml").read_text() + "\n[data]\nmax_prompt_lenght = 8192\ntrain_batchsize = 0\n")
+    problems = check_training(load_training(seed / "config.toml")).problems
+    assert any("verl has no key data.max_prompt_lenght ([data] max_prompt_lenght): did you mean max_prompt_length?" in p for p in problems)
+    assert any("verl has no key data.train_batchsize" in p and "train_batch_size" in p for p in problems)
+
+
+def test_the_articles_files_plus_the_lines_check_config_prints_pass(seed, capsys):
+    """What a reader does: run check-config, add the lines it prints, run it again."""
+    arguments = ["check-config", "--training", "configs/config.toml", "--settings", "configs/settings.json"]
+    assert main(arguments) != 0
+    printed = capsys.readouterr().out
+    assert "lines to add to configs/config.toml" in printed
+    lines = check_training(load_training(seed / "config.toml", settings=seed / "settings.json")).additions
+    original = tomllib.loads((seed / "config.toml").read_text())
+    values = {}
+    for table, content in original.items():
+        values.update(flatten(content, f"{SHORTHANDS.get(table, table)}."))
+    values["actor_rollout_ref.rollout.n"] = values.pop("actor_rollout_ref.rollout.n_resp_per_prompt")  # as the note says
+    (seed / "config.toml").write_text(toml_lines({**values, **lines}) + "\n")
+    assert main(arguments) == 0, capsys.readouterr().out
+
+
+def test_an_entry_with_target_instead_of_underscore_target_is_asked_about(seed, capsys):
+    loop_yaml = seed / "uni_agent_loop.yaml"
+    loop_yaml.write_text(loop_yaml.read_text().replace("_target_:", "target:"))
+    problems = check_training(load_training(seed / "config.toml")).problems
+    assert any("says `target: uni_agent_gym.verl.agent_loop.UniAgentLoop`: did you mean `_target_`?" in problem for problem in problems)
+
+
+def test_init_from_seed_writes_a_consistent_set_keeping_every_value(seed, tmp_path, capsys):
+    loop_yaml = seed / "uni_agent_loop.yaml"
+    loop_yaml.write_text(loop_yaml.read_text().replace("_target_:", "target:"))  # as the article prints it
+    assert main(["init", "--from-seed", str(seed), "--output", "out"]) == 0, capsys.readouterr().out
+    assert main(["check-config", "--training", "out/config.toml"]) == 0, capsys.readouterr().out
+    written = load_training("out/config.toml")
+    assert written.values["actor_rollout_ref.rollout.n"] == 8 and written.values["async_training.require_batches"] == 2
+    assert written.values["actor_rollout_ref.actor.clip_ratio"] == 4e-4
+    assert written.values["actor_rollout_ref.rollout.multi_turn.max_user_turns"] == 12
+    gym = written.gym_config()
+    assert (gym.env.max_turns, gym.deployment.type, gym.deployment.command_timeout, gym.reward.fail_to_pass_only) == (12, "local", 300, True)
+    assert (gym.rollout.max_prompt_length, gym.rollout.max_model_len, gym.logging.log_query_timing) == (8192, 32768, True)
+    assert json.loads(Path("out/settings.json").read_text())["model"]["api_key"] == "${OPENAI_API_KEY:-EMPTY}"  # placeholders stay
+    assert main(["init", "--from-seed", str(seed), "--output", "out"]) != 0  # nothing is overwritten unasked
+    assert "already has config.toml, uni_agent_loop.yaml, settings.json" in capsys.readouterr().out
