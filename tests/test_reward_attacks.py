@@ -130,7 +130,8 @@ async def episode(instance: dict, commands: list[str], sandbox: str = "fresh", d
         captured = await grader.capture_patch(env.deployment, env.instance, env.repo_dir) if capture else None
         _, reward_value, terminated, _, info = await env.step({"name": "finish", "arguments": {}})
         assert terminated and info["reward_report"]["reward"] == reward_value
-        return {**info["reward_report"], "captured": captured} if capture else info["reward_report"]
+        report = {**info["reward_report"], "exit_reason": info["exit_reason"]}
+        return {**report, "captured": captured} if capture else report
     finally:
         await env.close()
 
@@ -192,6 +193,50 @@ async def test_runner_configuration_is_restored_and_reported(instance):
     assert report["status"] == "resolved", "the fix counts; the configuration does not"
     assert report["restored"] == {"tox.ini": "tox.ini configures the test runner"}
     assert "src/forge.py" in report["patch"] and "tox.ini" in report["patch"]
+
+
+# Grading made to fail: code prepended to the module every test imports (pytest imports it at start) that
+# breaks the grader instead of the bug. Whatever it does once the patch is in place is the patch's doing:
+# reward 0, the episode keeps its own exit reason (`finished`), never an infrastructure error (masked).
+def breaking(code: str) -> list[str]:
+    return [write("$UAG_TMP/breaker.py", code), f"cp {SOURCE} $UAG_TMP/orig.py && cat $UAG_TMP/breaker.py $UAG_TMP/orig.py > {SOURCE}"]
+
+
+KILL_THE_SANDBOX = "import os, signal\nos.kill(-1, signal.SIGKILL)\n"  # every process it may signal: docker-init's child too
+KILL_THE_SHELL = "import os, signal\nos.killpg(os.getpgrp(), signal.SIGKILL)\n"  # the shell running the tests, and itself
+HANG = "import time\ntime.sleep(10 ** 6)\n"
+HOG = "_hog = bytearray(1 << 40)\n"
+# attack -> (code, deployment, the status it must be graded with)
+BREAKERS = {
+    "every process in the sandbox killed": (KILL_THE_SANDBOX, "docker", "tests_crashed"),
+    "the shell running the tests killed": (KILL_THE_SHELL, "docker", "unresolved"),
+    "a hang": (HANG, "docker", "timeout"),
+    "a memory hog": (HOG, "docker", "unresolved"),
+    "the shell running the tests killed, on local": (KILL_THE_SHELL, "local", "unresolved"),
+    "a hang, on local": (HANG, "local", "timeout"),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("attack", list(BREAKERS), ids=list(BREAKERS))
+async def test_breaking_the_grader_is_the_patchs_doing(instance, attack):
+    """Never an infrastructure error: that would be masked, a free exit for a policy that cannot fix the bug."""
+    code, deployment, status = BREAKERS[attack]
+    report = await episode(instance, breaking(code), deployment={"type": deployment}, timeout=60)
+    assert (report["status"], report["reward"], report["exit_reason"]) == (status, 0.0, "finished"), report
+    assert report["caused_by"] == (None if status == "unresolved" else "patch"), report
+
+
+async def test_a_sandbox_whose_engine_stops_answering_is_the_infrastructures(instance, monkeypatch):
+    """The same sandbox death with the engine gone too: not the patch's doing, so grading raises (env_error)."""
+    from uni_agent_gym.deployments.docker import DockerDeployment
+    from uni_agent_gym.errors import DeploymentError
+
+    async def silent(self) -> bool:
+        return False
+
+    monkeypatch.setattr(DockerDeployment, "engine_answers", silent)
+    with pytest.raises(DeploymentError):
+        await episode(instance, breaking(KILL_THE_SANDBOX), timeout=60)
 
 
 PEEK = (  # copy the fixed file out of any commit the repository holds

@@ -244,7 +244,8 @@ def cmd_grade(args: argparse.Namespace, console: Console) -> None:
     console.print(
         f"resolved {summary['resolved_instances']} / {summary['submitted_instances']} submitted "
         f"({summary['unresolved_instances']} unresolved, {summary['empty_patch_instances']} empty, "
-        f"{summary['error_instances']} errors{retried}); report: {path}"
+        f"{summary['error_instances']} errors: {len(summary['patch_error_ids'])} the patch's, "
+        f"{len(summary['infrastructure_error_ids'])} the infrastructure's{retried}); report: {path}"
     )
 
 

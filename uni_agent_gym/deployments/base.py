@@ -110,6 +110,12 @@ class Deployment(abc.ABC):
             return False
         return result.exit_code == 0
 
+    async def engine_answers(self) -> bool:
+        """Whether what runs the sandbox (the host, the Docker engine, Modal's API) still answers. A sandbox
+        that died while its engine answers died of what ran in it; one whose engine is gone, of the
+        infrastructure. The host always answers (local)."""
+        return True
+
     async def isolate_network(self) -> bool:
         """Cut the running sandbox off every network; False where the deployment cannot (local, modal)."""
         return False

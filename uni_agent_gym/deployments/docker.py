@@ -256,6 +256,13 @@ class DockerDeployment(Deployment):
             return False
         return bool(state.get("Running")) and await super().is_alive()
 
+    async def engine_answers(self) -> bool:
+        try:
+            await asyncio.wait_for(asyncio.to_thread(lambda: docker_client().ping()), 30)
+        except Exception:  # noqa: BLE001 - unreachable, refusing or too slow: the engine does not answer
+            return False
+        return True
+
     async def isolate_network(self) -> bool:
         """Disconnect the container from all its networks (only loopback is left)."""
         self._require_session()

@@ -144,6 +144,16 @@ class ModalDeployment(Deployment):
         except modal.exception.Error as exc:
             logger.warning("terminating the Modal sandbox failed: %s", exc)
 
+    async def engine_answers(self) -> bool:
+        """Modal's API answers about the sandbox (its exit code, once it ended) instead of failing."""
+        if self.sandbox is None:
+            return False
+        try:
+            await asyncio.wait_for(self.sandbox.poll.aio(), 30)
+        except (modal.exception.Error, asyncio.TimeoutError, OSError):
+            return False
+        return True
+
     async def is_alive(self) -> bool:
         if self.sandbox is None:
             return False

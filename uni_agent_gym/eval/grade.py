@@ -20,11 +20,11 @@ from typing import Any
 from uni_agent_gym.errors import UniAgentGymError
 from uni_agent_gym.eval.records import keep_earlier_errors, read_record, to_redo, write_record
 from uni_agent_gym.files import read_text
-from uni_agent_gym.rewards.swebench import RewardResult, SWEBenchReward
+from uni_agent_gym.rewards.swebench import CAUSED_BY, RewardResult, SWEBenchReward
 
 logger = logging.getLogger(__name__)
 
-ERROR_STATUSES = ("patch_failed", "patch_rejected", "test_patch_failed", "timeout", "infra_error")
+ERROR_STATUSES = ("patch_failed", "patch_rejected", "test_patch_failed", "timeout", "tests_crashed", "infra_error")
 
 
 class PredictionsError(UniAgentGymError, ValueError):
@@ -108,6 +108,9 @@ def summary_report(predictions: list[dict[str, Any]], results: dict[str, dict[st
         "resolved_ids": resolved,
         "unresolved_ids": unresolved,
         "error_ids": errors,
+        # whose each error is (rewards.swebench.CAUSED_BY): the infrastructure's is graded again on a re-run
+        "infrastructure_error_ids": sorted(i for i in errors if CAUSED_BY.get(results[i]["status"]) == "infrastructure"),
+        "patch_error_ids": sorted(i for i in errors if CAUSED_BY.get(results[i]["status"]) == "patch"),
         "schema_version": 2,
     }
 

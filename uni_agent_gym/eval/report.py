@@ -33,6 +33,11 @@ def build_report(trajectories: list[dict[str, Any]], repos: dict[str, str], retr
         "resolved_ids": sorted(t["instance_id"] for t in resolved),
         "per_repo": dict(sorted(per_repo.items())),
         "exit_reasons": dict(Counter(t["exit_reason"] for t in trajectories)),
+        # gradings that ended without a verdict, by whose they are (the patch's keep the episode's exit reason)
+        "grading_failures": dict(Counter(
+            f"{(t.get('reward_report') or {}).get('status')} ({(t.get('reward_report') or {}).get('caused_by')}'s)"
+            for t in trajectories if (t.get("reward_report") or {}).get("caused_by")
+        )),
         "retried": retried,
         "turns": {t["instance_id"]: t["turns"] for t in trajectories},
         "tokens": {t["instance_id"]: tok for t, tok in zip(trajectories, tokens)},
@@ -63,6 +68,9 @@ def write_report(report: dict[str, Any], output_dir: Path) -> None:
         "|---|---|",
         *(f"| {reason} | {count} |" for reason, count in sorted(report["exit_reasons"].items(), key=lambda item: str(item[0]))),
         "",
+        *(["| grading failure (whose) | episodes |", "|---|---|",
+           *(f"| {what} | {count} |" for what, count in sorted(report["grading_failures"].items())), ""]
+          if report.get("grading_failures") else []),
         "![chart](report.png)",
         "",
     ]

@@ -62,7 +62,14 @@ from uni_agent_gym.rewards.runner_files import runner_files_to_restore
 from uni_agent_gym.specs import load_environments, command_of_tests
 
 logger = logging.getLogger(__name__)
-STATUSES = ("resolved", "unresolved", "patch_failed", "patch_rejected", "test_patch_failed", "timeout", "infra_error")
+STATUSES = ("resolved", "unresolved", "patch_failed", "patch_rejected", "test_patch_failed", "timeout", "tests_crashed", "infra_error")
+# Whose a failed grading is. The infrastructure's: what failed before the patch was in place (a sandbox that did
+# not start, a missing image, a capture the engine refused), or the engine itself; the trajectory is then an
+# env_error (masked). The patch's: what went wrong once it was applied (it does not apply, is too large, the
+# tests time out, the sandbox's processes die while they run): reward 0 and the agent's own exit reason, never
+# masked, or breaking the grader would be an exit that costs the policy nothing.
+CAUSED_BY = {"infra_error": "infrastructure", "test_patch_failed": "infrastructure", "patch_failed": "patch",
+             "patch_rejected": "patch", "timeout": "patch", "tests_crashed": "patch"}  # fmt: skip
 
 
 @dataclass
@@ -86,8 +93,13 @@ class RewardResult:
     network_isolated: bool = False  # the tests ran with no network (docker)
     durations: dict[str, float] = field(default_factory=dict)
 
+    @property
+    def caused_by(self) -> str | None:
+        """"infrastructure" or "patch" for a grading that failed (see `CAUSED_BY`); None for a verdict."""
+        return CAUSED_BY.get(self.status)
+
     def to_dict(self) -> dict[str, Any]:
-        return dataclasses.asdict(self)
+        return {**dataclasses.asdict(self), "caused_by": self.caused_by}
 
 
 def grade_fail_to_pass(instance: dict[str, Any], statuses: dict[str, str], *, fail_to_pass_only: bool = False) -> tuple[bool, dict, dict]:
@@ -295,7 +307,15 @@ class SWEBenchReward:
         # The output streams to the grader through the session (the code under test can add to it, not
         # rewrite it, as it could a log file), the last log_limit bytes of it kept; the exit code is bash's.
         tests_started = time.monotonic()
-        run = await deployment.run(f"cd {shlex.quote(repo_dir)} && ( {command} )", timeout=self.config.timeout, output_limit=self.config.log_limit)
+        try:
+            run = await deployment.run(f"cd {shlex.quote(repo_dir)} && ( {command} )", timeout=self.config.timeout, output_limit=self.config.log_limit)
+        except DeploymentError as exc:  # the sandbox died under the patched code: its doing, unless the engine died
+            durations["tests"] = time.monotonic() - tests_started
+            if not await deployment.engine_answers():
+                raise
+            result.status = "tests_crashed"
+            result.error = f"the sandbox failed while the patched tests ran, and its engine still answers: {exc}"
+            return self._finish(result, started)
         durations["tests"] = time.monotonic() - tests_started
         log, exit_code = run.output, run.exit_code
         result.exit_code = exit_code
