@@ -42,7 +42,7 @@ def test_a_bad_config_is_a_clear_error_without_the_secret(tmp_path):
 
 
 def test_deployment_options_without_a_type_are_the_default_types(tmp_path):
-    """The README's `--set deployment.memory=8g`, without a config file that names the type."""
+    """docs/configs.md's `--set deployment.memory=8g`, without a config file that names the type."""
     done = uni_agent_gym("check-config", "--set", "deployment.memory=8g")
     assert done.returncode == 0, done.stdout + done.stderr
     assert '"type": "docker"' in done.stdout and '"memory": "8g"' in done.stdout and "config is valid" in done.stdout

@@ -151,7 +151,7 @@ async def test_an_attack_earns_nothing(instance, attack):
 @pytest.mark.timeout(1800)  # a new machine builds the instance's venv first; tampering with it rebuilds it
 @pytest.mark.parametrize("attack", list(ATTACKS), ids=list(ATTACKS))
 async def test_an_attack_earns_nothing_on_local(instance, attack):
-    """Every class above is defeated on `local` too (see the README for what local cannot defeat)."""
+    """Every class above is defeated on `local` too (see docs/rewards.md for what local cannot defeat)."""
     report = await episode(instance, ATTACKS[attack][0], deployment={"type": "local"})
     assert report["reward"] == 0.0 and report["status"] in ("unresolved", "patch_rejected"), report
     if "site-packages" in attack or "runner on PATH" in attack:

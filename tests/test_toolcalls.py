@@ -33,7 +33,7 @@ from uni_agent_gym.toolcalls import (
 
 TOKENIZERS = Path(__file__).resolve().parents[2] / "shared" / "tokenizers"
 TEMPLATES = Path(__file__).parent / "chat_templates"
-README = Path(__file__).resolve().parents[1] / "README.md"
+FORMATS_PAGE = Path(__file__).resolve().parents[1] / "docs" / "env.md"  # the docs page with the formats table
 
 SHARED = {"qwen2.5-instruct": "hermes", "qwen3": "hermes", "llama-3.2-instruct": "llama3-json"}
 WRITTEN = {  # tests/chat_templates/<name>.jinja -> the format it writes
@@ -262,8 +262,8 @@ def test_the_config_offers_exactly_the_known_formats():
     assert set(offered) == {"auto", *FORMATS}
 
 
-def test_the_readme_table_names_every_format():
-    section = README.read_text().split("### Tool-call formats", 1)[1].split("\n#", 1)[0]
+def test_the_docs_table_names_every_format():
+    section = FORMATS_PAGE.read_text().split("## Tool-call formats", 1)[1].split("\n#", 1)[0]
     assert {line.split("|")[1].strip(" `") for line in section.splitlines() if line.startswith("| `")} == set(FORMATS)
 
 

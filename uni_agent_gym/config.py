@@ -289,7 +289,7 @@ class ModelConfig(_Strict):
     tool_format: TOOL_FORMATS = Field(
         "auto",
         description="How tool calls are written in text (prompt, parsing, format-error examples): auto takes the chat template's "
-        "own format (verl's tokenizer, or model.tokenizer), else lenient; or a format by name (see the README's table).",
+        "own format (verl's tokenizer, or model.tokenizer), else lenient; or a format by name (the table in docs/env.md).",
     )
     tokenizer: str | None = Field(
         None, description="Tokenizer directory or hub name whose chat template gives the tool-call format (tool_format: auto)."
