@@ -4,7 +4,9 @@ each way of grading, side by side in one run:
 - `same`, cold: the tests run in the agent's own sandbox (no new container);
 - `fresh`, cold: the patch is captured through the Docker daemon and graded in a new container;
 - `fresh`, warm pool (`deployment.pool_size`): the grading container comes from the warm pool (each
-  instance is played once first to fill it; the second episode is measured).
+  instance is played once first to fill it; the second episode is measured);
+- `fresh`, cold, guard off (`reward.guard: false`): the grading guard's cost is the whole grading's time
+  beside `fresh, cold` (the guard works inside the test run too: its plugin loads and records each test).
 
 For each offline fixture instance whose image exists here (`swebench/sweb.eval.x86_64.<id>`), an
 episode applies the gold patch and calls `finish`; grading total and the test command's own time come
@@ -31,14 +33,15 @@ from uni_agent_gym.rewards.swebench import SWEBenchReward
 
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "swebench"
 ROWS, ENVIRONMENTS = SHARED / "derived.jsonl", SHARED / "fixtures.json"  # the fixtures' exact pins and test commands
-MODES = {"same, cold": ("same", 0), "fresh, cold": ("fresh", 0), "fresh, warm pool": ("fresh", 2)}
+MODES = {"same, cold": ("same", 0, True), "fresh, cold": ("fresh", 0, True), "fresh, warm pool": ("fresh", 2, True),
+         "fresh, cold, guard off": ("fresh", 0, False)}  # fmt: skip
 
 
-async def grade_gold(row: dict, sandbox: str, pool_size: int) -> dict:
+async def grade_gold(row: dict, sandbox: str, pool_size: int, guard: bool) -> dict:
     config = GymConfig.model_validate({
         "deployment": {"type": "docker", "pool_size": pool_size},
         "env": {"workspace": "image", "environments": str(ENVIRONMENTS)},
-        "reward": {"sandbox": sandbox},
+        "reward": {"sandbox": sandbox, "guard": guard},
     })  # fmt: skip
     env = AsyncSWEEnv(config, reward=SWEBenchReward.from_config(config))
     try:
@@ -52,10 +55,10 @@ async def grade_gold(row: dict, sandbox: str, pool_size: int) -> dict:
         await env.close()
 
 
-async def measure(row: dict, sandbox: str, pool_size: int) -> dict:
+async def measure(row: dict, sandbox: str, pool_size: int, guard: bool) -> dict:
     if pool_size:
-        await grade_gold(row, sandbox, pool_size)  # fills the pool with this image's containers
-    result = await grade_gold(row, sandbox, pool_size)
+        await grade_gold(row, sandbox, pool_size, guard)  # fills the pool with this image's containers
+    result = await grade_gold(row, sandbox, pool_size, guard)
     await drain_pools()
     return result
 
@@ -68,13 +71,15 @@ async def main(limit: int) -> None:
     if not rows:
         raise SystemExit("no fixture instance image on this machine: run the test suite (or `uni-agent-gym images build`) first")
     overheads: dict[str, list[float]] = {mode: [] for mode in MODES}
+    totals: dict[str, list[float]] = {mode: [] for mode in MODES}
     tests: list[float] = []
     for row in rows:
         line = f"{row['instance_id']:32s}"
-        for mode, (sandbox, pool_size) in MODES.items():
-            result = await measure(row, sandbox, pool_size)
+        for mode, (sandbox, pool_size, guard) in MODES.items():
+            result = await measure(row, sandbox, pool_size, guard)
             assert result["reward"] == 1.0, (row["instance_id"], mode, result)
             overheads[mode].append(result["total"] - result["tests"])
+            totals[mode].append(result["total"])
             tests.append(result["tests"])
             line += f"   {mode}: {overheads[mode][-1] * 1000:5.0f} ms"
         print(line, flush=True)
@@ -82,7 +87,9 @@ async def main(limit: int) -> None:
     print(f"\nmedian over {len(rows)} instances (tests themselves: median {statistics.median(tests) * 1000:.0f} ms):")
     for mode, values in overheads.items():
         added = statistics.median(values) - baseline
-        print(f"  {mode:18s} overhead {statistics.median(values) * 1000:6.0f} ms   vs same: {added * 1000:+6.0f} ms")
+        print(f"  {mode:22s} overhead {statistics.median(values) * 1000:6.0f} ms   vs same: {added * 1000:+6.0f} ms")
+    guard = statistics.median([on - off for on, off in zip(totals["fresh, cold"], totals["fresh, cold, guard off"])])
+    print(f"  the grading guard: {guard * 1000:+.0f} ms per grading (median of fresh, cold minus guard off, whole grading)")
 
 
 if __name__ == "__main__":

@@ -166,7 +166,7 @@ def test_summary_has_the_official_fields():
         "total_instances": 300, "submitted_instances": 4, "completed_instances": 2, "resolved_instances": 1,
         "unresolved_instances": 1, "empty_patch_instances": 1, "error_instances": 1, "completed_ids": ["a", "b"],
         "incomplete_ids": [], "empty_patch_ids": ["d"], "submitted_ids": ["a", "b", "c", "d"], "resolved_ids": ["a"],
-        "unresolved_ids": ["b"], "error_ids": ["c"], "schema_version": 2,
+        "unresolved_ids": ["b"], "error_ids": ["c"], "infrastructure_error_ids": [], "patch_error_ids": ["c"], "schema_version": 2,
     }  # fmt: skip
 
 
@@ -201,7 +201,7 @@ def test_a_rerun_of_the_run_id_grades_infrastructure_errors_again(tmp_path, caps
 
     blocked.stray.unlink()  # the cause, fixed
     assert main(command) == 0
-    assert "2 errors, 1 retried after an infrastructure error)" in capsys.readouterr().out
+    assert "2 errors: 2 the patch's, 0 the infrastructure's, 1 retried after an infrastructure error)" in capsys.readouterr().out
     graded = report(toy.INSTANCE_ID)
     assert graded["status"] == "patch_failed" and graded["earlier_errors"] == [failed["error"]]
     summary = json.loads((output / "m.again.json").read_text())

@@ -15,6 +15,7 @@ import pytest
 
 from tests import fixture_sources
 from tests.conftest import require_docker
+from tests.verdict_attacks import PLUGIN_REGISTERED, REPORT_CLASS_PATCHED
 from uni_agent_gym.config import GymConfig
 from uni_agent_gym.envs import AsyncSWEEnv
 from uni_agent_gym.instances import normalise
@@ -237,6 +238,41 @@ async def test_a_sandbox_whose_engine_stops_answering_is_the_infrastructures(ins
     monkeypatch.setattr(DockerDeployment, "engine_answers", silent)
     with pytest.raises(DeploymentError):
         await episode(instance, breaking(KILL_THE_SANDBOX), timeout=60)
+
+
+# The verdict rewritten in-process: code the tests import (prepended to flask's package, which the tests
+# import during collection) changes how pytest judges them. The log, its summary and the exit code then agree,
+# so the log cross-checks pass; the grading guard (rewards/guard) sees it. flask-4992's FAIL_TO_PASS test fails
+# without the fix (a TypeError), and each attack makes it pass without touching the bug.
+FLASK = "pallets__flask-4992"
+FLASK_PACKAGE = "src/flask/__init__.py"
+VERDICT_ATTACKS = {
+    "a report class patched at import": (REPORT_CLASS_PATCHED, ["machinery was replaced during the run: _pytest.reports.TestReport.from_item_and_call",
+                                                                "the log passes 1 test(s) the grading guard did not see pass"]),
+    "a plugin registered at import": (PLUGIN_REGISTERED, ["plugins were registered during the run from outside pytest: forge (pytest_runtest_call in src/flask/__init__.py)"]),
+}  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def flask_instance() -> dict:
+    return normalise(fixture_sources.derived_rows()[FLASK])
+
+
+def prepended(path: str, code: str) -> list[str]:
+    return [write("$UAG_TMP/prepended.py", code), f"cp {path} $UAG_TMP/orig.py && cat $UAG_TMP/prepended.py $UAG_TMP/orig.py > {path}"]
+
+
+@pytest.mark.parametrize("deployment", ["docker", "local"])
+@pytest.mark.parametrize("attack", list(VERDICT_ATTACKS), ids=list(VERDICT_ATTACKS))
+async def test_a_verdict_rewritten_in_process_earns_nothing(flask_instance, attack, deployment):
+    code, expected = VERDICT_ATTACKS[attack]
+    commands = prepended(FLASK_PACKAGE, code)
+    unguarded = await episode(flask_instance, commands, deployment={"type": deployment}, guard=False)
+    assert (unguarded["status"], unguarded["reward"]) == ("resolved", 1.0), f"the attack should be real without the guard: {unguarded['status']}"
+    report = await episode(flask_instance, commands, deployment={"type": deployment})
+    assert (report["status"], report["reward"]) == ("unresolved", 0.0), report["integrity_problems"]
+    for problem in expected:
+        assert any(problem in found for found in report["integrity_problems"]), report["integrity_problems"]
 
 
 PEEK = (  # copy the fixed file out of any commit the repository holds

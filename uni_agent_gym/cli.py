@@ -107,12 +107,7 @@ def _check_training(args: argparse.Namespace, console: Console, toml_argument: s
     with argument(toml_argument):
         run = load_training(args.training, settings=args.settings)
     check = check_training(run)
-    for note in check.notes:
-        console.print(f"[cyan]note:[/cyan] {escape(note)}", highlight=False)
-    for warning in check.warnings:
-        console.print(f"[yellow]warning:[/yellow] {escape(warning)}", highlight=False)
-    for problem in check.problems:
-        console.print(f"[red]problem:[/red] {escape(problem)}", highlight=False)
+    _print_check(console, check.notes, check.warnings, check.problems)
     if check.additions:
         console.print(f"[yellow]lines to add to {escape(str(args.training))}[/yellow] (what the file lacks; each resolves a problem or warning above):")
         console.print(toml_lines(check.additions), markup=False, highlight=False, soft_wrap=True)
@@ -121,6 +116,12 @@ def _check_training(args: argparse.Namespace, console: Console, toml_argument: s
     trainer = "verl fully-async trainer" if run.async_training else "verl PPO trainer"
     console.print(f"[green]training configs are consistent[/green] ({trainer}, agent loop {escape(str(run.loop_yaml))})")
     return run
+
+
+def _print_check(console: Console, notes: list[str], warnings: list[str], problems: list[str]) -> None:
+    for kind, colour, lines in (("note", "cyan", notes), ("warning", "yellow", warnings), ("problem", "red", problems)):
+        for line in lines:
+            console.print(f"[{colour}]{kind}:[/{colour}] {escape(line)}", highlight=False)
 
 
 def cmd_train(args: argparse.Namespace, console: Console) -> None:
@@ -154,12 +155,7 @@ def cmd_init(args: argparse.Namespace, console: Console) -> None:
     output = output_directory("--output", args.output)
     with argument("--from-seed"):
         said, check = write_from_seed(seed, output, force=args.force)
-    for line in said:
-        console.print(f"[cyan]{escape(line)}[/cyan]", highlight=False)
-    for warning in check.warnings:
-        console.print(f"[yellow]warning:[/yellow] {escape(warning)}", highlight=False)
-    for problem in check.problems:
-        console.print(f"[red]problem:[/red] {escape(problem)}", highlight=False)
+    _print_check(console, said, check.warnings, check.problems)
     if check.problems:
         raise ConfigContradiction(f"{len(check.problems)} problem(s) left in the set written to {output}")
     console.print(f"[green]wrote a consistent set to {escape(str(output))}[/green]: config.toml, uni_agent_loop.yaml, settings.json "

@@ -265,6 +265,11 @@ class RewardConfig(_Strict):
         description="fresh: capture the agent's patch without trusting its sandbox and run the tests in a new sandbox "
         "of the instance with only that patch applied; same: run them in the agent's own sandbox (trusted agents only).",
     )
+    guard: bool = Field(
+        True,
+        description="Load the grading guard into pytest runs: each test's outcome recorded from outside the code under "
+        "test's reach, the runner's machinery checked as it loaded (rewards/guard). Off: the log cross-checks alone.",
+    )
     max_patch_bytes: int = Field(
         16 * 1024 * 1024,
         ge=1024,

@@ -66,7 +66,16 @@ def _bad_row(number: int, reason: str) -> dict[str, Any]:
 def _infrastructure_failed(result: dict[str, Any]) -> bool:
     """An `infra_error` that a new attempt may not repeat (a malformed prediction, graded below as a
     "bad prediction", would repeat it, so its result is kept)."""
-    return result.get("status") == "infra_error" and not str(result.get("error")).startswith("bad prediction: ")
+    return result.get("status") == "infra_error" and not _bad_prediction(result)
+
+
+def _bad_prediction(result: dict[str, Any]) -> bool:
+    return str(result.get("error")).startswith("bad prediction: ")
+
+
+def _the_infrastructures(result: dict[str, Any]) -> bool:
+    """Whose an error is (`rewards.swebench.CAUSED_BY`); a malformed prediction is the prediction's."""
+    return CAUSED_BY.get(result.get("status")) == "infrastructure" and not _bad_prediction(result)
 
 
 async def grade_prediction(prediction: dict[str, Any], rows: dict[str, dict[str, Any]], reward: SWEBenchReward) -> RewardResult:
@@ -108,9 +117,8 @@ def summary_report(predictions: list[dict[str, Any]], results: dict[str, dict[st
         "resolved_ids": resolved,
         "unresolved_ids": unresolved,
         "error_ids": errors,
-        # whose each error is (rewards.swebench.CAUSED_BY): the infrastructure's is graded again on a re-run
-        "infrastructure_error_ids": sorted(i for i in errors if CAUSED_BY.get(results[i]["status"]) == "infrastructure"),
-        "patch_error_ids": sorted(i for i in errors if CAUSED_BY.get(results[i]["status"]) == "patch"),
+        "infrastructure_error_ids": sorted(i for i in errors if _the_infrastructures(results[i])),
+        "patch_error_ids": sorted(i for i in errors if not _the_infrastructures(results[i])),
         "schema_version": 2,
     }
 

@@ -56,7 +56,8 @@ from uni_agent_gym.instances import patch_files
 from uni_agent_gym.workspaces.local_checkout import local_workspace_dir, trusted_git_dir
 from uni_agent_gym.workspaces.host_git import has_commit
 from uni_agent_gym.rewards.capture import PatchRejected, capture_from_container, capture_in_sandbox, capture_on_host
-from uni_agent_gym.rewards.integrity import check_log
+from uni_agent_gym.rewards.guard import GUARDED_RUNNERS, Guard
+from uni_agent_gym.rewards.integrity import check_log, runner_for
 from uni_agent_gym.rewards.patches import SAFE_GIT, apply_patch, drop_files, git_in, reset_files
 from uni_agent_gym.rewards.runner_files import runner_files_to_restore
 from uni_agent_gym.specs import load_environments, command_of_tests
@@ -306,9 +307,12 @@ class SWEBenchReward:
 
         # The output streams to the grader through the session (the code under test can add to it, not
         # rewrite it, as it could a log file), the last log_limit bytes of it kept; the exit code is bash's.
+        checked = self._log_reader(instance)
+        guard = self._guard(instance, checked, command)
+        loads_the_guard = await guard.install(deployment) if guard else ""
         tests_started = time.monotonic()
         try:
-            run = await deployment.run(f"cd {shlex.quote(repo_dir)} && ( {command} )", timeout=self.config.timeout, output_limit=self.config.log_limit)
+            run = await deployment.run(f"cd {shlex.quote(repo_dir)} && ( {loads_the_guard}{command} )", timeout=self.config.timeout, output_limit=self.config.log_limit)
         except DeploymentError as exc:  # the sandbox died under the patched code: its doing, unless the engine died
             durations["tests"] = time.monotonic() - tests_started
             if not await deployment.engine_answers():
@@ -333,13 +337,23 @@ class SWEBenchReward:
             checked, tests = r2e_gym.RUNNER, []
         else:
             passed, result.tests, result.test_statuses = grade_fail_to_pass(instance, statuses, fail_to_pass_only=self.config.fail_to_pass_only)
-            checked, tests = self._log_reader(instance), list(result.test_statuses)
+            tests = list(result.test_statuses)
         result.integrity_problems = await asyncio.to_thread(check_log, checked, command, log, statuses, exit_code, tests)
+        if guard is not None:
+            record = await guard.collect(deployment, self.config.log_limit)
+            result.integrity_problems += guard.problems(record, statuses, log_parser(instance))
         durations["parse"] = time.monotonic() - parse_started
         result.resolved = passed and not result.integrity_problems
         result.status = "resolved" if result.resolved else "unresolved"
         result.reward = 1.0 if result.resolved else 0.0
         return self._finish(result, started)
+    def _guard(self, instance: dict[str, Any], checked: Any, command: str) -> Guard | None:
+        """The grading guard of this run, where `reward.guard` is on and the runner is one it can load into."""
+        if not self.config.guard or instance.get("grading") == EXPECTED_OUTPUT_GRADING:
+            return None
+        runner = runner_for(checked, command)
+        return Guard() if runner is not None and runner[0] in GUARDED_RUNNERS else None
+
     @staticmethod
     def _log_reader(instance: dict[str, Any]) -> Any:
         """What the log cross-checks reread the log with: the task's swebench parser by name (its runner
