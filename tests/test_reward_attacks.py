@@ -222,7 +222,7 @@ BREAKERS = {
 async def test_breaking_the_grader_is_the_patchs_doing(instance, attack):
     """Never an infrastructure error: that would be masked, a free exit for a policy that cannot fix the bug."""
     code, deployment, status = BREAKERS[attack]
-    report = await episode(instance, breaking(code), deployment={"type": deployment}, timeout=60)
+    report = await episode(instance, breaking(code), deployment={"type": deployment}, timeout=20)  # the hang waits it out
     assert (report["status"], report["reward"], report["exit_reason"]) == (status, 0.0, "finished"), report
     assert report["caused_by"] == (None if status == "unresolved" else "patch"), report
 
@@ -237,7 +237,7 @@ async def test_a_sandbox_whose_engine_stops_answering_is_the_infrastructures(ins
 
     monkeypatch.setattr(DockerDeployment, "engine_answers", silent)
     with pytest.raises(DeploymentError):
-        await episode(instance, breaking(KILL_THE_SANDBOX), timeout=60)
+        await episode(instance, breaking(KILL_THE_SANDBOX), timeout=20)
 
 
 # The verdict rewritten in-process: code the tests import (prepended to flask's package, which the tests
