@@ -18,7 +18,7 @@ import pytest
 from swebench.harness.log_parsers.python import parse_log_pytest
 
 from tests.verdict_attacks import PLUGIN_REGISTERED, REPORT_CLASS_PATCHED
-from uni_agent_gym.rewards.guard import Guard
+from uni_agent_gym.rewards.guard import Guard, can_load
 
 TEST = "import pkg\n\n\ndef test_adds():\n    assert pkg.add(2, 2) == 4\n\n\ndef test_other():\n    assert True\n"
 BUGGY = "def add(a, b):\n    return a - b\n"
@@ -34,7 +34,7 @@ for config in [o for o in gc.get_objects() if isinstance(o, Config)]:
 EXITS_EARLY = "import os\n\n\ndef add(a, b):\n    os._exit(0)\n"
 
 
-def run(tmp_path: Path, package: str) -> tuple[dict[str, str], str, Guard]:
+def run(tmp_path: Path, package: str, *options: str) -> tuple[dict[str, str], str, Guard]:
     """The tests of a repository whose package is `package`, as the grader runs them: (the log's statuses, the
     guard's record, the guard)."""
     repo = tmp_path / "repo"
@@ -49,7 +49,7 @@ def run(tmp_path: Path, package: str) -> tuple[dict[str, str], str, Guard]:
     (guard_dir / f"{guard.name}.py").write_text(source)
     environ = {key: value for key, value in os.environ.items() if not key.startswith(("PYTEST", "PYTHON"))}
     environ.update(PYTEST_PLUGINS=guard.name, PYTHONPATH=f"{guard_dir}:{repo}")
-    done = subprocess.run([sys.executable, "-m", "pytest", "-rA", "-p", "no:cacheprovider", "test_pkg.py"], cwd=repo, env=environ,
+    done = subprocess.run([sys.executable, "-m", "pytest", "-rA", "-p", "no:cacheprovider", *options, "test_pkg.py"], cwd=repo, env=environ,
                           capture_output=True, text=True, timeout=120)  # fmt: skip
     assert not guard_dir.exists() or not any(guard_dir.iterdir()), "the plugin takes its source (the key) off the disk"
     return parse_log_pytest(done.stdout, None), record.read_text() if record.exists() else "", guard
@@ -91,3 +91,20 @@ def test_forged_lines_and_a_missing_guard_are_problems(tmp_path):
     forged = record + hmac.new(b"not the key", body.encode(), hashlib.sha256).hexdigest() + " " + body + "\n"
     assert any("1 line(s) of the grading guard's record are not its own" in line for line in problems(statuses, forged, guard))
     assert any("never loaded" in line for line in problems(statuses, "", guard))
+
+
+def test_under_xdist_the_guard_says_it_cannot_see_the_workers(tmp_path):
+    """pytest-xdist runs the tests in workers the guard is not loaded in: it says so, and vouches for nothing
+    it did not see (an honest run is not failed for it; the log checks still apply)."""
+    statuses, record, guard = run(tmp_path, "", "-n", "2")
+    assert statuses["test_pkg.py::test_other"] == "PASSED"
+    assert '"unguarded"' in record and problems(statuses, record, guard) == []
+
+
+@pytest.mark.parametrize(
+    "command, loads",
+    [("pytest -rA tests/test_x.py", True), ("python -X dev -X warn_default_encoding -m pytest -rA", True),
+     ("tox --current-env -epy39 -v --", False), ("python -I -m pytest", False), ("python3.9 -E -m pytest tests", False)],
+)  # fmt: skip
+def test_commands_whose_pytest_cannot_load_the_guard_are_known(command, loads):
+    assert can_load(command) is loads

@@ -56,7 +56,7 @@ from uni_agent_gym.instances import patch_files
 from uni_agent_gym.workspaces.local_checkout import local_workspace_dir, trusted_git_dir
 from uni_agent_gym.workspaces.host_git import has_commit
 from uni_agent_gym.rewards.capture import PatchRejected, capture_from_container, capture_in_sandbox, capture_on_host
-from uni_agent_gym.rewards.guard import GUARDED_RUNNERS, Guard
+from uni_agent_gym.rewards.guard import GUARDED_RUNNERS, Guard, can_load
 from uni_agent_gym.rewards.integrity import check_log, runner_for
 from uni_agent_gym.rewards.patches import SAFE_GIT, apply_patch, drop_files, git_in, reset_files
 from uni_agent_gym.rewards.runner_files import runner_files_to_restore
@@ -352,7 +352,7 @@ class SWEBenchReward:
         if not self.config.guard or instance.get("grading") == EXPECTED_OUTPUT_GRADING:
             return None
         runner = runner_for(checked, command)
-        return Guard() if runner is not None and runner[0] in GUARDED_RUNNERS else None
+        return Guard() if runner is not None and runner[0] in GUARDED_RUNNERS and can_load(command) else None
 
     @staticmethod
     def _log_reader(instance: dict[str, Any]) -> Any:

@@ -12,7 +12,8 @@ the log cross-checks and the exit code at once.
 
 What it cannot see: code that special-cases a test's inputs (a wrong fix, not a forged verdict); a runner
 whose implementation is the repository itself (the pytest repository: the code under test loads before the
-guard); runners other than pytest (Django's `runtests.py`, sympy's `bin/test`), which only the log checks guard.
+guard); runners other than pytest (Django's `runtests.py`, sympy's `bin/test`), pytest under tox or `python -I`
+(`can_load`), and tests run by pytest-xdist's workers: the log checks alone guard those.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 import json
+import re
 import secrets
 import shlex
 from dataclasses import dataclass, field
@@ -30,6 +32,15 @@ from uni_agent_gym.deployments import Deployment
 
 PLUGIN_SOURCE = Path(__file__).with_name("pytest_plugin.py")
 GUARDED_RUNNERS = ("pytest",)
+# Commands whose pytest cannot load the guard: tox passes the test environment only the variables it is told
+# to, and `python -I` / `-E` / `-S` ignore PYTHONPATH and PYTEST_PLUGINS or skip site. They are guarded by the
+# log checks alone (as Django's and sympy's runners are).
+CANNOT_LOAD = re.compile(r"\btox\b|\bpython[0-9.]*\s+(?:-\S+\s+)*-[a-zA-Z]*[IES]")
+
+
+def can_load(command: str) -> bool:
+    """Whether pytest, run by `command`, will load a guard put in its environment."""
+    return CANNOT_LOAD.search(command) is None
 
 
 @dataclass
@@ -78,6 +89,8 @@ class Guard:
             lines.append(json.loads(body))
         problems = [f"{forged} line(s) of the grading guard's record are not its own (forged or cut)"] if forged else []
         kinds = [kind for kind, _ in lines]
+        if "unguarded" in kinds:  # the guard loaded but cannot see the tests where they run (pytest-xdist)
+            return problems
         if "start" not in kinds:
             return [*problems, "the grading guard never loaded in the test runner (or its record was too large to read whole), so no outcome is vouched for"]
         if kinds[-1] != "end":

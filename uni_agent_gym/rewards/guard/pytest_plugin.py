@@ -119,6 +119,15 @@ def _outcome(call):
     return "skipped" if excinfo.errisinstance(pytest.skip.Exception) else "failed"
 
 
+@pytest.hookimpl(tryfirst=True)
+def pytest_sessionstart(session):
+    """Under pytest-xdist the tests run in worker processes the guard is not loaded in (it took itself out of
+    their environment): it says so, and the grader falls back to the log's own checks."""
+    option = session.config.option
+    if getattr(option, "numprocesses", None) or getattr(option, "dist", "no") != "no":
+        _emit("unguarded", "pytest-xdist runs the tests in worker processes")
+
+
 @pytest.hookimpl(hookwrapper=True, tryfirst=True)
 def pytest_runtest_makereport(item, call):
     _emit("test", [item.nodeid, call.when, _outcome(call)])
