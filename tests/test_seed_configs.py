@@ -30,7 +30,7 @@ from uni_agent_gym.cli import main
 from uni_agent_gym.config import load_config
 from uni_agent_gym.errors import ConfigError
 from uni_agent_gym.verl.agent_loop import UniAgentLoop
-from uni_agent_gym.verl.training import SHORTHANDS, check_training, flatten, load_training, toml_lines
+from uni_agent_gym.verl.training import check_training, load_training, toml_lines, verl_keys
 
 SEED = Path(__file__).parent / "seed_article"
 
@@ -187,9 +187,7 @@ def test_the_articles_files_plus_the_lines_check_config_prints_pass(seed, capsys
     assert "lines to add to configs/config.toml" in printed
     lines = check_training(load_training(seed / "config.toml", settings=seed / "settings.json")).additions
     original = tomllib.loads((seed / "config.toml").read_text())
-    values = {}
-    for table, content in original.items():
-        values.update(flatten(content, f"{SHORTHANDS.get(table, table)}."))
+    values = verl_keys(original)
     values["actor_rollout_ref.rollout.n"] = values.pop("actor_rollout_ref.rollout.n_resp_per_prompt")  # as the note says
     (seed / "config.toml").write_text(toml_lines({**values, **lines}) + "\n")
     assert main(arguments) == 0, capsys.readouterr().out

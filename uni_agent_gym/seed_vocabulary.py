@@ -11,6 +11,7 @@ different values is an error naming both.
 
 from __future__ import annotations
 
+import copy
 import difflib
 from typing import Any
 
@@ -83,7 +84,7 @@ def _clashes(ours: Any, theirs: Any, prefix: str) -> list[str]:
 def translate(layer: dict[str, Any], source: str, aliases: dict[str, str] = ALIASES) -> tuple[dict[str, Any], list[str]]:
     """`layer` in the gym's own names, and one line per translation made. `ConfigError` for a switch the gym
     cannot turn off, an article key that means nothing here, or a value given under both names that disagree."""
-    data = _copy(layer)
+    data = copy.deepcopy(layer)
     notes = []
     found, probe = _pop(data, PROBE_SWITCH)
     if found:
@@ -125,9 +126,3 @@ def entry_layer(entry: dict[str, Any], source: str) -> tuple[dict[str, Any], lis
 def _unknown(shown: str, key: str, known: list[str]) -> str:
     close = difflib.get_close_matches(key, known, n=1, cutoff=0.5)
     return f"{shown} means nothing to the gym" + (f" (did you mean {close[0]}?)" if close else f" (known: {', '.join(known)})")
-
-
-def _copy(data: Any) -> Any:
-    if isinstance(data, dict):
-        return {key: _copy(value) for key, value in data.items()}
-    return list(data) if isinstance(data, list) else data

@@ -22,13 +22,12 @@ from uni_agent_gym.seed_vocabulary import entry_layer, translate
 from uni_agent_gym.verl.training import (
     LOOP_TARGET,
     ROLLOUT,
-    SHORTHANDS,
     TrainingCheck,
     check_training,
-    flatten,
     load_training,
     toml_lines,
     translate_toml_keys,
+    verl_keys,
 )
 
 FILES = ("config.toml", "uni_agent_loop.yaml", "settings.json")
@@ -96,10 +95,7 @@ def _loop_entry(seed_dir: Path, said: list[str]) -> tuple[dict[str, Any], dict[s
 
 def _verl_values(seed_dir: Path, said: list[str]) -> dict[str, Any]:
     """The TOML's keys as verl's, flattened (shorthands expanded), placeholders kept."""
-    values: dict[str, Any] = {}
-    for table, content in read_config_file(seed_dir / "config.toml").items():
-        prefix = SHORTHANDS.get(table, table)
-        values.update(flatten(content, f"{prefix}.") if isinstance(content, dict) else {prefix: content})
+    values = verl_keys(read_config_file(seed_dir / "config.toml"))
     said += translate_toml_keys(values, seed_dir / "config.toml")
     return values
 

@@ -148,10 +148,7 @@ def load_training(toml_path: str | Path, *, settings: str | Path | None = None, 
     toml_path = Path(toml_path)
     data = interpolate(read_config_file(toml_path), environ)
     async_training = "async_training" in data
-    values: dict[str, Any] = {}
-    for table, content in data.items():
-        prefix = SHORTHANDS.get(table, table)
-        values.update(flatten(content, f"{prefix}.") if isinstance(content, dict) else {prefix: content})
+    values = verl_keys(data)
     translations = translate_toml_keys(values, toml_path)
     for key in PATH_KEYS:
         if isinstance(values.get(key), str):
@@ -170,6 +167,15 @@ def load_training(toml_path: str | Path, *, settings: str | Path | None = None, 
             raise ConfigError(f"{loop_yaml}: verl expects a list of agent loops (- name: ..., _target_: ...)")
     return TrainingRun(toml_path, values, async_training, loop_yaml, entries, Path(settings).resolve() if settings else None,
                        translations=translations)  # fmt: skip
+
+
+def verl_keys(data: dict[str, Any]) -> dict[str, Any]:
+    """A config.toml's tables as flat verl keys, the shorthands expanded (`[rollout] n` -> actor_rollout_ref.rollout.n)."""
+    values: dict[str, Any] = {}
+    for table, content in data.items():
+        prefix = SHORTHANDS.get(table, table)
+        values.update(flatten(content, f"{prefix}.") if isinstance(content, dict) else {prefix: content})
+    return values
 
 
 def translate_toml_keys(values: dict[str, Any], toml_path: Path) -> list[str]:
