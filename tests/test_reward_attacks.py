@@ -308,3 +308,61 @@ async def test_the_future_in_a_pulled_image_is_not_there_to_copy(instance, leaky
         assert (await raw.run(f"{SCRATCH} && {PEEK} && git diff --stat")).output.strip().endswith("1 insertion(+), 1 deletion(-)"), "the attack is real"
     report = await episode({**instance, "image_name": leaky_image}, [PEEK])
     assert (report["status"], report["reward"], report["patch"]) == ("unresolved", 0.0, "")
+
+
+# The runner's implementation edited where it lives in the repository. In the pytest repository the runner is
+# the code under test: a patch that swallows every test's exception where pytest calls the test function leaves
+# nothing for the guard (its record comes from that same call), the log or the exit code to see. The canary tests
+# the grader plants beside the hidden tests (rewards/canaries) must fail, and are reported passed.
+SWALLOWED = ("sed -i 's/^    result = testfunction(\\*\\*testargs)$/    try:\\n        result = testfunction(**testargs)\\n"
+             "    except Exception:\\n        result = None/' src/_pytest/python.py && grep -q 'except Exception:' src/_pytest/python.py")  # fmt: skip
+
+
+@pytest.mark.parametrize("deployment", ["docker", "local"])
+async def test_the_runner_edited_in_the_repository_is_caught_by_the_canaries(instance, deployment):
+    without = await episode(instance, [SWALLOWED], deployment={"type": deployment}, canaries=False)
+    assert (without["status"], without["reward"]) == ("resolved", 1.0), f"the attack should be real without canaries: {without['integrity_problems']}"
+    report = await episode(instance, [SWALLOWED], deployment={"type": deployment})
+    assert (report["status"], report["reward"]) == ("unresolved", 0.0), report["integrity_problems"]
+    assert [p for p in report["integrity_problems"] if "canary test" in p and "is reported PASSED" in p], report["integrity_problems"]
+
+
+# Where the runner is the repository's but not the code under test (sphinx's own pytest plugin, loaded by its
+# conftest; sympy's runtests.py, Django's runner.py), a patch that changes it is graded a second time with it as
+# at the start commit (rewards/runner_modules). Shown with the guard and the canaries off, which also see this one.
+SPHINX = "sphinx-doc__sphinx-8595"
+SPHINX_PLUGIN = "sphinx/testing/fixtures.py"
+PASS_EVERY_REPORT = """
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    outcome = yield
+    report = outcome.get_result()
+    if report.failed:
+        report.outcome, report.longrepr = "passed", None
+"""
+
+
+@pytest.fixture(scope="module")
+def sphinx_instance() -> dict:
+    return normalise(fixture_sources.derived_rows()[SPHINX])
+
+
+async def test_a_runner_module_changed_by_the_patch_is_graded_again_as_it_was(sphinx_instance, monkeypatch):
+    from uni_agent_gym.rewards import runner_modules
+
+    forged = [write("$UAG_TMP/hook.py", PASS_EVERY_REPORT), f"cat $UAG_TMP/hook.py >> {SPHINX_PLUGIN}"]
+    monkeypatch.setitem(runner_modules.RUNNER_MODULES, "sphinx-doc/sphinx", ())
+    unchecked = await episode(sphinx_instance, forged, guard=False, canaries=False)
+    assert (unchecked["status"], unchecked["reward"], unchecked["runner_rerun"]) == ("resolved", 1.0, None), "the attack should be real"
+    monkeypatch.undo()
+    report = await episode(sphinx_instance, forged, guard=False, canaries=False)
+    assert (report["status"], report["reward"]) == ("unresolved", 0.0), report
+    assert report["runner_rerun"]["modules"] == [SPHINX_PLUGIN] and report["runner_rerun"]["status"] == "unresolved"
+    assert [p for p in report["integrity_problems"] if p.startswith(f"resolved only with the patch's changes to the test runner's implementation ({SPHINX_PLUGIN})")]
+
+
+async def test_a_fix_that_also_touches_a_runner_module_still_earns_one(sphinx_instance):
+    gold = await episode(sphinx_instance, [f"git apply <<'UAG_EOF'\n{sphinx_instance['patch']}UAG_EOF", f"echo '# a comment' >> {SPHINX_PLUGIN}"])
+    assert (gold["status"], gold["reward"]) == ("resolved", 1.0), gold["integrity_problems"]
+    assert gold["runner_rerun"]["status"] == "resolved" and gold["runner_rerun"]["modules"] == [SPHINX_PLUGIN]

@@ -270,6 +270,11 @@ class RewardConfig(_Strict):
         description="Load the grading guard into pytest runs: each test's outcome recorded from outside the code under "
         "test's reach, the runner's machinery checked as it loaded (rewards/guard). Off: the log cross-checks alone.",
     )
+    canaries: bool = Field(
+        True,
+        description="Append tests that must fail to the test files holding the graded tests (pytest, Django, sympy): one "
+        "reported passed or missing means the runner's verdicts were forged, and the instance is not resolved (rewards/canaries).",
+    )
     max_patch_bytes: int = Field(
         16 * 1024 * 1024,
         ge=1024,

@@ -55,11 +55,13 @@ from uni_agent_gym.datasets.swebench import repo_parser_name
 from uni_agent_gym.instances import patch_files
 from uni_agent_gym.workspaces.local_checkout import local_workspace_dir, trusted_git_dir
 from uni_agent_gym.workspaces.host_git import has_commit
+from uni_agent_gym.rewards.canaries import Canaries, plant, wanted
 from uni_agent_gym.rewards.capture import PatchRejected, capture_from_container, capture_in_sandbox, capture_on_host
 from uni_agent_gym.rewards.guard import GUARDED_RUNNERS, Guard, can_load
 from uni_agent_gym.rewards.integrity import check_log, runner_for
 from uni_agent_gym.rewards.patches import SAFE_GIT, apply_patch, drop_files, git_in, reset_files
 from uni_agent_gym.rewards.runner_files import runner_files_to_restore
+from uni_agent_gym.rewards.runner_modules import runner_modules_touched
 from uni_agent_gym.specs import load_environments, command_of_tests
 
 logger = logging.getLogger(__name__)
@@ -93,6 +95,7 @@ class RewardResult:
     error: str | None = None
     network_isolated: bool = False  # the tests ran with no network (docker)
     durations: dict[str, float] = field(default_factory=dict)
+    runner_rerun: dict[str, Any] | None = None  # the second grading, with the runner's modules the patch changed as at the start
 
     @property
     def caused_by(self) -> str | None:
@@ -305,9 +308,40 @@ class SWEBenchReward:
                 result.status, result.error = "test_patch_failed", applied.output[-2000:]
                 return self._finish(result, started)
 
+        checked = self._log_reader(instance)
+        canaries = await self._plant_canaries(deployment, instance, repo_dir, checked, command)
+        await self._run_and_grade(deployment, instance, repo_dir, result, checked, canaries)
+        modules = runner_modules_touched(instance.get("repo", ""), result.patch)
+        if result.status == "resolved" and modules:  # graded again with the runner's implementation as at the start
+            await reset_files(deployment, repo_dir, start, modules)
+            rerun = await self._run_and_grade(deployment, instance, repo_dir, RewardResult(result.instance_id, "unresolved", test_command=command), checked, canaries)
+            failing = sorted(test for test, status in rerun.test_statuses.items() if status != "PASSED")
+            result.runner_rerun = {"modules": modules, "status": rerun.status, "not_passed": failing, "integrity_problems": rerun.integrity_problems}
+            durations["tests_rerun"] = rerun.durations.get("tests", 0.0)
+            if rerun.status != "resolved":
+                shown = f": {', '.join(failing[:5])}{' ...' if len(failing) > 5 else ''} did not pass" if failing else ""
+                result.integrity_problems.append(
+                    f"resolved only with the patch's changes to the test runner's implementation ({', '.join(modules)}); "
+                    f"with them as at the start commit the result is {rerun.status}{shown}"
+                )
+                result.status, result.resolved, result.reward = "unresolved", False, 0.0
+        return self._finish(result, started)
+
+    async def _plant_canaries(self, deployment: Deployment, instance: dict[str, Any], repo_dir: str, checked: Any, command: str) -> Canaries | None:
+        """Tests that must fail, beside the graded ones (`canaries.py`), where `reward.canaries` is on."""
+        runner = runner_for(checked, command)
+        if not self.config.canaries or instance.get("grading") == EXPECTED_OUTPUT_GRADING or runner is None or not wanted(runner[0], command):
+            return None
+        graded = list(instance["FAIL_TO_PASS"]) + list(instance.get("PASS_TO_PASS") or [])
+        return await plant(deployment, repo_dir, runner[0], instance["test_patch"], graded)
+
+    async def _run_and_grade(
+        self, deployment: Deployment, instance: dict[str, Any], repo_dir: str, result: RewardResult, checked: Any, canaries: Canaries | None
+    ) -> RewardResult:
+        """Step 5-6 once: run the test command (with the guard), parse, cross-check and grade into `result`."""
         # The output streams to the grader through the session (the code under test can add to it, not
         # rewrite it, as it could a log file), the last log_limit bytes of it kept; the exit code is bash's.
-        checked = self._log_reader(instance)
+        command, durations = result.test_command, result.durations
         guard = self._guard(instance, checked, command)
         loads_the_guard = await guard.install(deployment) if guard else ""
         tests_started = time.monotonic()
@@ -319,14 +353,14 @@ class SWEBenchReward:
                 raise
             result.status = "tests_crashed"
             result.error = f"the sandbox failed while the patched tests ran, and its engine still answers: {exc}"
-            return self._finish(result, started)
+            return result
         durations["tests"] = time.monotonic() - tests_started
         log, exit_code = run.output, run.exit_code
         result.exit_code = exit_code
         result.log = f"{START_TEST_OUTPUT}\n{log}\n{END_TEST_OUTPUT} (exit code {exit_code})\n"
         if run.timed_out:
             result.status = "timeout"
-            return self._finish(result, started)
+            return result
 
         parse_started = time.monotonic()
         statuses = await asyncio.to_thread(log_parser(instance), log)  # a 20 MB log takes seconds: off the event loop
@@ -342,11 +376,14 @@ class SWEBenchReward:
         if guard is not None:
             record = await guard.collect(deployment, self.config.log_limit)
             result.integrity_problems += guard.problems(record, statuses, log_parser(instance))
+        if canaries is not None:
+            result.integrity_problems += canaries.problems(statuses)
         durations["parse"] = time.monotonic() - parse_started
         result.resolved = passed and not result.integrity_problems
         result.status = "resolved" if result.resolved else "unresolved"
         result.reward = 1.0 if result.resolved else 0.0
-        return self._finish(result, started)
+        return result
+
     def _guard(self, instance: dict[str, Any], checked: Any, command: str) -> Guard | None:
         """The grading guard of this run, where `reward.guard` is on and the runner is one it can load into."""
         if not self.config.guard or instance.get("grading") == EXPECTED_OUTPUT_GRADING:

@@ -1,0 +1,113 @@
+"""Canary tests: tests that must fail, planted beside the hidden tests, to catch a verdict the runner forges.
+
+Where the repository's own code is the test runner (the pytest repository is pytest) or helps it judge, a
+patch can change how failures are judged from inside the code under test, and the guard, the log and the exit
+code then agree, because they all come from the changed runner. Whatever turns the hidden tests' failures
+into passes without the patch knowing which tests are hidden turns every failure into a pass. So after the
+test patch is applied, the grader appends to each test file that holds graded tests a few tests that fail
+(an assertion and an error), named after that file's own tests so that no pattern tells them apart. Each
+must be reported failed (or errored). A canary reported passed, or missing while the graded tests ran, is a
+forged verdict: the instance is not resolved and `integrity_problems` says which canary.
+
+What it cannot see: a patch that reads the test files at run time and tells the canaries (their bodies) from
+the hidden tests. That takes a policy reading and classifying test source at grading time, far past
+swallowing exceptions; the guard and the runner-module rerun (`runner_modules.py`) stand beside it.
+Canaries are not planted where the command stops at the first failure (`-x`, `--failfast`): a canary would
+end the run early.
+"""
+
+from __future__ import annotations
+
+import re
+import secrets
+import shlex
+from dataclasses import dataclass, field
+from pathlib import PurePosixPath
+
+from uni_agent_gym.deployments import Deployment
+from uni_agent_gym.errors import SandboxFileNotFoundError
+from uni_agent_gym.instances import patch_files
+
+PLANTED_FOR = ("pytest", "django", "sympy")  # the runners whose test files and names the canaries follow
+STOPS_AT_FIRST_FAILURE = re.compile(r"(?:^|\s)(?:-x|--exitfirst|--failfast|--maxfail(?:=|\s+)1)(?=\s|$)")
+_WORDS = re.compile(r"def test_?(\w+)")
+_FALLBACK_WORDS = ("value", "result", "case", "input", "default", "output", "basic", "format", "empty", "order")
+
+
+@dataclass
+class Canaries:
+    """The canaries of one grading: {test function name: repository file} and the runner that runs them."""
+
+    runner: str
+    planted: dict[str, str] = field(default_factory=dict)
+
+    def problems(self, statuses: dict[str, str]) -> list[str]:
+        """Each canary must be reported failed or errored; `statuses` is the parsed log."""
+        if not self.planted or not any(status == "PASSED" for status in statuses.values()):
+            return []  # nothing passed: no verdict to doubt (a run that did not start is graded 0 anyway)
+        problems = []
+        for name, path in self.planted.items():
+            reported = [status for test, status in statuses.items() if _names(test, name)]
+            if not reported:
+                problems.append(f"the canary test {name} (planted in {path}, it must fail) is missing from the log: the runner's verdicts were filtered")
+            elif any(status not in ("FAILED", "ERROR") for status in reported):
+                problems.append(f"the canary test {name} (planted in {path}, it must fail) is reported {reported[-1]}: the runner's verdict was forged")
+        return problems
+
+
+def _names(test: str, name: str) -> bool:
+    """Whether a parsed test id is the function `name` (pytest `file::name[param]`, Django `name (module.Class)`, sympy `name`)."""
+    return re.search(rf"(?:^|::|\.){re.escape(name)}(?:$|\s|\[)", test) is not None
+
+
+def wanted(runner: str | None, command: str) -> bool:
+    return runner in PLANTED_FOR and STOPS_AT_FIRST_FAILURE.search(command) is None
+
+
+def target_files(runner: str, test_patch: str, graded: list[str]) -> list[str]:
+    """The test files the test patch touches that hold graded tests (pytest: by the tests' ids), or that are
+    test modules (Django, sympy: their ids do not name files)."""
+    touched = [path for path in patch_files(test_patch) if path.endswith(".py")]
+    if runner == "pytest":
+        files = {test.split("::")[0] for test in graded if "::" in test}
+        return [path for path in touched if path in files]
+    return [path for path in touched if re.fullmatch(r"tests?(_\w*)?\.py|\w+_tests?\.py", PurePosixPath(path).name)]
+
+
+def source(runner: str, text: str) -> tuple[str, list[str]]:
+    """Canary code to append to a test file whose text is `text`, and the test names it defines."""
+    words = [word for found in _WORDS.findall(text) for word in found.split("_") if word.isidentifier() and not word[0].isdigit()]
+    pool = sorted(set(words)) or list(_FALLBACK_WORDS)
+    names = []
+    while len(names) < 2:
+        name = "test_" + "_".join(secrets.choice(pool) for _ in range(2 + secrets.randbelow(2)))
+        if f"def {name}(" not in text and name not in names:
+            names.append(name)
+        pool = pool if len(names) or len(pool) > 3 else [*pool, *_FALLBACK_WORDS]
+    expected, got = secrets.randbelow(90) + 10, secrets.randbelow(9) + 1
+    separator = "" if text.endswith("\n") or not text else "\n"
+    if runner == "django":
+        class_name = "".join(part.title() for part in names[0].split("_")[1:]) + "Tests"
+        body = (f"\n\nclass {class_name}(__import__('unittest').TestCase):\n"
+                f"    def {names[0]}(self):\n        self.assertEqual(len({'x' * got!r}), {expected})\n\n"
+                f"    def {names[1]}(self):\n        raise ValueError({names[1][5:]!r})\n")  # fmt: skip
+    else:
+        body = (f"\n\ndef {names[0]}():\n    assert len({'x' * got!r}) == {expected}\n\n\n"
+                f"def {names[1]}():\n    raise ValueError({names[1][5:]!r})\n")  # fmt: skip
+    return separator + body, names
+
+
+async def plant(deployment: Deployment, repo_dir: str, runner: str, test_patch: str, graded: list[str]) -> Canaries:
+    """Append canaries to the test files of `test_patch` (after it is applied); the files are reset to the
+    start commit by the next grading like every file of the test patch."""
+    canaries = Canaries(runner)
+    for path in target_files(runner, test_patch, graded):
+        full = f"{repo_dir.rstrip('/')}/{path}"
+        try:
+            text = (await deployment.read_file(full)).decode()
+        except (SandboxFileNotFoundError, UnicodeDecodeError):
+            continue  # the test patch deleted it, or it is not text: nothing runs from it
+        code, names = source(runner, text)
+        await deployment.run(f"cat >> {shlex.quote(full)} <<'UAG_CANARY_EOF'\n{code}UAG_CANARY_EOF", timeout=60)
+        canaries.planted.update({name: path for name in names})
+    return canaries
