@@ -6,7 +6,9 @@ each way of grading, side by side in one run:
 - `fresh`, warm pool (`deployment.pool_size`): the grading container comes from the warm pool (each
   instance is played once first to fill it; the second episode is measured);
 - `fresh`, cold, guard off (`reward.guard: false`): the grading guard's cost is the whole grading's time
-  beside `fresh, cold` (the guard works inside the test run too: its plugin loads and records each test).
+  beside `fresh, cold` (the guard works inside the test run too: its plugin loads and records each test);
+- `fresh`, cold, canaries off (`reward.canaries: false`): the canary tests' cost, the same way (they are
+  planted in the test files and run with the tests).
 
 For each offline fixture instance whose image exists here (`swebench/sweb.eval.x86_64.<id>`), an
 episode applies the gold patch and calls `finish`; grading total and the test command's own time come
@@ -33,15 +35,17 @@ from uni_agent_gym.rewards.swebench import SWEBenchReward
 
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "swebench"
 ROWS, ENVIRONMENTS = SHARED / "derived.jsonl", SHARED / "fixtures.json"  # the fixtures' exact pins and test commands
-MODES = {"same, cold": ("same", 0, True), "fresh, cold": ("fresh", 0, True), "fresh, warm pool": ("fresh", 2, True),
-         "fresh, cold, guard off": ("fresh", 0, False)}  # fmt: skip
+ON = {"guard": True, "canaries": True}
+MODES = {"same, cold": ("same", 0, ON), "fresh, cold": ("fresh", 0, ON), "fresh, warm pool": ("fresh", 2, ON),
+         "fresh, cold, guard off": ("fresh", 0, {**ON, "guard": False}),
+         "fresh, cold, canaries off": ("fresh", 0, {**ON, "canaries": False})}  # fmt: skip
 
 
-async def grade_gold(row: dict, sandbox: str, pool_size: int, guard: bool) -> dict:
+async def grade_gold(row: dict, sandbox: str, pool_size: int, checks: dict) -> dict:
     config = GymConfig.model_validate({
         "deployment": {"type": "docker", "pool_size": pool_size},
         "env": {"workspace": "image", "environments": str(ENVIRONMENTS)},
-        "reward": {"sandbox": sandbox, "guard": guard},
+        "reward": {"sandbox": sandbox, **checks},
     })  # fmt: skip
     env = AsyncSWEEnv(config, reward=SWEBenchReward.from_config(config))
     try:
@@ -55,10 +59,10 @@ async def grade_gold(row: dict, sandbox: str, pool_size: int, guard: bool) -> di
         await env.close()
 
 
-async def measure(row: dict, sandbox: str, pool_size: int, guard: bool) -> dict:
+async def measure(row: dict, sandbox: str, pool_size: int, checks: dict) -> dict:
     if pool_size:
-        await grade_gold(row, sandbox, pool_size, guard)  # fills the pool with this image's containers
-    result = await grade_gold(row, sandbox, pool_size, guard)
+        await grade_gold(row, sandbox, pool_size, checks)  # fills the pool with this image's containers
+    result = await grade_gold(row, sandbox, pool_size, checks)
     await drain_pools()
     return result
 
@@ -75,8 +79,8 @@ async def main(limit: int) -> None:
     tests: list[float] = []
     for row in rows:
         line = f"{row['instance_id']:32s}"
-        for mode, (sandbox, pool_size, guard) in MODES.items():
-            result = await measure(row, sandbox, pool_size, guard)
+        for mode, (sandbox, pool_size, checks) in MODES.items():
+            result = await measure(row, sandbox, pool_size, checks)
             assert result["reward"] == 1.0, (row["instance_id"], mode, result)
             overheads[mode].append(result["total"] - result["tests"])
             totals[mode].append(result["total"])
@@ -87,9 +91,10 @@ async def main(limit: int) -> None:
     print(f"\nmedian over {len(rows)} instances (tests themselves: median {statistics.median(tests) * 1000:.0f} ms):")
     for mode, values in overheads.items():
         added = statistics.median(values) - baseline
-        print(f"  {mode:22s} overhead {statistics.median(values) * 1000:6.0f} ms   vs same: {added * 1000:+6.0f} ms")
-    guard = statistics.median([on - off for on, off in zip(totals["fresh, cold"], totals["fresh, cold, guard off"])])
-    print(f"  the grading guard: {guard * 1000:+.0f} ms per grading (median of fresh, cold minus guard off, whole grading)")
+        print(f"  {mode:26s} overhead {statistics.median(values) * 1000:6.0f} ms   vs same: {added * 1000:+6.0f} ms")
+    for check in ("guard", "canaries"):
+        cost = statistics.median([on - off for on, off in zip(totals["fresh, cold"], totals[f"fresh, cold, {check} off"])])
+        print(f"  {check}: {cost * 1000:+.0f} ms per grading (median of fresh, cold minus {check} off, whole grading)")
 
 
 if __name__ == "__main__":

@@ -62,7 +62,8 @@ async def test_gold_patch_resolves(sandbox_for):
     assert result.tests["FAIL_TO_PASS"]["success"] == instance["FAIL_TO_PASS"]
     assert captured == result.patch, "capture_patch takes what grading in the sandbox takes"
     assert result.patch.startswith("diff --git a/src/_pytest/_io/saferepr.py")
-    assert result.log.startswith(">>>>> Start Test Output\n") and "(exit code 0)" in result.log
+    assert result.log.startswith(">>>>> Start Test Output\n") and "(exit code 1)" in result.log  # the two canaries fail
+    assert [line for line in result.log.splitlines() if line.startswith("FAILED testing/io/test_saferepr.py::test_")] != []
     assert {"reset", "tests", "parse", "total"} <= set(result.durations)
     assert result.network_isolated
     interfaces = await deployment.run("tail -n +3 /proc/net/dev | cut -d: -f1 | tr -d ' '")

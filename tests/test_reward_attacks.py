@@ -141,7 +141,7 @@ async def episode(instance: dict, commands: list[str], sandbox: str = "fresh", d
 async def test_an_attack_earns_nothing(instance, attack):
     commands, fools_the_same_sandbox = ATTACKS[attack]
     if fools_the_same_sandbox:
-        same = await episode(instance, commands, sandbox="same")
+        same = await episode(instance, commands, sandbox="same", canaries=False)  # (the canaries see those that forge every verdict)
         assert same["reward"] == 1.0, f"the attack should be real: in the agent's own sandbox it earns {same['reward']} ({same['status']})"
     report = await episode(instance, commands)
     assert report["reward"] == 0.0 and report["sandbox"] == "fresh", report["status"]
@@ -242,13 +242,14 @@ async def test_a_sandbox_whose_engine_stops_answering_is_the_infrastructures(ins
 
 # The verdict rewritten in-process: code the tests import (prepended to flask's package, which the tests
 # import during collection) changes how pytest judges them. The log, its summary and the exit code then agree,
-# so the log cross-checks pass; the grading guard (rewards/guard) sees it. flask-4992's FAIL_TO_PASS test fails
+# so the log cross-checks pass; the grading guard (rewards/guard) sees it, and so do the canary tests (each
+# attack forges every failing test's verdict, the canaries' too). flask-4992's FAIL_TO_PASS test fails
 # without the fix (a TypeError), and each attack makes it pass without touching the bug.
 FLASK = "pallets__flask-4992"
 FLASK_PACKAGE = "src/flask/__init__.py"
 VERDICT_ATTACKS = {
     "a report class patched at import": (REPORT_CLASS_PATCHED, ["machinery was replaced during the run: _pytest.reports.TestReport.from_item_and_call",
-                                                                "the log passes 1 test(s) the grading guard did not see pass"]),
+                                                                "the log passes 3 test(s) the grading guard did not see pass"]),  # its test and the 2 canaries
     "a plugin registered at import": (PLUGIN_REGISTERED, ["plugins were registered during the run from outside pytest: forge (pytest_runtest_call in src/flask/__init__.py)"]),
 }  # fmt: skip
 
@@ -267,12 +268,15 @@ def prepended(path: str, code: str) -> list[str]:
 async def test_a_verdict_rewritten_in_process_earns_nothing(flask_instance, attack, deployment):
     code, expected = VERDICT_ATTACKS[attack]
     commands = prepended(FLASK_PACKAGE, code)
-    unguarded = await episode(flask_instance, commands, deployment={"type": deployment}, guard=False)
+    unguarded = await episode(flask_instance, commands, deployment={"type": deployment}, guard=False, canaries=False)
     assert (unguarded["status"], unguarded["reward"]) == ("resolved", 1.0), f"the attack should be real without the guard: {unguarded['status']}"
     report = await episode(flask_instance, commands, deployment={"type": deployment})
     assert (report["status"], report["reward"]) == ("unresolved", 0.0), report["integrity_problems"]
     for problem in expected:
         assert any(problem in found for found in report["integrity_problems"]), report["integrity_problems"]
+    alone = await episode(flask_instance, commands, deployment={"type": deployment}, guard=False)
+    assert (alone["status"], alone["reward"]) == ("unresolved", 0.0), "the canaries alone see a verdict forged for every test"
+    assert [p for p in alone["integrity_problems"] if "canary test" in p], alone["integrity_problems"]
 
 
 PEEK = (  # copy the fixed file out of any commit the repository holds

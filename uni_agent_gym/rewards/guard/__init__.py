@@ -12,7 +12,8 @@ the log cross-checks and the exit code at once.
 
 What it cannot see: code that special-cases a test's inputs (a wrong fix, not a forged verdict); a runner
 whose implementation is the repository itself (the pytest repository: the code under test loads before the
-guard); runners other than pytest (Django's `runtests.py`, sympy's `bin/test`), pytest under tox or `python -I`
+guard, and can swallow a test's exception before the guard's record is made: `canaries.py` catches that);
+runners other than pytest (Django's `runtests.py`, sympy's `bin/test`), pytest under tox or `python -I`
 (`can_load`), and tests run by pytest-xdist's workers: the log checks alone guard those.
 """
 

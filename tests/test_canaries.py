@@ -1,0 +1,79 @@
+"""Canary tests (rewards/canaries): the code they plant fails under the real runners on this machine (pytest and
+unittest), their names look like the file's own tests, and a canary that is reported passed or is missing is a
+problem. The attack they catch, on docker and local, is in test_reward_attacks.py."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import unittest
+
+import pytest
+from swebench.harness.log_parsers.python import parse_log_pytest
+
+from uni_agent_gym.rewards.canaries import Canaries, source, target_files, wanted
+
+TEST_FILE = '''import pytest
+
+
+def test_saferepr_broken_getattribute():
+    assert repr(1) == "1"
+
+
+@pytest.mark.parametrize("value", [1, 2])
+def test_maxsize_value(value):
+    assert value
+'''
+
+
+def test_planted_canaries_fail_under_pytest_and_the_graded_tests_still_pass(tmp_path):
+    code, names = source("pytest", TEST_FILE)
+    assert len(names) == 2 and all(name not in TEST_FILE for name in names)
+    words = {"saferepr", "broken", "getattribute", "maxsize", "value"}
+    assert all(set(name[len("test_"):].split("_")) <= words for name in names), names  # the file's own words
+    (tmp_path / "test_x.py").write_text(TEST_FILE + code)
+    run = subprocess.run([sys.executable, "-m", "pytest", "-rA", "-p", "no:cacheprovider", "test_x.py"], cwd=tmp_path, capture_output=True, text=True)
+    statuses = parse_log_pytest(run.stdout, None)
+    assert [statuses[f"test_x.py::{name}"] for name in names] == ["FAILED", "FAILED"], run.stdout
+    assert statuses["test_x.py::test_saferepr_broken_getattribute"] == "PASSED"
+    assert Canaries("pytest", {name: "test_x.py" for name in names}).problems(statuses) == []
+
+
+def test_a_forged_or_missing_canary_is_a_problem():
+    canaries = Canaries("pytest", {"test_a_b": "t.py", "test_c_d": "t.py"})
+    passing = {"t.py::test_real": "PASSED"}
+    assert canaries.problems({**passing, "t.py::test_a_b": "FAILED", "t.py::test_c_d": "ERROR"}) == []
+    forged = canaries.problems({**passing, "t.py::test_a_b": "PASSED", "t.py::test_c_d": "FAILED"})
+    assert forged == ["the canary test test_a_b (planted in t.py, it must fail) is reported PASSED: the runner's verdict was forged"]
+    missing = canaries.problems({**passing, "t.py::test_a_b": "FAILED"})
+    assert len(missing) == 1 and "test_c_d" in missing[0] and "missing from the log" in missing[0]
+    assert canaries.problems({"t.py::test_real": "FAILED"}) == []  # nothing passed: no verdict to doubt
+
+
+@pytest.mark.parametrize(
+    "test_id",
+    ["t.py::test_a_b", "t.py::test_a_b[1]", "t.py::Tests::test_a_b", "test_a_b (app.tests.ATests)", "test_a_b (app.tests.ATests.test_a_b)", "test_a_b"],
+)
+def test_a_canary_is_found_under_each_runners_names(test_id):
+    assert Canaries("pytest", {"test_a_b": "t.py"}).problems({test_id: "PASSED"}) != []
+    assert Canaries("pytest", {"test_a": "t.py"}).problems({test_id: "PASSED", "x": "PASSED"})[0].endswith("missing from the log: the runner's verdicts were filtered")
+
+
+def test_django_canaries_are_a_failing_unittest_case(tmp_path):
+    code, names = source("django", "class ATests(TestCase):\n    def test_admin_view(self):\n        pass\n")
+    namespace: dict = {}
+    exec(compile(code, "tests.py", "exec"), namespace)
+    case = next(value for value in namespace.values() if isinstance(value, type) and issubclass(value, unittest.TestCase))
+    result = unittest.TestResult()
+    unittest.defaultTestLoader.loadTestsFromTestCase(case).run(result)
+    assert (result.testsRun, len(result.failures), len(result.errors)) == (2, 1, 1)
+    assert sorted(test._testMethodName for test, _ in result.failures + result.errors) == sorted(names)
+
+
+def test_the_files_planted_in_and_when_not_at_all():
+    patch = "".join(f"diff --git a/{path} b/{path}\n" for path in ("testing/test_main.py", "testing/other.py", "doc/x.rst", "tests/admin/tests.py"))
+    assert target_files("pytest", patch, ["testing/test_main.py::test_a", "testing/test_other.py::test_b"]) == ["testing/test_main.py"]
+    assert target_files("django", patch, ["test_a (admin.tests.A)"]) == ["testing/test_main.py", "tests/admin/tests.py"]
+    assert wanted("pytest", "pytest -rA tests/x.py") and wanted("sympy", "bin/test -C --verbose x")
+    assert not wanted("pytest", "pytest -x -rA tests/x.py") and not wanted("django", "./tests/runtests.py --failfast x")
+    assert not wanted(None, "make check")
