@@ -4,6 +4,7 @@ problem. The attack they catch, on docker and local, is in test_reward_attacks.p
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 import unittest
@@ -68,6 +69,15 @@ def test_django_canaries_are_a_failing_unittest_case(tmp_path):
     unittest.defaultTestLoader.loadTestsFromTestCase(case).run(result)
     assert (result.testsRun, len(result.failures), len(result.errors)) == (2, 1, 1)
     assert sorted(test._testMethodName for test, _ in result.failures + result.errors) == sorted(names)
+
+
+def test_a_canary_never_takes_a_name_the_file_has():
+    """A canary class or function of a name the module has would replace it (and its tests)."""
+    taken = ["SaferepSaferepTests", "SaferepValueTests", "ValueSaferepTests", "ValueValueTests"]
+    text = "".join(f"class {name}(TestCase):\n    def test_saferep_value(self):\n        pass\n" for name in taken)
+    for _ in range(30):
+        code, names = source("django", text)
+        assert re.search(r"^class (\w+)\(", code, re.M).group(1) not in taken and "test_saferep_value" not in names
 
 
 def test_the_files_planted_in_and_when_not_at_all():

@@ -77,17 +77,19 @@ def target_files(runner: str, test_patch: str, graded: list[str]) -> list[str]:
 def source(runner: str, text: str) -> tuple[str, list[str]]:
     """Canary code to append to a test file whose text is `text`, and the test names it defines."""
     words = [word for found in _WORDS.findall(text) for word in found.split("_") if word.isidentifier() and not word[0].isdigit()]
-    pool = sorted(set(words)) or list(_FALLBACK_WORDS)
-    names = []
+    pool = sorted(set(words))
+    pool += _FALLBACK_WORDS if len(pool) < 4 else ()  # enough words for names the file does not have
+    names: list[str] = []
     while len(names) < 2:
         name = "test_" + "_".join(secrets.choice(pool) for _ in range(2 + secrets.randbelow(2)))
-        if f"def {name}(" not in text and name not in names:
+        if not _used(name, text) and name not in names:
             names.append(name)
-        pool = pool if len(names) or len(pool) > 3 else [*pool, *_FALLBACK_WORDS]
     expected, got = secrets.randbelow(90) + 10, secrets.randbelow(9) + 1
     separator = "" if text.endswith("\n") or not text else "\n"
     if runner == "django":
         class_name = "".join(part.title() for part in names[0].split("_")[1:]) + "Tests"
+        while _used(class_name, text):  # a class of the module's own name would replace it, and its tests
+            class_name += secrets.choice("ABCDEFGH")
         body = (f"\n\nclass {class_name}(__import__('unittest').TestCase):\n"
                 f"    def {names[0]}(self):\n        self.assertEqual(len({'x' * got!r}), {expected})\n\n"
                 f"    def {names[1]}(self):\n        raise ValueError({names[1][5:]!r})\n")  # fmt: skip
@@ -95,6 +97,11 @@ def source(runner: str, text: str) -> tuple[str, list[str]]:
         body = (f"\n\ndef {names[0]}():\n    assert len({'x' * got!r}) == {expected}\n\n\n"
                 f"def {names[1]}():\n    raise ValueError({names[1][5:]!r})\n")  # fmt: skip
     return separator + body, names
+
+
+def _used(name: str, text: str) -> bool:
+    """Whether the file already has `name` (a canary of the same name would replace it)."""
+    return re.search(rf"\b{re.escape(name)}\b", text) is not None
 
 
 async def plant(deployment: Deployment, repo_dir: str, runner: str, test_patch: str, graded: list[str]) -> Canaries:
