@@ -267,8 +267,8 @@ class RewardConfig(_Strict):
     )
     guard: bool = Field(
         True,
-        description="Load the grading guard into pytest runs: each test's outcome recorded from outside the code under "
-        "test's reach, the runner's machinery checked as it loaded (rewards/guard). Off: the log cross-checks alone.",
+        description="Load the grading guard into pytest and Django (unittest) runs: each test's outcome recorded from outside "
+        "the code under test's reach, the runner's machinery checked as it loaded (rewards/guard). Off: the log cross-checks alone.",
     )
     canaries: bool = Field(
         True,

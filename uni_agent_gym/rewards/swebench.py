@@ -389,7 +389,7 @@ class SWEBenchReward:
         if not self.config.guard or instance.get("grading") == EXPECTED_OUTPUT_GRADING:
             return None
         runner = runner_for(checked, command)
-        return Guard() if runner is not None and runner[0] in GUARDED_RUNNERS and can_load(command) else None
+        return Guard(runner[0]) if runner is not None and runner[0] in GUARDED_RUNNERS and can_load(command) else None
 
     @staticmethod
     def _log_reader(instance: dict[str, Any]) -> Any:

@@ -13,8 +13,14 @@ the log cross-checks and the exit code at once.
 What it cannot see: code that special-cases a test's inputs (a wrong fix, not a forged verdict); a runner
 whose implementation is the repository itself (the pytest repository: the code under test loads before the
 guard, and can swallow a test's exception before the guard's record is made: `canaries.py` catches that);
-runners other than pytest (Django's `runtests.py`, sympy's `bin/test`), pytest under tox or `python -I`
-(`can_load`), and tests run by pytest-xdist's workers: the log checks alone guard those.
+sympy's `bin/test` (its runner is the repository's own code: the log checks, the canaries and the
+runner-module rerun guard it), pytest or Django's runner under tox or `python -I` (`can_load`), and tests
+run by pytest-xdist's workers: the log checks alone guard those.
+
+Django's `tests/runtests.py` is unittest's runner: there the guard is `unittest_sitecustomize.py`, written
+as `sitecustomize.py` in a directory first on `PYTHONPATH`, which Python imports as it starts. It hands each
+test a result that records what the test reports before the runner's own result sees it, and snapshots
+`unittest`'s machinery.
 """
 
 from __future__ import annotations
@@ -32,7 +38,8 @@ from typing import Any, Callable
 from uni_agent_gym.deployments import Deployment
 
 PLUGIN_SOURCE = Path(__file__).with_name("pytest_plugin.py")
-GUARDED_RUNNERS = ("pytest",)
+SITECUSTOMIZE_SOURCE = Path(__file__).with_name("unittest_sitecustomize.py")
+GUARDED_RUNNERS = ("pytest", "django")  # Django's runtests.py is unittest's runner
 # Commands whose pytest cannot load the guard: tox passes the test environment only the variables it is told
 # to, and `python -I` / `-E` / `-S` ignore PYTHONPATH and PYTEST_PLUGINS or skip site. They are guarded by the
 # log checks alone (as Django's and sympy's runners are).
@@ -48,6 +55,7 @@ def can_load(command: str) -> bool:
 class Guard:
     """One grading's guard: where its plugin and record live in the sandbox, and the key its lines are signed with."""
 
+    runner: str = "pytest"  # one of GUARDED_RUNNERS
     key: bytes = field(default_factory=lambda: secrets.token_bytes(32))
     name: str = field(default_factory=lambda: f"uag_guard_{secrets.token_hex(6)}")
 
@@ -59,17 +67,20 @@ class Guard:
     def record(self) -> str:
         return f"/tmp/{self.name}.record"
 
+    @property
+    def file_name(self) -> str:
+        """pytest loads a plugin by module name; Python imports `sitecustomize` as it starts."""
+        return f"{self.name}.py" if self.runner == "pytest" else "sitecustomize.py"
+
     def source(self) -> str:
-        text = PLUGIN_SOURCE.read_text()
+        text = (PLUGIN_SOURCE if self.runner == "pytest" else SITECUSTOMIZE_SOURCE).read_text()
         return text.replace("__UAG_KEY__", self.key.hex()).replace("__UAG_RECORD__", self.record)
 
     async def install(self, deployment: Deployment) -> str:
-        """Write the plugin into the sandbox; the shell lines that make the test command's pytest load it."""
-        await deployment.write_file(f"{self.directory}/{self.name}.py", self.source())
-        return (
-            f"export PYTEST_PLUGINS={self.name}${{PYTEST_PLUGINS:+,$PYTEST_PLUGINS}}; "
-            f"export PYTHONPATH={shlex.quote(self.directory)}${{PYTHONPATH:+:$PYTHONPATH}}; "
-        )
+        """Write the guard into the sandbox; the shell lines that make the test command load it."""
+        await deployment.write_file(f"{self.directory}/{self.file_name}", self.source())
+        plugins = f"export PYTEST_PLUGINS={self.name}${{PYTEST_PLUGINS:+,$PYTEST_PLUGINS}}; " if self.runner == "pytest" else ""
+        return f"{plugins}export PYTHONPATH={shlex.quote(self.directory)}${{PYTHONPATH:+:$PYTHONPATH}}; "
 
     async def collect(self, deployment: Deployment, limit: int) -> str:
         """The record the run left (read whole up to `limit` bytes, then removed with the plugin's directory)."""
@@ -103,14 +114,21 @@ class Guard:
             if end["plugins"]:
                 problems.append(f"plugins were registered during the run from outside pytest: {', '.join(end['plugins'][:8])}")
         seen = sorted(_verdicts([payload for kind, payload in lines if kind == "test"]).items(), key=lambda item: item[1] == "FAILED")
-        # both line shapes parsers read (`-rA`'s "PASSED id", `-v`'s "id PASSED"), failures last (the last line wins)
-        guarded = {**parse("".join(f"{nodeid} {verdict}\n" for nodeid, verdict in seen)),
-                   **parse("".join(f"{verdict} {nodeid}\n" for nodeid, verdict in seen))}  # fmt: skip
+        guarded = self._as_parsed(seen, parse)
         unvouched = sorted(test for test, status in statuses.items() if status == "PASSED" and guarded.get(test) != "PASSED")
         if unvouched:
             shown = ", ".join(unvouched[:5]) + (f" and {len(unvouched) - 5} more" if len(unvouched) > 5 else "")
             problems.append(f"the log passes {len(unvouched)} test(s) the grading guard did not see pass: {shown}")
         return problems
+
+    def _as_parsed(self, seen: list[tuple[str, str]], parse: Callable[[str], dict[str, str]]) -> dict[str, str]:
+        """The guard's verdicts under the log's test names: written as the runner writes them, read by its parser."""
+        if self.runner == "django":  # unittest's verbose lines: "<description> ... ok"
+            words = {"PASSED": "ok", "FAILED": "FAIL", "SKIPPED": "skipped 'guard'"}
+            return parse("".join(f"{name} ... {words[verdict]}\n" for name, verdict in seen))
+        # both line shapes pytest parsers read (`-rA`'s "PASSED id", `-v`'s "id PASSED"), failures last (the last line wins)
+        return {**parse("".join(f"{nodeid} {verdict}\n" for nodeid, verdict in seen)),
+                **parse("".join(f"{verdict} {nodeid}\n" for nodeid, verdict in seen))}  # fmt: skip
 
 
 def _verdicts(phases: list[list[str]]) -> dict[str, str]:
