@@ -247,10 +247,13 @@ def test_the_page_in_chromium(browser, tmp_path):
     assert shown == {(test, kind, "pass" if outcome == "success" else "fail")
                      for kind, result in report.items() for outcome, tests in result.items() for test in tests}  # fmt: skip
     browser.save_screenshot(str(artifacts() / "viewer-trajectory.png"))
+    browser.execute_script("document.getElementById('steps').scrollIntoView()")
+    browser.save_screenshot(str(artifacts() / "viewer-tokens.png"))
 
     browser.execute_script(f"location.hash = '#t={records.index(next(r for r in records if r.instance_id == 'repo__pkg-1'))}'")
     wait_for(browser, "return document.querySelectorAll('#steps .step.format-error').length === 1")
     assert "x = 2" in browser.find_element(By.CSS_SELECTOR, "#patch .add").text
+    browser.execute_script("document.getElementById('steps').scrollIntoView()")
     browser.save_screenshot(str(artifacts() / "viewer-steps.png"))
     errors = [entry for entry in browser.get_log("browser") if entry["level"] == "SEVERE"]
     assert errors == []
