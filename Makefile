@@ -48,3 +48,4 @@ bench: setup docker-engine
 	$(BIN)/python bench/env_latency.py
 	$(BIN)/python bench/reward_overhead.py
 	$(BIN)/python bench/gateway_overhead.py
+	$(BIN)/python bench/viewer_render.py
