@@ -370,16 +370,20 @@ def cmd_view(args: argparse.Namespace, console: Console) -> None:
     from uni_agent_gym.viewer.records import add_token_texts, load
 
     path = Path(args.path)
+    tokenizer = tokenizer_source("--tokenizer", args.tokenizer) if args.tokenizer else None
+    if tokenizer and not Path(tokenizer).expanduser().is_dir():
+        raise BadArgument(f"--tokenizer: {tokenizer} is not a directory here (only a local tokenizer directory is read)")
+    default = path / "view.html" if path.is_dir() else path.with_name(path.stem + ".view.html")
+    output = output_file("--output", args.output or str(default))
     problems: list[str] = []
     with argument("PATH"):
         records = load(path, problems)
-    if args.tokenizer:
+    if tokenizer:
         with argument("--tokenizer"):
-            add_token_texts(records, input_directory("--tokenizer", args.tokenizer))
+            add_token_texts(records, Path(tokenizer).expanduser())
     for problem in problems:
         console.print(f"[yellow]skipped:[/yellow] {escape(problem)}", highlight=False, soft_wrap=True)
-    default = path / "view.html" if path.is_dir() else path.with_name(path.stem + ".view.html")
-    output = write_html(records, output_file("--output", args.output or str(default)), str(path), problems)
+    output = write_html(records, output, str(path), problems)
     console.print(f"{len(records)} trajectories: {output}", highlight=False, soft_wrap=True)
     if args.serve:
         _serve(output, args.port, console)
