@@ -17,6 +17,7 @@ $(STAMP): pyproject.toml Makefile
 	touch $(STAMP)
 
 setup: $(STAMP)
+	@scripts/ensure-chromium.sh || echo "No Chromium: the viewer's browser test will fail until scripts/ensure-chromium.sh succeeds."
 
 docker-engine:
 	@scripts/ensure-docker.sh || echo "No Docker engine: the demo falls back to the local deployment."
@@ -47,3 +48,4 @@ bench: setup docker-engine
 	$(BIN)/python bench/env_latency.py
 	$(BIN)/python bench/reward_overhead.py
 	$(BIN)/python bench/gateway_overhead.py
+	$(BIN)/python bench/viewer_render.py

@@ -107,6 +107,7 @@ def valid(tmp_path_factory) -> dict[str, str]:
         "--python": "3.11",
         "--backend": "http://127.0.0.1:9",
         "--tokenizer": str(ROOT.parent / "shared" / "tokenizers" / "qwen2.5-instruct"),
+        "PATH": str(_write(tmp / "record.json", json.dumps({"instance_id": "a", "response_ids": [1], "response_mask": [1]}))),
     }
 
 
@@ -138,6 +139,7 @@ COMMANDS = {
     "probe": ({"--tokenizer": "--tokenizer", "--config": "--config"}, {"--tokenizer": "tokenizer", "--config": "config"}),
     "gateway serve": ({"--backend": "--backend", "--tokenizer": "--tokenizer", "--output": "--output"},
                       {"--tokenizer": "tokenizer", "--output": "output-file", "--backend": "backend-url"}),
+    "view": ({"PATH": "PATH", "--tokenizer": "--tokenizer", "--output": "--output"}, {"--tokenizer": "tokenizer", "--output": "output-file"}),
 }  # fmt: skip
 
 
@@ -175,7 +177,7 @@ def _argv(command: str, given: dict[str, str | None], valid: dict[str, str], bad
     argv = [word for word in command.split() if not word.startswith("--")]
     for name, key in given.items():
         if name != bad_name:
-            argv += [name] if key is None else [name, valid[key]]
+            argv += [name] if key is None else [valid[key]] if not name.startswith("-") else [name, valid[key]]  # a positional: its value only
     return [*argv, bad_name, bad_value]
 
 

@@ -20,6 +20,7 @@ PACKAGE = Path(__file__).resolve().parent.parent / "uni_agent_gym"
 # (`make_env`, re-exports), `cli` the command line.
 LAYERS = [
     ["cli", "__init__"],
+    ["viewer"],
     ["demo", "dataset_summary"],
     ["eval", "verl"],
     ["gateway"],

@@ -1,0 +1,259 @@
+"""`uni-agent-gym view`: every input kind read into one schema, the loss-ruining flags found, bad input
+told in one line, and the HTML page checked in a real headless Chromium (screenshots kept under
+tests/artifacts/ or $UAG_ARTIFACTS)."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from uni_agent_gym.cli import main
+from uni_agent_gym.viewer.checks import check
+from uni_agent_gym.viewer.html import embedded, page
+from uni_agent_gym.viewer.records import Trajectory, ViewerInputError, load
+
+TOKENIZERS = Path(__file__).resolve().parents[2] / "shared" / "tokenizers"
+CHROMIUM, CHROMEDRIVER = Path("/usr/bin/chromium"), Path("/usr/bin/chromedriver")
+
+
+def trajectory(instance_id: str, resolved: bool = True, turns: int = 2) -> dict:
+    """An eval trajectory as `agent/react.py` `run_episode` returns it (a format error on the first step)."""
+    report = {
+        "instance_id": instance_id, "status": "resolved" if resolved else "unresolved", "reward": float(resolved), "resolved": resolved,
+        "tests": {"FAIL_TO_PASS": {"success": ["tests/test_a.py::test_fix"] if resolved else [], "failure": [] if resolved else ["tests/test_a.py::test_fix"]},
+                  "PASS_TO_PASS": {"success": ["tests/test_a.py::test_old"], "failure": []}},
+        "test_statuses": {"tests/test_a.py::test_fix": "PASSED" if resolved else "FAILED", "tests/test_a.py::test_old": "PASSED"},
+        "integrity_problems": [], "patch": "diff --git a/a.py b/a.py\n--- a/a.py\n+++ b/a.py\n@@ -1 +1 @@\n-x = 1\n+x = 2\n",
+        "restored": {"conftest.py": "a runner file"}, "caused_by": None, "runner_rerun": None, "durations": {"tests": 1.5}, "log": "ok </script>",
+    }  # fmt: skip
+    steps = [{"turn": turn + 1, "action": {"name": "execute_bash", "arguments": {"command": "ls"}}, "tool": "execute_bash",
+              "error": "format_error" if turn == 0 else None, "exit_code": None if turn == 0 else 0, "observation": f"out {turn} </script><b>",
+              "prompt_tokens": 100, "completion_tokens": 10, "model_latency": 0.5, "retries": 0, "timings": {}} for turn in range(turns)]  # fmt: skip
+    messages = [{"role": "system", "content": "sys"}, {"role": "user", "content": "fix it"}]
+    for turn in range(turns):
+        messages += [{"role": "assistant", "content": f"I look, turn {turn + 1}"}, {"role": "user", "content": f"out {turn}"}]
+    return {"instance_id": instance_id, "model_name_or_path": "m", "exit_reason": "finished", "reward": float(resolved), "resolved": resolved,
+            "patch": report["patch"], "turns": turns, "usage": {"prompt_tokens": 200, "completion_tokens": 20, "cost": 0.0},
+            "seconds": 3.5, "messages": messages, "steps": steps, "reward_report": report}  # fmt: skip
+
+
+def eval_dir(tmp_path: Path, count: int = 3) -> Path:
+    run = tmp_path / "run"
+    (run / "trajectories").mkdir(parents=True)
+    (run / "results").mkdir()
+    for index in range(count):
+        data = trajectory(f"repo__pkg-{index}", resolved=index % 2 == 0, turns=index + 1)
+        (run / "trajectories" / f"repo__pkg-{index}.json").write_text(json.dumps(data))
+        (run / "results" / f"repo__pkg-{index}.json").write_text(json.dumps(data["reward_report"]))
+    error = {"instance_id": "repo__pkg-err", "model_name_or_path": "m", "exit_reason": "env_error", "error": "SandboxDiedError: gone",
+             "reward": 0.0, "resolved": False, "patch": "", "turns": 0, "usage": {}, "seconds": 1.0, "messages": [], "steps": [], "reward_report": None}  # fmt: skip
+    (run / "trajectories" / "repo__pkg-err.json").write_text(json.dumps(error))
+    return run
+
+
+def token_record(**changes) -> dict:
+    """A token record: two sampled turns with a tool message between (spans say which is which)."""
+    record = {
+        "instance_id": "tok-1", "prompt_ids": [1, 2, 3], "response_ids": [10, 11, 12, 13, 14, 15, 16],
+        "response_mask": [1, 1, 0, 0, 0, 1, 1], "response_logprobs": [-0.1, -2.0, 0.0, 0.0, 0.0, -0.5, -0.01],
+        "tokens": ["I", " run", "<tool>", "out", "</tool>", "done", "."], "exit_reason": "finished", "masked": False,
+        "spans": [{"start": 0, "end": 2, "role": "assistant"}, {"start": 2, "end": 5, "role": "tool"}, {"start": 5, "end": 7, "role": "assistant"}],
+        "min_global_steps": 3, "max_global_steps": 4,
+    }  # fmt: skip
+    return {**record, **changes}
+
+
+def load_one(data: dict, tmp_path: Path) -> Trajectory:
+    path = tmp_path / "record.json"
+    path.write_text(json.dumps(data))
+    [record] = load(path)
+    return record
+
+
+# ---- records and checks ----
+
+
+def test_an_eval_directory_is_read_with_its_error_trajectory(tmp_path):
+    records = load(eval_dir(tmp_path))
+    assert [r.instance_id for r in records] == ["repo__pkg-0", "repo__pkg-1", "repo__pkg-2", "repo__pkg-err"]
+    assert records[1].resolved is False and records[1].reward_report["tests"]["FAIL_TO_PASS"]["failure"] == ["tests/test_a.py::test_fix"]
+    assert records[3].exit_reason == "env_error" and records[3].error.startswith("SandboxDiedError")
+    assert records[0].token_count == 220 and records[0].kind == "eval"
+
+
+def test_a_clean_token_record_has_no_flags_and_counts_by_mask(tmp_path):
+    found = check(load_one(token_record(), tmp_path))
+    assert found.flags == [] and found.counts == {1: 4, 0: 3}
+
+
+def test_a_tool_token_marked_sampled_is_flagged(tmp_path):
+    found = check(load_one(token_record(response_mask=[1, 1, 0, 1, 0, 1, 1], response_logprobs=[-0.1, -2.0, 0.0, -0.3, 0.0, -0.5, -0.01]), tmp_path))
+    assert len(found.flags) == 1 and found.flags[0].startswith("mask: 1 token(s) of a tool span") and found.bad == [3]
+
+
+def test_length_mismatches_are_flagged(tmp_path):
+    found = check(load_one(token_record(response_mask=[1, 1, 0], response_logprobs=[-0.1]), tmp_path))
+    assert "length: response_mask has 3 entries for 7 response ids" in found.flags
+    assert "length: response_logprobs has 1 entries for 7 response ids" in found.flags
+
+
+def test_a_zero_logprob_on_a_sampled_token_is_flagged(tmp_path):
+    found = check(load_one(token_record(response_logprobs=[-0.1, 0.0, 0.0, 0.0, 0.0, -0.5, -0.01]), tmp_path))
+    assert found.flags == ["logprob: 1 sampled token(s) (mask 1) have logprob exactly 0.0, the placeholder of a mask-0 token (first at 1)"]
+    assert found.bad == [1]
+
+
+def test_a_gateway_jsonl_with_a_real_tokenizer_finds_the_tool_span(tmp_path):
+    """A chain rendered by Qwen2.5's chat template: the spans come from the decoded headers, and a tool
+    message marked 1 is caught; a malformed line is skipped and reported."""
+    transformers = pytest.importorskip("transformers")
+    tokenizer = transformers.AutoTokenizer.from_pretrained(str(TOKENIZERS / "qwen2.5-instruct"), local_files_only=True)
+    messages = [{"role": "user", "content": "fix it"}, {"role": "assistant", "content": "ls"},
+                {"role": "tool", "content": "a.py"}, {"role": "assistant", "content": "done"}]  # fmt: skip
+    def ids(text: str) -> list[int]:
+        return tokenizer(text, add_special_tokens=False)["input_ids"]
+
+    prompt = ids(tokenizer.apply_chat_template(messages[:1], add_generation_prompt=True, tokenize=False))
+    full = ids(tokenizer.apply_chat_template(messages, tokenize=False))
+    assert full[: len(prompt)] == prompt
+    response = full[len(prompt) :]
+    assert "<tool_response>" in tokenizer.decode(response)
+    mask = [1] * len(response)  # wrong on purpose: everything marked sampled, tool message included
+    chain = {"session_id": "s1", "chain": 0, "finish_reason": "stop", "num_turns": 2, "prompt_ids": prompt, "response_ids": response,
+             "response_mask": mask, "response_logprobs": [-0.5] * len(response), "min_global_steps": 1, "max_global_steps": 1,
+             "messages": messages, "tools": []}  # fmt: skip
+    path = tmp_path / "chains.jsonl"
+    path.write_text(json.dumps(chain) + "\n{not json\n" + json.dumps({**chain, "chain": 1}) + "\n")
+    problems: list[str] = []
+    records = load(path, problems)
+    assert [r.instance_id for r in records] == ["s1#0", "s1#1"] and records[0].kind == "gateway"
+    assert len(problems) == 1 and problems[0].startswith(f"{path}:2: not JSON")
+    assert check(records[0]).flags == []  # ids only: no spans to check against
+    from uni_agent_gym.viewer.records import add_token_texts
+
+    add_token_texts(records, TOKENIZERS / "qwen2.5-instruct")
+    flags = check(records[0]).flags
+    assert any(flag.startswith("mask:") and "user span" in flag for flag in flags), flags  # Qwen2.5 renders a tool message as a user turn
+
+
+@pytest.mark.parametrize(
+    "content, expected",
+    [
+        ("{oops", "not JSON (Expecting property name enclosed in double quotes at line 1, column 2)"),
+        ("[1, 2]", "[0]: expects a JSON object (a trajectory), got int"),
+        ('{"hello": 1}', "not a trajectory (expects instance_id with steps/messages, or response_ids; keys: hello)"),
+        ('{"response_ids": 5}', "response_ids must be a list, got int"),
+    ],
+)
+def test_bad_input_is_one_line_naming_the_file(tmp_path, capsys, content, expected):
+    path = tmp_path / "bad.json"
+    path.write_text(content)
+    with pytest.raises(ViewerInputError, match=None) as raised:
+        load(path)
+    assert str(raised.value).startswith(str(path)) and expected in str(raised.value)
+    assert main(["view", str(path)]) == 1
+    out = capsys.readouterr().out
+    assert "error:" in out and "bad.json" in out and "Traceback" not in out
+
+
+def test_an_empty_directory_and_a_missing_path_are_errors(tmp_path):
+    with pytest.raises(ViewerInputError, match="no trajectories/\\*.json"):
+        load(tmp_path)
+    with pytest.raises(ViewerInputError, match="does not exist"):
+        load(tmp_path / "nothing.json")
+
+
+def test_script_tags_in_data_cannot_break_out(tmp_path):
+    html = page(load(eval_dir(tmp_path)), "</script><script>alert(1)</script>")
+    assert "</script><script>alert(1)" not in html
+    assert json.loads(embedded({"a": "</script>"})) == {"a": "</script>"}
+
+
+def test_the_command_writes_the_page_beside_the_input(tmp_path, capsys):
+    run = eval_dir(tmp_path)
+    assert main(["view", str(run)]) == 0
+    assert (run / "view.html").is_file() and str(run / "view.html") in capsys.readouterr().out
+    record = tmp_path / "one.json"
+    record.write_text(json.dumps(token_record()))
+    assert main(["view", str(record)]) == 0 and (tmp_path / "one.view.html").is_file()
+
+
+# ---- the page in a real browser ----
+
+
+@pytest.fixture(scope="module")
+def browser():
+    missing = [str(path) for path in (CHROMIUM, CHROMEDRIVER) if not path.exists()]
+    if missing:
+        pytest.fail(f"{', '.join(missing)} missing: run scripts/ensure-chromium.sh (make setup does) to install headless Chromium")
+    webdriver = pytest.importorskip("selenium.webdriver")
+    options = webdriver.ChromeOptions()
+    options.binary_location = str(CHROMIUM)
+    for flag in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--window-size=1280,1000"):
+        options.add_argument(flag)
+    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+    driver = webdriver.Chrome(service=webdriver.ChromeService(executable_path=str(CHROMEDRIVER)), options=options)
+    yield driver
+    driver.quit()
+
+
+def artifacts() -> Path:
+    directory = Path(os.environ.get("UAG_ARTIFACTS") or Path(__file__).parent / "artifacts")
+    directory.mkdir(parents=True, exist_ok=True)
+    return directory
+
+
+def wait_for(driver, script: str, timeout: float = 10.0):
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    return WebDriverWait(driver, timeout).until(lambda d: d.execute_script(script))
+
+
+def test_the_page_in_chromium(browser, tmp_path):
+    from selenium.webdriver.common.by import By
+
+    run = eval_dir(tmp_path, count=6)
+    wrong = token_record(instance_id="tok-wrong", response_mask=[1, 1, 0, 1, 0, 1, 1], response_logprobs=[-0.1, -2.0, 0.0, -0.3, 0.0, -0.5, 0.0])
+    wrong["reward_report"] = trajectory("tok-wrong", resolved=False)["reward_report"]
+    (run / "trajectories" / "tok-wrong.json").write_text(json.dumps(wrong))
+    assert main(["view", str(run)]) == 0
+    records = load(run)
+    browser.get((run / "view.html").as_uri())
+    wait_for(browser, "return window.__uagRendered")
+    rows = browser.find_elements(By.CSS_SELECTOR, "#run-table tbody tr")
+    assert len(rows) == len(records) == 8
+    browser.save_screenshot(str(artifacts() / "viewer-run.png"))
+
+    browser.find_element(By.ID, "filter").send_keys("pkg-1")
+    assert [row.find_element(By.CSS_SELECTOR, ".c-instance").text for row in browser.find_elements(By.CSS_SELECTOR, "#run-table tbody tr")] == ["repo__pkg-1"]
+    browser.find_element(By.ID, "filter").clear()
+    browser.find_element(By.ID, "filter").send_keys("tok")
+    [row] = browser.find_elements(By.CSS_SELECTOR, "#run-table tbody tr")
+    row.click()
+    index = records.index(next(r for r in records if r.instance_id == "tok-wrong"))
+    wait_for(browser, "return document.getElementById('tokens').dataset.done === '1'")
+    assert browser.execute_script("return location.hash") == f"#t={index}"
+    tokens = browser.find_elements(By.CSS_SELECTOR, "#tokens .tok")
+    assert [1 if "m1" in t.get_attribute("class").split() else 0 for t in tokens] == wrong["response_mask"]
+    assert len(browser.find_elements(By.CSS_SELECTOR, "#tokens .tok.bad")) == 2  # the tool token marked 1 and the zero logprob
+    flags = [li.text for li in browser.find_elements(By.CSS_SELECTOR, "#flags li")]
+    assert flags == check(records[index]).flags and len(flags) == 2
+    shown = {(tr.get_attribute("data-test"), tr.get_attribute("data-kind"), tr.get_attribute("data-outcome"))
+             for tr in browser.find_elements(By.CSS_SELECTOR, "#tests tr[data-outcome]")}  # fmt: skip
+    report = wrong["reward_report"]["tests"]
+    assert shown == {(test, kind, "pass" if outcome == "success" else "fail")
+                     for kind, result in report.items() for outcome, tests in result.items() for test in tests}  # fmt: skip
+    browser.save_screenshot(str(artifacts() / "viewer-trajectory.png"))
+    browser.execute_script("document.getElementById('steps').scrollIntoView()")
+    browser.save_screenshot(str(artifacts() / "viewer-tokens.png"))
+
+    browser.execute_script(f"location.hash = '#t={records.index(next(r for r in records if r.instance_id == 'repo__pkg-1'))}'")
+    wait_for(browser, "return document.querySelectorAll('#steps .step.format-error').length === 1")
+    assert "x = 2" in browser.find_element(By.CSS_SELECTOR, "#patch .add").text
+    browser.execute_script("document.getElementById('steps').scrollIntoView()")
+    browser.save_screenshot(str(artifacts() / "viewer-steps.png"))
+    errors = [entry for entry in browser.get_log("browser") if entry["level"] == "SEVERE"]
+    assert errors == []
