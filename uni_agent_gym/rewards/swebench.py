@@ -16,9 +16,12 @@ alone:
 3. return to the start commit the files `test_patch` touches, the task's `reset_files` and what runs
    the tests (`conftest.py`, pytest's configuration, the runner script: `runner_files.py`), deleting
    files it did not have;
-4. apply `test_patch` (failing to is an infrastructure error, never a pass);
+4. apply `test_patch` (failing to is an infrastructure error, never a pass), then plant beside the
+   graded tests the canary tests that must fail (`canaries.py`);
 5. run the task's test command with a timeout (docker sandboxes are cut off every network first,
-   unless `reward.network`);
+   unless `reward.network`), with the grading guard loaded (`guard/`); when the patch changed the
+   runner's own modules in the repository, run it again with them as at the start commit
+   (`runner_modules.py`: resolved only if both runs resolve);
 6. parse the log with the task's parser, cross-check it against the runner's exit code and own
    summary (`integrity/`), and grade with swebench's `get_eval_tests_report` and
    `get_resolution_status` (or R2E-Gym's comparison). A FAIL_TO_PASS test that is skipped, missing or
