@@ -101,6 +101,20 @@ async def test_every_chain_is_an_output_the_one_that_ended_the_episode_last(tmp_
     assert check_exact(records_of(outputs), server.calls) == 3 == len(server.calls)
 
 
+async def test_each_chain_is_a_record_the_viewer_reads(tmp_path, model_dir):
+    """`rollout.trajectory_dir`: one record per chain, the session's, with what verl got of it."""
+    from uni_agent_gym.viewer.records import load
+
+    server = TokenServer(model_dir, fix_then_stop)
+    loop = make_loop(tmp_path, server, harness("compact"), trainer={"use_v1": True}, gym={"rollout": {"trajectory_dir": str(tmp_path / "records")}})
+    outputs = await loop.run({"temperature": 1.0}, **TOY_SAMPLE)
+    records = sorted(load(tmp_path / "records"), key=lambda record: record.source)  # <instance>-<session>-<chain>.json
+    assert [(record.kind, record.instance_id, record.exit_reason, record.reward) for record in records] == [("gateway", toy.INSTANCE_ID, "finished", 1.0)] * 2
+    assert [record.source.endswith(f"-{loop.episode.session.session_id}-{index}.json") for index, record in enumerate(records)] == [True, True]
+    assert [(record.response_ids, record.response_mask) for record in records] == [(o.response_ids, o.response_mask) for o in outputs]
+    assert all(record.reward_report["resolved"] and record.messages for record in records)
+
+
 @pytest.mark.parametrize(
     "mode, options, reason",
     [("fail", {}, "harness_error"), ("hang", {"timeout": 3}, "timeout")],

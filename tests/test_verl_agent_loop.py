@@ -18,6 +18,7 @@ from verl.utils.dataset.rl_dataset import RLHFDataset
 
 from transformers import AutoTokenizer
 
+from tests.browser import browser  # noqa: F401 (a fixture)
 from tests.token_server import TokenServer, tiny_model_dir
 from uni_agent_gym import toy
 from uni_agent_gym.errors import ConfigError
@@ -275,3 +276,39 @@ def test_instance_from_sample_reads_rows_json_and_ids():
     assert instance_from_sample({"extra_info": {"index": 3, "instance_id": "a__b-1"}}) == "a__b-1"
     with pytest.raises(ValueError, match="extra_info.instance"):
         instance_from_sample({"extra_info": {"index": 3}})
+
+
+async def test_a_trajectory_record_shows_what_verl_got_in_the_viewer(tmp_path, model_dir, browser):
+    """`rollout.trajectory_dir`: one record per trajectory, which `uni-agent-gym view` reads: its ids, mask and
+    logprobs are verl's, its spans put every sampled token in an assistant turn (no flag), and the page in
+    headless Chromium marks each token with its mask."""
+    from selenium.webdriver.common.by import By
+
+    from tests.browser import artifacts, wait_for
+    from uni_agent_gym.cli import main
+    from uni_agent_gym.viewer.checks import check
+    from uni_agent_gym.viewer.records import load
+
+    records = tmp_path / "records"
+    server = TokenServer(model_dir, solve_toy)
+    loop = make_loop(tmp_path, server, gym={"rollout": {"trajectory_dir": str(records)}})
+    output = await loop.run({"temperature": 1.0}, **TOY_SAMPLE)
+    [record] = load(records)
+    assert (record.kind, record.instance_id, record.exit_reason, record.reward) == ("tokens", toy.INSTANCE_ID, "finished", 1.0)
+    assert (record.prompt_ids, record.response_ids) == (output.prompt_ids, output.response_ids)
+    assert (record.response_mask, record.response_logprobs) == (output.response_mask, output.response_logprobs)
+    assert "".join(record.tokens) == server.tokenizer.decode(output.response_ids, skip_special_tokens=False)
+    sampled = {i for span in record.spans if span["role"] == "assistant" for i in range(span["start"], span["end"])}
+    assert sampled == {i for i, bit in enumerate(output.response_mask) if bit}
+    assert check(record).flags == [] and record.reward_report["resolved"] is True
+
+    assert main(["view", str(records)]) == 0
+    browser.get((records / "view.html").as_uri())
+    wait_for(browser, "return window.__uagRendered")
+    browser.find_element(By.CSS_SELECTOR, "#run-table tbody tr").click()
+    wait_for(browser, "return document.getElementById('tokens').dataset.done === '1'")
+    shown = [1 if "m1" in token.get_attribute("class").split() else 0 for token in browser.find_elements(By.CSS_SELECTOR, "#tokens .tok")]
+    assert shown == output.response_mask
+    assert [item.text for item in browser.find_elements(By.CSS_SELECTOR, "#flags li")] == ["no flags"]
+    browser.save_screenshot(str(artifacts() / "viewer-uni-agent-loop.png"))
+    assert [entry for entry in browser.get_log("browser") if entry["level"] == "SEVERE"] == []

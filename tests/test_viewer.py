@@ -5,18 +5,17 @@ tests/artifacts/ or $UAG_ARTIFACTS)."""
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
 import pytest
 
+from tests.browser import artifacts, browser, wait_for  # noqa: F401 (browser is a fixture)
 from uni_agent_gym.cli import main
 from uni_agent_gym.viewer.checks import check
 from uni_agent_gym.viewer.html import embedded, page
 from uni_agent_gym.viewer.records import Trajectory, ViewerInputError, load
 
 TOKENIZERS = Path(__file__).resolve().parents[2] / "shared" / "tokenizers"
-CHROMIUM, CHROMEDRIVER = Path("/usr/bin/chromium"), Path("/usr/bin/chromedriver")
 
 
 def trajectory(instance_id: str, resolved: bool = True, turns: int = 2) -> dict:
@@ -182,34 +181,6 @@ def test_the_command_writes_the_page_beside_the_input(tmp_path, capsys):
 
 
 # ---- the page in a real browser ----
-
-
-@pytest.fixture(scope="module")
-def browser():
-    missing = [str(path) for path in (CHROMIUM, CHROMEDRIVER) if not path.exists()]
-    if missing:
-        pytest.fail(f"{', '.join(missing)} missing: run scripts/ensure-chromium.sh (make setup does) to install headless Chromium")
-    webdriver = pytest.importorskip("selenium.webdriver")
-    options = webdriver.ChromeOptions()
-    options.binary_location = str(CHROMIUM)
-    for flag in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--window-size=1280,1000"):
-        options.add_argument(flag)
-    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
-    driver = webdriver.Chrome(service=webdriver.ChromeService(executable_path=str(CHROMEDRIVER)), options=options)
-    yield driver
-    driver.quit()
-
-
-def artifacts() -> Path:
-    directory = Path(os.environ.get("UAG_ARTIFACTS") or Path(__file__).parent / "artifacts")
-    directory.mkdir(parents=True, exist_ok=True)
-    return directory
-
-
-def wait_for(driver, script: str, timeout: float = 10.0):
-    from selenium.webdriver.support.ui import WebDriverWait
-
-    return WebDriverWait(driver, timeout).until(lambda d: d.execute_script(script))
 
 
 def test_the_page_in_chromium(browser, tmp_path):

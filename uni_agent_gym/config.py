@@ -331,6 +331,11 @@ class RolloutConfig(_Strict):
     mask_abnormal_exit_traj: bool = Field(True, description="Zero the loss mask of trajectories that end in env_error or timeout.")
     trajectory_timeout: float = Field(3600, gt=0, description="Seconds one trajectory may take, grading included; then exit reason timeout.")
     max_concurrency: int = Field(32, ge=1, description="Trajectories (sandboxes) one verl agent-loop worker runs at once.")
+    trajectory_dir: str | None = Field(
+        None,
+        description="Write one JSON record per trajectory here (token ids, mask, logprobs, token texts, messages, the reward "
+        "report with its log's tail) for `uni-agent-gym view`; off when null.",
+    )
     max_model_len: int | None = Field(
         None, gt=0, description="Tokens a whole trajectory may hold in the rollout cache; verl's rollout.max_model_len when null "
         "(check-config holds it against verl's)."

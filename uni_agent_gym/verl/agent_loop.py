@@ -47,6 +47,7 @@ from uni_agent_gym.seed_vocabulary import entry_layer
 from uni_agent_gym.toolcalls import UnknownToolCallFormatError, detect_format, resolve_format, tools_prompt
 from uni_agent_gym.tokens.boundary import Boundary, render
 from uni_agent_gym.tokens.rollout_cache import MaxTokenExceededError, RolloutCache, aborted, sampled_versions
+from uni_agent_gym.verl.records import bounded_report, output_record, write_record
 
 logger = logging.getLogger(__name__)
 
@@ -195,6 +196,7 @@ class UniAgentLoop(AgentLoopBase):
         """One trajectory of the sample in `kwargs` (verl's dataset fields); `self.trajectory` keeps its
         conversation and state for inspection."""
         async with self._semaphore():
+            started = time.monotonic()
             trajectory = self.trajectory = _Trajectory(self, dict(sampling_params), kwargs)
             try:
                 await asyncio.wait_for(trajectory.play(), timeout=self.gym_config.rollout.trajectory_timeout)
@@ -205,7 +207,11 @@ class UniAgentLoop(AgentLoopBase):
                 trajectory.exit_reason, trajectory.error = "env_error", str(exc)
             finally:
                 await trajectory.env.close()
-            return trajectory.output()
+            output = trajectory.output()
+            directory = self.gym_config.rollout.trajectory_dir
+            if directory:
+                await write_record(directory, f"{trajectory.instance_id or 'unknown'}-{trajectory.request_id[:12]}", trajectory.record(output, time.monotonic() - started))
+            return output
 
 
 class _Trajectory:
@@ -224,6 +230,7 @@ class _Trajectory:
         self.tools: list[dict[str, Any]] | None = None
         self.num_turns = 0
         self.timings = {"generate": 0.0, "tools": 0.0, "reward": 0.0}
+        self.spans: list[dict[str, Any]] = []  # response positions of each sampled turn and each message after one
 
     async def play(self) -> None:
         config = self.loop.gym_config
@@ -263,12 +270,14 @@ class _Trajectory:
                 await self._finish_early("format_error")
                 break
             message = {"role": tool_role, "content": shorten(observation, config.agent.observation_limit)}
+            start = len(self.cache.response_ids)
             try:
                 self.cache.append_messages([message])
             except MaxTokenExceededError as exc:
                 self.error = str(exc)
                 await self._finish_early("max_tokens")
                 break
+            self.spans.append({"start": start, "end": len(self.cache.response_ids), "role": tool_role})
             self.messages.append(message)
             self.num_turns += 1
 
@@ -321,7 +330,9 @@ class _Trajectory:
             self.error = f"the server aborted the generation after {len(ids)} tokens (a weight sync without async_training.partial_rollout)"
             return None
         logprobs = list(output.log_probs)[: len(ids)] if output.log_probs is not None else None
+        start = len(self.cache.response_ids)
         self.cache.append_model_tokens(ids, logprobs, sampled_versions(output))
+        self.spans.append({"start": start, "end": len(self.cache.response_ids), "role": "assistant"})
         self.num_turns += 1
         # special tokens stay (some formats are made of them: [TOOL_CALLS], <|python_tag|>); the stop token goes
         body = ids[:-1] if ids and ids[-1] in self.cache.boundary.stop_ids else ids
@@ -335,6 +346,15 @@ class _Trajectory:
         _, self.reward, _, _, info = await self.env.step({"name": "finish", "arguments": {}})
         self.timings["reward"] += self.env.last_timings["reward"]
         self.report = info.get("reward_report")
+
+    def record(self, output: AgentLoopOutput, seconds: float) -> dict[str, Any]:
+        """The trajectory for `uni-agent-gym view` (a token record): what verl got, which response positions
+        hold a sampled turn or a message, the conversation and the whole (bounded) report."""
+        length = len(output.response_ids)
+        spans = [{**span, "end": min(span["end"], length)} for span in self.spans if span["start"] < length]
+        return output_record(output, self.loop.tokenizer, spans=spans, error=self.error, seconds=seconds, messages=self.messages,
+                             tools=self.tools, reward_report=bounded_report(self.report), patch=(self.report or {}).get("patch", ""),
+                             timings=dict(self.timings))  # fmt: skip
 
     def output(self) -> AgentLoopOutput:
         """verl's record: the ids as sampled and shown, within the trainer's lengths, masked if abnormal."""

@@ -44,6 +44,7 @@ from uni_agent_gym.gateway.server import Gateway, RunningServer
 from uni_agent_gym.gateway.session import Limits, Session
 from uni_agent_gym.named_locks import named_lock
 from uni_agent_gym.verl.agent_loop import UniAgentLoop, _plain, instance_from_sample, placeholder_response, reward_summary
+from uni_agent_gym.verl.records import bounded_report, output_record, write_record
 from uni_agent_gym.tokens.boundary import probe, render
 from uni_agent_gym.tokens.rollout_cache import UNKNOWN_VERSION
 
@@ -101,6 +102,7 @@ class GatewayAgentLoop(UniAgentLoop):
     async def run(self, sampling_params: dict[str, Any], **kwargs: Any) -> AgentLoopOutput | list[AgentLoopOutput]:
         """The sample's episode (verl's dataset fields in `kwargs`); `self.episode` keeps its state."""
         async with self._semaphore():
+            started = time.monotonic()
             episode = self.episode = _Episode(self, dict(sampling_params), kwargs)
             try:
                 await asyncio.wait_for(episode.play(), timeout=self.gym_config.rollout.trajectory_timeout)
@@ -112,6 +114,8 @@ class GatewayAgentLoop(UniAgentLoop):
             finally:
                 await episode.close()
             outputs = episode.outputs()
+            if self.gym_config.rollout.trajectory_dir:
+                await episode.write_records(outputs, time.monotonic() - started)
             return outputs if self.all_outputs() else outputs[-1]
 
 
@@ -167,6 +171,18 @@ class _Episode:
         await self.env.close()
         if self.gateway is not None and self.session is not None:
             self.gateway.sessions.pop(self.session.session_id, None)
+
+    async def write_records(self, outputs: list[AgentLoopOutput], seconds: float) -> None:
+        """One token record per chain (`rollout.trajectory_dir`, for `uni-agent-gym view`); each carries the session."""
+        session = self.session.session_id if self.session else "no-session"
+        chains = {chain.index: chain for chain in (self.session.chains if self.session else [])}
+        for output in outputs:
+            index = output.extra_fields["gateway"]["chain"]
+            chain = chains.get(index)
+            record = output_record(output, self.loop.tokenizer, session_id=session, chain=index, error=self.error, seconds=seconds,
+                                   messages=chain.messages if chain else [], tools=chain.cache.tools if chain else None,
+                                   reward_report=bounded_report(self.report), patch=(self.report or {}).get("patch", ""))  # fmt: skip
+            await write_record(self.loop.gym_config.rollout.trajectory_dir, f"{self.instance_id or 'unknown'}-{session}-{index}", record)
 
     def outputs(self) -> list[AgentLoopOutput]:
         """verl's record of every chain, the one that ended the episode last."""

@@ -1,7 +1,8 @@
 """What the viewer reads, in one schema: an eval run directory, a trajectory JSON, a gateway JSONL or a
 token record each become `Trajectory` rows, so the pages and the checks know one shape only.
 
-A token record is what `UniAgentLoop` writes for the trainer (one JSON object, or one per JSONL line):
+A token record is what `UniAgentLoop` and `GatewayAgentLoop` write to `rollout.trajectory_dir` (one JSON
+object per file, or one per JSONL line):
 
     prompt_ids         list[int]    the first prompt, as the model saw it
     response_ids       list[int]    everything after it: sampled turns and the tool output/glue between them
@@ -88,10 +89,13 @@ def load(path: str | Path, problems: list[str] | None = None) -> list[Trajectory
 
 
 def _eval_directory(directory: Path, problems: list[str]) -> list[Trajectory]:
-    """`trajectories/*.json`, each with its `results/<same name>` report when the trajectory lacks one."""
-    found = sorted((directory / "trajectories").glob("*.json"))
+    """`trajectories/*.json` (an eval run), each with its `results/<same name>` report when the trajectory lacks
+    one; else the directory's own `*.json` (a training loop's `rollout.trajectory_dir`)."""
+    found = sorted((directory / "trajectories").glob("*.json")) or sorted(directory.glob("*.json"))
     if not found:
-        raise ViewerInputError(f"{directory}: no trajectories/*.json in it (expects an eval run directory, a .json or a .jsonl file)")
+        raise ViewerInputError(
+            f"{directory}: no trajectories/*.json or *.json in it (expects an eval run directory, a rollout.trajectory_dir, a .json or a .jsonl file)"
+        )
     records = []
     for file in found:
         try:
