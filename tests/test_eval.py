@@ -11,6 +11,7 @@ import sys
 import pytest
 
 from tests import fixture_sources
+from tests.browser import artifacts, browser, wait_for  # noqa: F401 (browser is a fixture)
 from tests.conftest import require_docker
 from tests.scripted_endpoint import ScriptedEndpoint
 from tests.test_reward import row
@@ -51,7 +52,7 @@ def run_cli(*args: str) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "uni_agent_gym.cli", *args], capture_output=True, text=True, timeout=1800, env=env)
 
 
-def test_eval_run_reports_what_the_script_implies(tmp_path):
+def test_eval_run_reports_what_the_script_implies(tmp_path, browser):
     require_docker()
     import asyncio
 
@@ -91,6 +92,7 @@ def test_eval_run_reports_what_the_script_implies(tmp_path):
         assert flask["steps"][0]["error"] == "format_error"
         assert json.loads((output / "results" / f"{PYTEST}.json").read_text())["status"] == "resolved"
 
+        looked_at_in_chromium(browser, output)
         leaks = [str(path) for path in output.rglob("*") if path.is_file() and SECRET.encode() in path.read_bytes()]
         assert leaks == [] and SECRET not in done.stdout + done.stderr, "the API key must not reach any output"
         again = run_cli(*arguments)
@@ -103,6 +105,33 @@ def test_eval_run_reports_what_the_script_implies(tmp_path):
     assert graded.returncode == 0, graded.stdout + graded.stderr
     summary = json.loads((tmp_path / "grade" / "scripted__model.check.json").read_text())
     assert summary["resolved_ids"] == [PYTEST] and summary["empty_patch_ids"] == [FLASK]
+
+
+def looked_at_in_chromium(browser, output) -> None:
+    """`uni-agent-gym view` on the run: both rows, the solved one's per-test outcomes as its report has them,
+    the other's malformed call marked, no console error."""
+    from selenium.webdriver.common.by import By
+
+    assert run_cli("view", str(output)).returncode == 0
+    browser.get((output / "view.html").as_uri())
+    wait_for(browser, "return window.__uagRendered")
+    rows = {row.find_element(By.CSS_SELECTOR, ".c-instance").text: row for row in browser.find_elements(By.CSS_SELECTOR, "#run-table tbody tr")}
+    assert set(rows) == {PYTEST, FLASK}
+    rows[PYTEST].click()
+    wait_for(browser, "return document.querySelectorAll('#tests tr[data-outcome]').length > 0")
+    shown = {(tr.get_attribute("data-test"), tr.get_attribute("data-kind"), tr.get_attribute("data-outcome"))
+             for tr in browser.find_elements(By.CSS_SELECTOR, "#tests tr[data-outcome]")}  # fmt: skip
+    tests = json.loads((output / "results" / f"{PYTEST}.json").read_text())["tests"]
+    assert shown == {(test, kind, "pass" if outcome == "success" else "fail")
+                     for kind in ("FAIL_TO_PASS", "PASS_TO_PASS") for outcome, names in tests[kind].items() for test in names}  # fmt: skip
+    browser.save_screenshot(str(artifacts() / "viewer-eval-trajectory.png"))
+    browser.execute_script("location.hash = '#'")
+    wait_for(browser, "return !document.getElementById('run-page').hidden")
+    browser.save_screenshot(str(artifacts() / "viewer-eval-run.png"))
+    [flask] = [row for row in browser.find_elements(By.CSS_SELECTOR, "#run-table tbody tr") if row.find_element(By.CSS_SELECTOR, ".c-instance").text == FLASK]
+    flask.click()
+    wait_for(browser, "return document.querySelectorAll('#steps .step.format-error').length === 1")
+    assert [entry for entry in browser.get_log("browser") if entry["level"] == "SEVERE"] == []
 
 
 async def toy_episode(script: list[dict], **agent) -> dict:

@@ -105,10 +105,11 @@ def test_a_zero_logprob_on_a_sampled_token_is_flagged(tmp_path):
     assert found.bad == [1]
 
 
-def test_a_gateway_jsonl_with_a_real_tokenizer_finds_the_tool_span(tmp_path):
-    """A chain rendered by Qwen2.5's chat template: the spans come from the decoded headers, and a tool
-    message marked 1 is caught; a malformed line is skipped and reported."""
-    transformers = pytest.importorskip("transformers")
+def gateway_jsonl(tmp_path: Path) -> tuple[Path, dict]:
+    """A gateway JSONL of two chains rendered by Qwen2.5's chat template, every response token marked 1 (the
+    tool message too: wrong on purpose), with a malformed line between them; (the file, the first chain)."""
+    import transformers
+
     tokenizer = transformers.AutoTokenizer.from_pretrained(str(TOKENIZERS / "qwen2.5-instruct"), local_files_only=True)
     messages = [{"role": "user", "content": "fix it"}, {"role": "assistant", "content": "ls"},
                 {"role": "tool", "content": "a.py"}, {"role": "assistant", "content": "done"}]  # fmt: skip
@@ -126,6 +127,13 @@ def test_a_gateway_jsonl_with_a_real_tokenizer_finds_the_tool_span(tmp_path):
              "messages": messages, "tools": []}  # fmt: skip
     path = tmp_path / "chains.jsonl"
     path.write_text(json.dumps(chain) + "\n{not json\n" + json.dumps({**chain, "chain": 1}) + "\n")
+    return path, chain
+
+
+def test_a_gateway_jsonl_with_a_real_tokenizer_finds_the_tool_span(tmp_path):
+    """The spans come from the decoded headers, and the tool message marked 1 is caught; the malformed line
+    is skipped and reported."""
+    path, _ = gateway_jsonl(tmp_path)
     problems: list[str] = []
     records = load(path, problems)
     assert [r.instance_id for r in records] == ["s1#0", "s1#1"] and records[0].kind == "gateway"
@@ -228,3 +236,28 @@ def test_the_page_in_chromium(browser, tmp_path):
     browser.save_screenshot(str(artifacts() / "viewer-steps.png"))
     errors = [entry for entry in browser.get_log("browser") if entry["level"] == "SEVERE"]
     assert errors == []
+
+
+def test_a_gateway_jsonl_in_chromium(browser, tmp_path):
+    """`view chains.jsonl --tokenizer DIR`: the skipped line is on the page, each token's mask class is the
+    chain's mask, and the tool tokens marked 1 are the flagged ones."""
+    from selenium.webdriver.common.by import By
+
+    path, chain = gateway_jsonl(tmp_path)
+    assert main(["view", str(path), "--tokenizer", str(TOKENIZERS / "qwen2.5-instruct")]) == 0
+    browser.get((tmp_path / "chains.view.html").as_uri())
+    wait_for(browser, "return window.__uagRendered")
+    assert "chains.jsonl:2" in browser.find_element(By.TAG_NAME, "body").text  # the malformed line, reported
+    browser.find_elements(By.CSS_SELECTOR, "#run-table tbody tr")[0].click()
+    wait_for(browser, "return document.getElementById('tokens').dataset.done === '1'")
+    tokens = browser.find_elements(By.CSS_SELECTOR, "#tokens .tok")
+    assert [1 if "m1" in token.get_attribute("class").split() else 0 for token in tokens] == chain["response_mask"]
+    records = load(path)
+    from uni_agent_gym.viewer.records import add_token_texts
+
+    add_token_texts(records, TOKENIZERS / "qwen2.5-instruct")
+    bad = [index for index, token in enumerate(tokens) if "bad" in token.get_attribute("class").split()]
+    assert bad == check(records[0]).bad and bad, "the tool message's tokens marked 1 are outlined"
+    assert [item.text for item in browser.find_elements(By.CSS_SELECTOR, "#flags li")] == check(records[0]).flags
+    browser.save_screenshot(str(artifacts() / "viewer-gateway.png"))
+    assert [entry for entry in browser.get_log("browser") if entry["level"] == "SEVERE"] == []
