@@ -310,5 +310,8 @@ async def test_a_trajectory_record_shows_what_verl_got_in_the_viewer(tmp_path, m
     shown = [1 if "m1" in token.get_attribute("class").split() else 0 for token in browser.find_elements(By.CSS_SELECTOR, "#tokens .tok")]
     assert shown == output.response_mask
     assert [item.text for item in browser.find_elements(By.CSS_SELECTOR, "#flags li")] == ["no flags"]
+    assert browser.find_element(By.ID, "tests-none").is_displayed()  # the toy is graded by a command: no per-test table
     browser.save_screenshot(str(artifacts() / "viewer-uni-agent-loop.png"))
+    browser.execute_script("document.getElementById('tokens').scrollIntoView()")
+    browser.save_screenshot(str(artifacts() / "viewer-uni-agent-loop-tokens.png"))
     assert [entry for entry in browser.get_log("browser") if entry["level"] == "SEVERE"] == []

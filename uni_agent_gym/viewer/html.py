@@ -34,6 +34,12 @@ def _row(record: Trajectory, flags: int) -> dict[str, Any]:
             "seconds": record.seconds, "flags": flags}  # fmt: skip
 
 
+def _shown(logprobs: list[float] | None) -> list[float] | None:
+    """Logprobs to 4 decimals for the page (a third of a full float's characters: a 2,000-trajectory run is a
+    smaller file); the checks read the record's own values, so a sampled token's exact 0.0 is still flagged."""
+    return None if logprobs is None else [round(value, 4) if isinstance(value, float) else value for value in logprobs]
+
+
 def _detail(record: Trajectory, found) -> dict[str, Any]:
     return {
         "source": record.source, "kind": record.kind, "instance_id": record.instance_id, "exit_reason": record.exit_reason,
@@ -42,7 +48,7 @@ def _detail(record: Trajectory, found) -> dict[str, Any]:
         "steps": _steps(record), "messages": record.messages if not record.steps else [], "reward_report": record.reward_report,
         "prompt_length": len(record.prompt_ids) if record.prompt_ids is not None else None,
         "response_ids": record.response_ids, "response_mask": record.response_mask,
-        "response_logprobs": record.response_logprobs, "tokens": record.tokens, "spans": spans_of(record),
+        "response_logprobs": _shown(record.response_logprobs), "tokens": record.tokens, "spans": spans_of(record),
         "weight_versions": record.weight_versions,
         "check": {"counts": {str(mask): count for mask, count in sorted(found.counts.items())}, "flags": found.flags, "bad": found.bad},
     }  # fmt: skip

@@ -188,9 +188,13 @@ function renderReport(report) {
   }
   const restored = Object.entries(report.restored || {}).map(([file, why]) => el("li", {}, `${file}: ${why}`));
   const integrity = (report.integrity_problems || []).map((problem) => el("li", {}, problem));
-  box.replaceChildren(facts, table,
+  const tests = table.children.length > 1 ? table : el("p", {id: "tests-none"}, "no per-test outcomes in this report (its task is graded by a command)");
+  box.replaceChildren(facts, tests,
     el("h3", {}, "restored runner files"), restored.length ? el("ul", {id: "restored"}, ...restored) : el("p", {}, "none"),
     el("h3", {}, "integrity problems"), integrity.length ? el("ul", {id: "integrity"}, ...integrity) : el("p", {}, "none"));
+  const rerun = report.runner_rerun;
+  if (rerun) box.append(el("h3", {}, "graded again with the runner's modules as at the start"),
+    el("p", {id: "runner-rerun"}, `${rerun.modules.join(", ")}: ${rerun.status}` + (rerun.not_passed.length ? `; not passed: ${rerun.not_passed.join(", ")}` : "")));
   if (report.log) box.append(el("details", {}, el("summary", {}, "test log"), el("pre", {}, report.log)));
 }
 
