@@ -5,6 +5,7 @@ tests/artifacts/ or $UAG_ARTIFACTS)."""
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -261,3 +262,28 @@ def test_a_gateway_jsonl_in_chromium(browser, tmp_path):
     assert [item.text for item in browser.find_elements(By.CSS_SELECTOR, "#flags li")] == check(records[0]).flags
     browser.save_screenshot(str(artifacts() / "viewer-gateway.png"))
     assert [entry for entry in browser.get_log("browser") if entry["level"] == "SEVERE"] == []
+
+
+def test_serve_prints_a_loopback_url_that_serves_the_page_and_ctrl_c_stops_it(tmp_path):
+    import signal
+    import subprocess
+    import sys
+    import urllib.request
+
+    run = eval_dir(tmp_path, count=1)
+    server = subprocess.Popen([sys.executable, "-m", "uni_agent_gym.cli", "view", str(run), "--serve", "--port", "0"],
+                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env={**os.environ, "PYTHONUNBUFFERED": "1"})  # fmt: skip
+    try:
+        lines = []
+        while not any("serving http://127.0.0.1:" in line for line in lines):
+            line = server.stdout.readline()
+            assert line, f"the server ended before it served: {''.join(lines)}"
+            lines.append(line)
+        url = next(line for line in lines if "serving" in line).split()[1]
+        with urllib.request.urlopen(url, timeout=10) as response:
+            assert response.status == 200 and b"uni-agent-gym view" in response.read()
+        server.send_signal(signal.SIGINT)
+        assert server.wait(timeout=10) == 0
+    finally:
+        server.kill()
+        server.stdout.close()
