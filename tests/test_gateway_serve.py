@@ -20,6 +20,7 @@ import httpx
 import pytest
 
 from tests.test_gateway_chains import TASK, check_exact, client, close_clients, play, step  # noqa: F401 - close_clients: autouse
+from tests.browser import browser  # noqa: F401 (a fixture)
 from tests.token_http import token_app
 from tests.token_server import TokenServer, tiny_model_dir
 from uni_agent_gym.cli import main
@@ -82,7 +83,7 @@ async def wait_until_serving(url: str, process: asyncio.subprocess.Process, time
     raise AssertionError(f"gateway serve did not answer on {url} within {timeout:.0f} s (last: {last!r})")
 
 
-async def test_gateway_serve_writes_each_sessions_chains_to_jsonl(model_dir, tmp_path):
+async def test_gateway_serve_writes_each_sessions_chains_to_jsonl(model_dir, tmp_path, browser):
     """Session a is closed by its client; session b is still open when the server gets SIGINT: both
     chains are in the JSONL, token for token what the engine sampled."""
     engine = TokenServer(model_dir, step)
@@ -113,6 +114,30 @@ async def test_gateway_serve_writes_each_sessions_chains_to_jsonl(model_dir, tmp
     assert [(record["session_id"], record["num_turns"], record["started_by"]) for record in records] == [("a", 2, "start"), ("b", 1, "start")]
     assert records[0] == closed[0]
     assert check_exact(records, engine.calls) == 3
+    looked_at_in_chromium(browser, output, model_dir, records)
+
+
+def looked_at_in_chromium(browser, output, model_dir, records) -> None:
+    """`uni-agent-gym view` on the JSONL the gateway wrote: a row per chain, each token's mask class is the
+    chain's mask, and the right masks raise no flag (the spans read from the template's headers)."""
+    from selenium.webdriver.common.by import By
+
+    from tests.browser import wait_for
+    from uni_agent_gym.viewer.checks import check
+    from uni_agent_gym.viewer.records import add_token_texts, load
+
+    assert main(["view", str(output), "--tokenizer", str(model_dir)]) == 0
+    browser.get(output.with_name("chains.view.html").as_uri())
+    wait_for(browser, "return window.__uagRendered")
+    assert len(browser.find_elements(By.CSS_SELECTOR, "#run-table tbody tr")) == 2
+    browser.find_elements(By.CSS_SELECTOR, "#run-table tbody tr")[0].click()
+    wait_for(browser, "return document.getElementById('tokens').dataset.done === '1'")
+    shown = [1 if "m1" in token.get_attribute("class").split() else 0 for token in browser.find_elements(By.CSS_SELECTOR, "#tokens .tok")]
+    assert shown == records[0]["response_mask"]
+    viewed = load(output)
+    add_token_texts(viewed, model_dir)
+    assert check(viewed[0]).flags == [] and [li.text for li in browser.find_elements(By.CSS_SELECTOR, "#flags li")] == ["no flags"]
+    assert [entry for entry in browser.get_log("browser") if entry["level"] == "SEVERE"] == []
 
 
 def test_a_port_in_use_is_one_error_line(model_dir, capsys):
