@@ -53,7 +53,8 @@ def test_a_forged_or_missing_canary_is_a_problem():
 
 @pytest.mark.parametrize(
     "test_id",
-    ["t.py::test_a_b", "t.py::test_a_b[1]", "t.py::Tests::test_a_b", "test_a_b (app.tests.ATests)", "test_a_b (app.tests.ATests.test_a_b)", "test_a_b"],
+    ["t.py::test_a_b", "t.py::test_a_b[1]", "t.py::Tests::test_a_b", "test_a_b (app.tests.ATests)", "test_a_b (app.tests.ATests.test_a_b)", "test_a_b",
+     "sympy/core/tests/test_x.py:test_a_b"],
 )
 def test_a_canary_is_found_under_each_runners_names(test_id):
     assert Canaries("pytest", {"test_a_b": "t.py"}).problems({test_id: "PASSED"}) != []
@@ -87,3 +88,48 @@ def test_the_files_planted_in_and_when_not_at_all():
     assert wanted("pytest", "pytest -rA tests/x.py") and wanted("sympy", "bin/test -C --verbose x")
     assert not wanted("pytest", "pytest -x -rA tests/x.py") and not wanted("django", "./tests/runtests.py --failfast x")
     assert not wanted(None, "make check")
+
+
+@pytest.fixture(scope="module")
+def sympy_source(tmp_path_factory):
+    """sympy 1.12's sdist from PyPI, copied (its runner finds tests under its own tree), and a venv with mpmath."""
+    import shutil
+
+    from tests.fixture_sources import CACHE, sdist_directory
+    from uni_agent_gym.named_locks import blocking_machine_lock
+
+    tree = tmp_path_factory.mktemp("sympy")
+    shutil.copytree(sdist_directory("sympy==1.12") / "sympy", tree / "sympy")
+    venv = CACHE / "sympy-1.12-venv"
+    with blocking_machine_lock(f"sympy venv {venv}"):
+        if not (venv / ".complete").exists():
+            shutil.rmtree(venv, ignore_errors=True)
+            subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+            subprocess.run([str(venv / "bin" / "pip"), "install", "-q", "mpmath==1.3.0"], check=True, timeout=600)
+            (venv / ".complete").touch()
+    return tree, venv
+
+
+def test_sympy_canaries_fail_under_sympys_own_runner(sympy_source):
+    """The canaries in sympy's shape, run by sympy's runtests.py (what bin/test calls) in verbose mode and read
+    by swebench's sympy parser: both reported failed, the file's own test passed, no problem."""
+    from swebench.harness.log_parsers.python import parse_log_sympy
+
+    tree, venv = sympy_source
+    tests = tree / "sympy" / "uagcanary" / "tests"
+    tests.mkdir(parents=True)
+    (tree / "sympy" / "uagcanary" / "__init__.py").write_text("")
+    (tests / "__init__.py").write_text("")
+    text = "from sympy import Symbol\n\n\ndef test_symbol_name():\n    assert Symbol('x').name == 'x'\n"
+    code, names = source("sympy", text)
+    (tests / "test_uag.py").write_text(text + code)
+    script = f"import sys; sys.path.insert(0, {str(tree)!r}); import sympy; sys.exit(not sympy.test('sympy/uagcanary/tests/test_uag.py', verbose=True, colors=False))"
+    done = subprocess.run([str(venv / "bin" / "python"), "-c", script], cwd=tree, capture_output=True, text=True, timeout=600)
+    statuses = parse_log_sympy(done.stdout, None)
+    assert statuses.get("test_symbol_name") == "PASSED", done.stdout[-3000:]
+    # the first canary's verbose line says F; the file's last test's line ends in [FAIL], which the parser does not
+    # read: its failure header names it instead
+    assert (statuses.get(names[0]), statuses.get(f"sympy/uagcanary/tests/test_uag.py:{names[1]}")) == ("FAILED", "FAILED"), done.stdout[-3000:]
+    canaries = Canaries("sympy", {name: "sympy/uagcanary/tests/test_uag.py" for name in names})
+    assert canaries.problems(statuses) == []
+    assert canaries.problems({**statuses, names[0]: "PASSED"})[0].endswith("is reported PASSED: the runner's verdict was forged")

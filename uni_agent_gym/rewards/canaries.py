@@ -56,8 +56,10 @@ class Canaries:
 
 
 def _names(test: str, name: str) -> bool:
-    """Whether a parsed test id is the function `name` (pytest `file::name[param]`, Django `name (module.Class)`, sympy `name`)."""
-    return re.search(rf"(?:^|::|\.){re.escape(name)}(?:$|\s|\[)", test) is not None
+    """Whether a parsed test id is the function `name`: pytest `file::name[param]`, Django `name (module.Class)`,
+    sympy `name`, or `file.py:name` (sympy's failure header: its verbose line for a file's last test ends in
+    `[FAIL]`, which the parser does not read)."""
+    return re.search(rf"(?:^|:|\.){re.escape(name)}(?:$|\s|\[)", test) is not None
 
 
 def wanted(runner: str | None, command: str) -> bool:
