@@ -93,8 +93,8 @@ def django() -> tuple[Path, Path]:
     return source, venv
 
 
-def run(tmp_path: Path, django: tuple[Path, Path], package: str) -> tuple[dict[str, str], str, Guard, str]:
-    """The app's tests with `package` in the app's package, as the grader runs them: (the log's statuses,
+def run(tmp_path: Path, django: tuple[Path, Path], package: str, tests: str = TESTS) -> tuple[dict[str, str], str, Guard, str]:
+    """The app's `tests` with `package` in the app's package, as the grader runs them: (the log's statuses,
     the guard's record, the guard, the log)."""
     source, venv = django
     repo = tmp_path / "repo"
@@ -102,7 +102,7 @@ def run(tmp_path: Path, django: tuple[Path, Path], package: str) -> tuple[dict[s
     for name in ("runtests.py", "test_sqlite.py", "urls.py"):
         shutil.copy(source / "tests" / name, repo / "tests" / name)
     (repo / "tests" / "uag_app" / "__init__.py").write_text(BUGGY + package)
-    (repo / "tests" / "uag_app" / "tests.py").write_text(TESTS)
+    (repo / "tests" / "uag_app" / "tests.py").write_text(tests)
     guard = Guard("django")
     guard_dir = tmp_path / "guard"
     guard_dir.mkdir(exist_ok=True)
@@ -199,3 +199,16 @@ def test_the_guard_is_python_3_5_syntax_and_runs_plain_unittest_on_3_6(tmp_path)
     assert problems(forged, (tmp_path / "record").read_text(), guard) == [
         "the log passes 1 test(s) the grading guard did not see pass: test_bad (test_plain.Plain)"
     ]
+
+
+def test_canaries_fail_under_djangos_runner_and_the_guard_agrees(tmp_path, django):
+    """The canaries in Django's shape (a unittest.TestCase appended to the test module), run by runtests.py and
+    read by swebench's Django parser: both reported failed, no canary problem, no guard problem."""
+    from uni_agent_gym.rewards.canaries import Canaries, source
+
+    code, names = source("django", TESTS)
+    statuses, record, guard, log = run(tmp_path, django, "", TESTS + code)
+    assert statuses.get(OTHER) == "PASSED", log
+    canaries = Canaries("django", {name: "tests/uag_app/tests.py" for name in names})
+    assert canaries.problems(statuses) == [] and problems(statuses, record, guard) == [], log
+    assert sorted(status for test, status in statuses.items() if any(test.startswith(name + " ") for name in names)) == ["ERROR", "FAILED"]
