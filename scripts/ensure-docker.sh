@@ -4,7 +4,16 @@
 set -euo pipefail
 
 if docker info >/dev/null 2>&1; then
-  exit 0
+  # An engine that answers but lost its default bridge (another dockerd on this host removed docker0)
+  # cannot start a container: restart it, which makes the bridge again.
+  if [ "$(id -u)" = 0 ] && command -v ip >/dev/null 2>&1 && ! ip link show docker0 >/dev/null 2>&1 \
+     && docker network inspect bridge >/dev/null 2>&1 && [ -f /var/run/docker.pid ]; then
+    echo "ensure-docker: the engine answers but its bridge docker0 is gone: restarting dockerd"
+    kill "$(cat /var/run/docker.pid)" 2>/dev/null || true
+    for _ in $(seq 1 30); do pgrep -x dockerd >/dev/null 2>&1 || break; sleep 1; done
+  else
+    exit 0
+  fi
 fi
 if ! command -v dockerd >/dev/null 2>&1 || ! command -v debootstrap >/dev/null 2>&1; then
   if [ "$(id -u)" != 0 ]; then
