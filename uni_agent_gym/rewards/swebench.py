@@ -312,12 +312,13 @@ class SWEBenchReward:
                 return self._finish(result, started)
 
         checked = self._log_reader(instance)
-        canaries = await self._plant_canaries(deployment, instance, repo_dir, checked, command)
-        await self._run_and_grade(deployment, instance, repo_dir, result, checked, canaries)
+        runner = runner_for(checked, command)  # (name, parser) of the runner the log comes from; None: unknown
+        canaries = await self._plant_canaries(deployment, instance, repo_dir, runner, command)
+        await self._run_and_grade(deployment, instance, repo_dir, result, checked, runner, canaries)
         modules = runner_modules_touched(instance.get("repo", ""), result.patch)
         if result.status == "resolved" and modules:  # graded again with the runner's implementation as at the start
             await reset_files(deployment, repo_dir, start, modules)
-            rerun = await self._run_and_grade(deployment, instance, repo_dir, RewardResult(result.instance_id, "unresolved", test_command=command), checked, canaries)
+            rerun = await self._run_and_grade(deployment, instance, repo_dir, RewardResult(result.instance_id, "unresolved", test_command=command), checked, runner, canaries)
             failing = sorted(test for test, status in rerun.test_statuses.items() if status != "PASSED")
             result.runner_rerun = {"modules": modules, "status": rerun.status, "not_passed": failing, "integrity_problems": rerun.integrity_problems}
             durations["tests_rerun"] = rerun.durations.get("tests", 0.0)
@@ -330,22 +331,22 @@ class SWEBenchReward:
                 result.status, result.resolved, result.reward = "unresolved", False, 0.0
         return self._finish(result, started)
 
-    async def _plant_canaries(self, deployment: Deployment, instance: dict[str, Any], repo_dir: str, checked: Any, command: str) -> Canaries | None:
+    async def _plant_canaries(self, deployment: Deployment, instance: dict[str, Any], repo_dir: str, runner: Any, command: str) -> Canaries | None:
         """Tests that must fail, beside the graded ones (`canaries.py`), where `reward.canaries` is on."""
-        runner = runner_for(checked, command)
         if not self.config.canaries or instance.get("grading") == EXPECTED_OUTPUT_GRADING or runner is None or not wanted(runner[0], command):
             return None
         graded = list(instance["FAIL_TO_PASS"]) + list(instance.get("PASS_TO_PASS") or [])
         return await plant(deployment, repo_dir, runner[0], instance["test_patch"], graded)
 
     async def _run_and_grade(
-        self, deployment: Deployment, instance: dict[str, Any], repo_dir: str, result: RewardResult, checked: Any, canaries: Canaries | None
+        self, deployment: Deployment, instance: dict[str, Any], repo_dir: str, result: RewardResult, checked: Any, runner: Any,
+        canaries: Canaries | None,
     ) -> RewardResult:
         """Step 5-6 once: run the test command (with the guard), parse, cross-check and grade into `result`."""
         # The output streams to the grader through the session (the code under test can add to it, not
         # rewrite it, as it could a log file), the last log_limit bytes of it kept; the exit code is bash's.
         command, durations = result.test_command, result.durations
-        guard = self._guard(instance, checked, command)
+        guard = self._guard(instance, runner, command)
         loads_the_guard = await guard.install(deployment) if guard else ""
         tests_started = time.monotonic()
         try:
@@ -387,11 +388,10 @@ class SWEBenchReward:
         result.reward = 1.0 if result.resolved else 0.0
         return result
 
-    def _guard(self, instance: dict[str, Any], checked: Any, command: str) -> Guard | None:
+    def _guard(self, instance: dict[str, Any], runner: Any, command: str) -> Guard | None:
         """The grading guard of this run, where `reward.guard` is on and the runner is one it can load into."""
         if not self.config.guard or instance.get("grading") == EXPECTED_OUTPUT_GRADING:
             return None
-        runner = runner_for(checked, command)
         return Guard(runner[0]) if runner is not None and runner[0] in GUARDED_RUNNERS and can_load(command) else None
 
     @staticmethod

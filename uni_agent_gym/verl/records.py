@@ -15,6 +15,8 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from uni_agent_gym.tokens.texts import token_texts
+
 logger = logging.getLogger(__name__)
 LOG_TAIL = 20_000  # characters of the test log a record keeps (the reward report's log can be 20 MB)
 
@@ -24,11 +26,6 @@ def bounded_report(report: dict[str, Any] | None) -> dict[str, Any] | None:
     if not report or len(report.get("log") or "") <= LOG_TAIL:
         return report
     return {**report, "log": "[... cut ...]\n" + report["log"][-LOG_TAIL:]}
-
-
-def token_texts(tokenizer: Any, ids: list[int]) -> list[str]:
-    """Each id decoded on its own, special tokens kept: the text the token view shows."""
-    return tokenizer.batch_decode([[token] for token in ids], skip_special_tokens=False, clean_up_tokenization_spaces=False)
 
 
 def output_record(output: Any, tokenizer: Any, **fields: Any) -> dict[str, Any]:

@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from uni_agent_gym.errors import UniAgentGymError
+from uni_agent_gym.tokens.texts import token_texts
 
 
 class ViewerInputError(UniAgentGymError, ValueError):
@@ -220,4 +221,4 @@ def add_token_texts(records: list[Trajectory], tokenizer_dir: str | Path) -> Non
     tokenizer = AutoTokenizer.from_pretrained(str(tokenizer_dir), local_files_only=True)
     for record in records:
         if record.response_ids is not None and record.tokens is None:
-            record.tokens = tokenizer.batch_decode([[token] for token in record.response_ids])
+            record.tokens = token_texts(tokenizer, record.response_ids)
