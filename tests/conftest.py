@@ -10,6 +10,7 @@ import functools
 import itertools
 import os
 import secrets
+import shutil
 
 import pytest
 
@@ -19,7 +20,7 @@ IN_CI = os.environ.get("CI") == "true"
 # The Hugging Face hub is unreachable on these machines; offline mode fails at once instead of
 # retrying for ~25 s. Set before anything imports datasets / huggingface_hub.
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
-DEPLOYMENT_TYPES = ["local", "docker", "modal"]
+DEPLOYMENT_TYPES = ["local", "docker", "modal", "ray"]
 
 
 @functools.cache
@@ -113,11 +114,32 @@ SESSION_RUN_ID = f"pytest-{os.getpid()}-{secrets.token_hex(2)}"
 _test_numbers = itertools.count(1)
 
 
-def labelled_containers() -> list[dict]:
-    """Every container labelled by uni-agent-gym, as the daemon lists them (one call, no inspection each)."""
-    from uni_agent_gym.deployments.docker import LABEL, docker_client
+@functools.cache
+def _engine_client(engine: str):
+    import docker
 
-    return docker_client().api.containers(all=True, filters={"label": f"{LABEL}=1"})
+    return docker.DockerClient(base_url=engine, timeout=120)
+
+
+def _engines() -> list:
+    """This machine's Docker engine, and the worker nodes' engines of the test Ray cluster while it runs."""
+    from tests import ray_cluster
+    from uni_agent_gym.deployments.docker import docker_client
+
+    cluster = ray_cluster.running()
+    return [docker_client(), *(_engine_client(engine) for engine in (cluster.engines.values() if cluster else []))]
+
+
+def labelled_containers() -> list[dict]:
+    """Every container labelled by uni-agent-gym, as each engine lists them (one call each, no inspection),
+    with `Engine`: the client of the engine that has it."""
+    from uni_agent_gym.deployments.docker import LABEL
+
+    return [
+        {**container, "Engine": client}
+        for client in _engines()
+        for container in client.api.containers(all=True, filters={"label": f"{LABEL}=1"})
+    ]
 
 
 def containers_of(run_id_prefix: str) -> list[dict]:
@@ -133,10 +155,8 @@ def containers_of(run_id_prefix: str) -> list[dict]:
 def remove_container(container: dict) -> None:
     import docker.errors
 
-    from uni_agent_gym.deployments.docker import docker_client
-
     try:
-        docker_client().api.remove_container(container["Id"], force=True, v=True)
+        container["Engine"].api.remove_container(container["Id"], force=True, v=True)
     except docker.errors.NotFound:
         pass
 
@@ -209,14 +229,32 @@ def no_container_left_behind():
     assert not left, f"containers left behind by the tests: {[(c['Names'], c.get('Labels')) for c in left]}"
 
 
+@pytest.fixture(scope="session")
+def ray_cluster(docker_image):
+    """The test Ray cluster (`tests/ray_cluster.py`): the running one, else one started now and stopped
+    after the session; the base image is pushed to its registry (the nodes pull it when they lack it)."""
+    from tests import ray_cluster as harness
+    from uni_agent_gym.deployments.registry import push
+
+    if not shutil.which("dockerd"):
+        pytest.skip("no dockerd to give the Ray nodes engines of their own")
+    cluster, started = harness.start()
+    push(docker_image, cluster.registry)
+    yield cluster
+    if started:
+        harness.stop()
+
+
 @pytest.fixture
 async def deployment_factory(request, monkeypatch):
     """Makes (not starts) deployments of one type; stops every one of them at teardown."""
     made = []
 
     def factory(deployment_type: str, **options):
-        if deployment_type == "docker":
+        if deployment_type in ("docker", "ray"):
             options.setdefault("image", request.getfixturevalue("docker_image"))
+        if deployment_type == "ray":
+            options = {**request.getfixturevalue("ray_cluster").deployment(), **options}
         if deployment_type == "modal" and not made_modal_standin:
             from tests import modal_standin
 

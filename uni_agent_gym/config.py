@@ -143,7 +143,34 @@ class ModalDeploymentConfig(_SandboxOptions):
     block_network: bool = Field(False, description="Cut the sandbox off any network.")
 
 
-_DEPLOYMENT_MODELS = (LocalDeploymentConfig, DockerDeploymentConfig, ModalDeploymentConfig)
+class RayDeploymentConfig(DockerDeploymentConfig):
+    """A docker sandbox on a node of a Ray cluster: a small actor, placed on a node that offers `resource`,
+    drives that node's own container engine with every docker option above (the socket never leaves the node)."""
+
+    type: Literal["ray"] = "ray"  # type: ignore[assignment]
+    address: str = Field(
+        "auto",
+        description="The cluster to connect to: `auto` (the one this process is in, or $RAY_ADDRESS), or HOST:PORT of its head. "
+        "Inside verl's workers Ray is already connected and this is not used.",
+    )
+    resource: str = Field("uni_agent_gym_sandbox", description="Custom resource a node offers per sandbox it can hold (`ray start --resources`).")
+    per_sandbox: float = Field(1.0, gt=0, description="How much of `resource` one sandbox takes.")
+    scheduling: Literal["SPREAD", "DEFAULT"] = Field("SPREAD", description="Ray's placement of the sandboxes over the nodes.")
+    node: str | None = Field(
+        None, description="A node id to place the sandbox on (the reward sets it: a grading sandbox sits beside the agent's); any node when null."
+    )
+    call_timeout: float = Field(
+        60.0, gt=0, description="Seconds a call to the sandbox's actor may take beyond the command's own timeout; past it the node is taken as dead."
+    )
+    start_timeout: float = Field(
+        600.0, gt=0, description="Seconds start() waits for a node with a free `resource`, then fails naming it."
+    )
+    registry: str | None = Field(
+        None, description="HOST:PORT of a registry a node pulls an image it lacks from (`uni-agent-gym images push` fills it); none when null."
+    )
+
+
+_DEPLOYMENT_MODELS = (LocalDeploymentConfig, DockerDeploymentConfig, ModalDeploymentConfig, RayDeploymentConfig)
 DEFAULT_DEPLOYMENT_TYPE = "docker"
 _OPTIONS_BY_TYPE = {model.model_fields["type"].default: set(model.model_fields) for model in _DEPLOYMENT_MODELS}
 
@@ -189,7 +216,7 @@ def _choose_deployment_type(data: Any) -> Any:
 
 
 DeploymentConfig = Annotated[
-    Union[LocalDeploymentConfig, DockerDeploymentConfig, ModalDeploymentConfig],
+    Union[LocalDeploymentConfig, DockerDeploymentConfig, ModalDeploymentConfig, RayDeploymentConfig],
     Field(discriminator="type"),
     BeforeValidator(_choose_deployment_type),
 ]
@@ -528,7 +555,7 @@ def load_config(
     return validate(GymConfig, data, source, secrets)
 
 
-def deployment_config(config: dict[str, Any] | BaseModel) -> LocalDeploymentConfig | DockerDeploymentConfig | ModalDeploymentConfig:
+def deployment_config(config: dict[str, Any] | BaseModel) -> LocalDeploymentConfig | DockerDeploymentConfig | ModalDeploymentConfig | RayDeploymentConfig:
     """A deployment config from a dict such as `{"type": "docker", "image": ...}` (interpolated) or a model."""
     if isinstance(config, _DEPLOYMENT_MODELS):
         return config

@@ -1,4 +1,4 @@
-"""Sandboxes behind one interface, chosen by `deployment.type` (local | docker | modal).
+"""Sandboxes behind one interface, chosen by `deployment.type` (local | docker | modal | ray).
 
 Implementations are imported when first asked for, so a missing optional SDK (modal) never breaks
 the others.
@@ -20,6 +20,7 @@ _IMPLEMENTATIONS = {
     "local": ("uni_agent_gym.deployments.local", "LocalDeployment", None),
     "docker": ("uni_agent_gym.deployments.docker", "DockerDeployment", "docker"),
     "modal": ("uni_agent_gym.deployments.modal", "ModalDeployment", "modal"),
+    "ray": ("uni_agent_gym.deployments.ray", "RayDeployment", "ray"),
 }
 
 

@@ -116,6 +116,11 @@ class Deployment(abc.ABC):
         infrastructure. The host always answers (local)."""
         return True
 
+    def beside(self) -> dict[str, Any]:
+        """Config changes that place another sandbox where this one is (its node in a cluster), so the
+        grader's fresh sandbox can read this one's changes; none where every sandbox is alike (the default)."""
+        return {}
+
     async def isolate_network(self) -> bool:
         """Cut the running sandbox off every network; False where the deployment cannot (local, modal)."""
         return False

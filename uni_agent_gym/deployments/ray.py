@@ -1,0 +1,342 @@
+"""Sandboxes on the nodes of a Ray cluster (`deployment.type: ray`).
+
+Each sandbox is a small actor (`SandboxActor`) placed on a node that offers `deployment.resource`; on
+that node it drives the node's own container engine with the gym's docker deployment, so every docker
+option means the same thing, and the engine's socket never leaves the node. Here, `RayDeployment` is
+a `Deployment` whose shell session and file primitives are calls to that actor, each bounded by
+`deployment.call_timeout` beyond the command's own timeout: a dead or silent node is a
+`SandboxDiedError` naming it, never a hang. A node lacking an image pulls it from `deployment.registry`.
+
+    deployment = make_deployment({"type": "ray", "address": "127.0.0.1:6379", "registry": "127.0.0.1:5000"})
+"""
+
+from __future__ import annotations
+
+import asyncio
+import io
+import logging
+import os
+import pickle
+import shlex
+import tarfile
+import threading
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+import ray
+import ray.exceptions
+from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+
+from uni_agent_gym.config import DockerDeploymentConfig, RayDeploymentConfig
+from uni_agent_gym.deployments.base import Deployment
+from uni_agent_gym.deployments.docker import DockerDeployment, default_run_id
+from uni_agent_gym.deployments.session import CommandResult, ShellProcess
+from uni_agent_gym.errors import DeploymentError, SandboxDiedError
+
+logger = logging.getLogger(__name__)
+
+# What the driver may ask of a node's deployment: coroutines, and blocking calls (run in a thread there).
+_ASYNC_CALLS = {"is_alive", "engine_answers", "isolate_network", "restore_network", "restart_shell"}
+_BLOCKING_CALLS = {"changes", "read_archive", "write_archive", "pause", "unpause"}
+_connected = threading.Lock()
+
+
+def connect(address: str) -> None:
+    """Join the Ray cluster at `address` once per process (a process inside verl's cluster already is)."""
+    with _connected:
+        if ray.is_initialized():
+            return
+        try:
+            ray.init(address=address, log_to_driver=False, logging_level=logging.WARNING)
+        except (ConnectionError, RuntimeError, ValueError) as exc:
+            raise DeploymentError(
+                f"Cannot join a Ray cluster at deployment.address {address!r} ({exc}). Start one (`ray start --head`, "
+                "then `ray start --address HEAD:PORT --resources '{\"uni_agent_gym_sandbox\": 8}'` on each sandbox node), "
+                "or set deployment.address to its head."
+            ) from None
+
+
+def _portable(exc: BaseException) -> BaseException:
+    """`exc` as it can travel back to the driver (an exception that does not pickle becomes a DeploymentError)."""
+    try:
+        pickle.loads(pickle.dumps(exc))
+        return exc
+    except Exception:  # noqa: BLE001 - any pickling failure
+        return DeploymentError(f"{type(exc).__name__}: {exc}")
+
+
+class SandboxActor:
+    """The node side of one sandbox: the docker deployment on this node's engine. Every call answers
+    `(True, value)` or `(False, exception)`, so the driver raises the gym's own errors, not Ray's wrappers."""
+
+    def __init__(self, config: dict[str, Any], registry: str | None) -> None:
+        self.config = DockerDeploymentConfig.model_validate(config)
+        self.registry = registry
+        self.deployment: DockerDeployment | None = None
+
+    async def where(self) -> dict[str, str]:
+        """The node this actor landed on (its id and address) and the engine it drives."""
+        return {
+            "node_id": ray.get_runtime_context().get_node_id(),
+            "address": ray.util.get_node_ip_address(),
+            "engine": os.environ.get("DOCKER_HOST", "unix:///var/run/docker.sock"),
+        }
+
+    async def start(self) -> tuple[bool, Any]:
+        from uni_agent_gym.deployments.registry import ensure_from_registry
+
+        try:
+            await asyncio.to_thread(ensure_from_registry, self.config.image, self.registry, self.config.pull)
+            self.deployment = DockerDeployment(self.config.model_copy(update={"pull": "never"}))
+            await self.deployment.start()
+            return True, self.deployment.container_id
+        except Exception as exc:  # noqa: BLE001 - handed back to the driver
+            return False, _portable(exc)
+
+    async def run(self, command: str, timeout: float, limit: int | None, uncapped: bool) -> tuple[bool, Any]:
+        try:
+            return True, await self.deployment._require_session().run(command, timeout, limit=limit, uncapped=uncapped)
+        except Exception as exc:  # noqa: BLE001 - handed back to the driver
+            return False, _portable(exc)
+
+    async def call(self, name: str, *args: Any) -> tuple[bool, Any]:
+        try:
+            if name in _ASYNC_CALLS:
+                return True, await getattr(self.deployment, name)(*args)
+            if name in _BLOCKING_CALLS:
+                return True, await asyncio.to_thread(getattr(self.deployment, name), *args)
+            raise DeploymentError(f"A sandbox actor does not answer {name!r}")
+        except Exception as exc:  # noqa: BLE001 - handed back to the driver
+            return False, _portable(exc)
+
+    async def stop(self) -> dict[str, str]:
+        if self.deployment is not None:
+            await self.deployment.stop()
+            return dict(self.deployment.release_report)
+        return {}
+
+
+def _cleanup_node(run_id: str | None) -> tuple[str, list[str]]:
+    """A node's address and the labelled containers removed from its engine (a Ray task on that node)."""
+    from uni_agent_gym.deployments.docker import cleanup
+
+    return ray.util.get_node_ip_address(), cleanup(run_id)
+
+
+def cleanup_nodes(address: str, resource: str = "uni_agent_gym_sandbox", run_id: str | None = None, timeout: float = 120) -> dict[str, list[str]]:
+    """Remove the containers uni-agent-gym labelled (of one run when `run_id` is given) on every alive node
+    that offers `resource`: {node address: removed container names}. Blocking."""
+    connect(address)
+    task = ray.remote(_cleanup_node)
+    nodes = [node for node in ray.nodes() if node["Alive"] and node["Resources"].get(resource)]
+    refs = [
+        task.options(num_cpus=0, scheduling_strategy=NodeAffinitySchedulingStrategy(node["NodeID"], soft=False)).remote(run_id)
+        for node in nodes
+    ]
+    try:
+        return dict(ray.get(refs, timeout=timeout))
+    except ray.exceptions.RayError as exc:
+        raise DeploymentError(f"Cleaning the nodes that offer {resource} failed: {exc}") from None
+
+
+class _ActorSession:
+    """The deployment's shell session, as calls to the actor whose node runs the real one."""
+
+    def __init__(self, deployment: "RayDeployment") -> None:
+        self._deployment = deployment
+
+    async def run(self, command: str, timeout: float, *, limit: int | None = None, uncapped: bool = False) -> CommandResult:
+        budget = timeout + self._deployment.config.startup_timeout + self._deployment.config.call_timeout
+        return await self._deployment._remote("run", command, timeout, limit, uncapped, seconds=budget)
+
+    async def close(self) -> None:
+        """The node's session closes when the node's deployment stops."""
+
+
+class RayDeployment(Deployment):
+    """A docker sandbox on a Ray node; see the module docstring."""
+
+    def __init__(self, config: RayDeploymentConfig) -> None:
+        super().__init__(config)
+        self.run_id = config.run_id or default_run_id()
+        self.actor: Any = None
+        self.node: dict[str, str] = {}  # node_id, address, engine: where the sandbox runs
+        self.container_id: str | None = None
+
+    # ----- placing the actor and its container -----
+
+    async def _provision(self) -> None:
+        config = self.config
+        connect(config.address)  # once per process; in this thread, where Ray can set its signal handlers
+        self._check_capacity()
+        docker_config = DockerDeploymentConfig.model_validate(
+            {**config.model_dump(include=set(DockerDeploymentConfig.model_fields)), "type": "docker", "run_id": self.run_id}
+        )
+        strategy: Any = config.scheduling
+        if config.node:
+            strategy = NodeAffinitySchedulingStrategy(config.node, soft=False)
+        actor_class = ray.remote(SandboxActor)
+        self.actor = actor_class.options(
+            num_cpus=0, resources={config.resource: config.per_sandbox}, scheduling_strategy=strategy, max_restarts=0
+        ).remote(docker_config.model_dump(), config.registry)
+        try:
+            try:
+                self.node = await self._wait(self.actor.where.remote(), config.start_timeout)
+            except SandboxDiedError:
+                raise DeploymentError(
+                    f"No node offered a free {config.per_sandbox:g} of resource {config.resource!r} within deployment.start_timeout "
+                    f"({config.start_timeout:g} s){self._pinned()}: every sandbox slot stayed taken (free now: {self._free():g})"
+                ) from None
+            self.container_id = await self._remote("start", seconds=config.start_timeout)
+        except BaseException:
+            await self._release()
+            raise
+
+    def _check_capacity(self) -> None:
+        """A cluster where no alive node offers the resource fails at once (waiting would never end)."""
+        resource = self.config.resource
+        offering = [node for node in ray.nodes() if node["Alive"] and node["Resources"].get(resource, 0) >= self.config.per_sandbox]
+        if self.config.node:
+            offering = [node for node in offering if node["NodeID"] == self.config.node]
+        if not offering:
+            raise DeploymentError(
+                f"No alive node of the Ray cluster offers {self.config.per_sandbox:g} of resource {resource!r}{self._pinned()}: "
+                f"start sandbox nodes with `ray start --resources '{{\"{resource}\": 8}}'` (or set deployment.resource)"
+            )
+
+    def _pinned(self) -> str:
+        return f" on node {self.config.node}" if self.config.node else ""
+
+    def _free(self) -> float:
+        return ray.available_resources().get(self.config.resource, 0.0)
+
+    async def _release(self) -> None:
+        actor, self.actor = self.actor, None
+        if actor is None:
+            return
+        try:
+            if self.container_id is not None:
+                self.release_report.update(await self._wait(actor.stop.remote(), self.config.call_timeout, actor=actor))
+        except DeploymentError as exc:
+            logger.warning("could not stop the sandbox on %s: %s (`uni-agent-gym cleanup --deployment ray` reaps it)", self.where(), exc)
+        finally:
+            self.container_id = None
+            ray.kill(actor, no_restart=True)
+
+    async def _open_session(self) -> Any:
+        return _ActorSession(self)
+
+    async def _spawn_shell(self) -> ShellProcess:
+        raise NotImplementedError("the node's docker deployment spawns the shell")
+
+    async def _run_beside(self, argv: list[str]) -> None:
+        raise NotImplementedError("the node's docker deployment runs commands beside the shell")
+
+    # ----- calls to the actor -----
+
+    def where(self) -> str:
+        """The node this sandbox runs on, for messages: its address and the start of its id."""
+        if not self.node:
+            return "an unplaced node"
+        return f"node {self.node['address']} ({self.node['node_id'][:12]})"
+
+    async def _wait(self, ref: Any, seconds: float, actor: Any = None) -> Any:
+        """The value of `ref`; a dead actor or node, or no answer within `seconds`, is `SandboxDiedError`."""
+        try:
+            return await asyncio.wait_for(_awaited(ref), seconds)
+        except asyncio.TimeoutError:
+            raise SandboxDiedError(f"The sandbox on {self.where()} did not answer within {seconds:g} s: the node is lost or hung") from None
+        except ray.exceptions.RayError as exc:
+            raise SandboxDiedError(f"The sandbox on {self.where()} is gone ({type(exc).__name__}: {str(exc)[:300]})") from None
+
+    async def _remote(self, method: str, *args: Any, seconds: float | None = None) -> Any:
+        actor = self._require_actor()
+        ok, value = await self._wait(getattr(actor, method).remote(*args), seconds or self.config.call_timeout)
+        if not ok:
+            raise value
+        return value
+
+    def _blocking(self, name: str, *args: Any) -> Any:
+        """A blocking call of the node's deployment (the docker diff, archives, pause): from a thread here."""
+        actor = self._require_actor()
+        try:
+            ok, value = ray.get(actor.call.remote(name, *args), timeout=self.config.call_timeout)
+        except ray.exceptions.RayError as exc:  # GetTimeoutError included
+            raise SandboxDiedError(f"The sandbox on {self.where()} did not answer {name} ({type(exc).__name__}: {str(exc)[:300]})") from None
+        if not ok:
+            raise value
+        return value
+
+    def _require_actor(self) -> Any:
+        if self.actor is None:
+            self._require_session()  # the not-started error
+            raise SandboxDiedError(f"The sandbox on {self.where()} was released")
+        return self.actor
+
+    # ----- the deployment's primitives, on the node -----
+
+    async def restart_shell(self) -> None:
+        self._require_session()
+        await self._remote("call", "restart_shell")
+
+    async def is_alive(self) -> bool:
+        if self._session is None or self.actor is None:
+            return False
+        try:
+            return await self._remote("call", "is_alive")
+        except DeploymentError:
+            return False
+
+    async def engine_answers(self) -> bool:
+        """Whether the node and its engine answer: a node that is gone is the infrastructure's failure."""
+        try:
+            return await self._remote("call", "engine_answers")
+        except DeploymentError:
+            return False
+
+    async def isolate_network(self) -> bool:
+        self._require_session()
+        return await self._remote("call", "isolate_network")
+
+    async def restore_network(self) -> None:
+        self._require_session()
+        await self._remote("call", "restore_network")
+
+    def beside(self) -> dict[str, Any]:
+        return {"node": self.node["node_id"]} if self.node else {}
+
+    async def upload(self, local_path: str | Path, remote_path: str) -> None:
+        """A host file or directory goes to the node as one tar archive (the node shares no files with this host)."""
+        self._require_session()
+        source, target = Path(local_path), self.resolve(remote_path)
+        if not source.exists():
+            raise FileNotFoundError(f"Nothing to upload at {source}")
+        await self.run(f"mkdir -p -- {shlex.quote(str(PurePosixPath(target).parent))}")
+        archive = await asyncio.to_thread(_tar, source, target.lstrip("/"))
+        await asyncio.to_thread(self.write_archive, "/", archive)
+
+    def changes(self) -> list[tuple[str, str]]:
+        return [tuple(change) for change in self._blocking("changes")]
+
+    def read_archive(self, path: str, max_bytes: int) -> bytes | None:
+        return self._blocking("read_archive", path, max_bytes)
+
+    def write_archive(self, directory: str, data: bytes) -> None:
+        self._blocking("write_archive", directory, data)
+
+    def pause(self) -> None:
+        self._blocking("pause")
+
+    def unpause(self) -> None:
+        self._blocking("unpause")
+
+
+async def _awaited(ref: Any) -> Any:
+    return await ref
+
+
+def _tar(source: Path, arcname: str) -> bytes:
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w") as tar:
+        tar.add(source, arcname=arcname)
+    return buffer.getvalue()
