@@ -114,11 +114,11 @@ INTERPRETERS = {  # the host's Pythons that local venvs are made from (pyenv on 
 
 
 def env_section(deployment: str, rows: list[dict]) -> dict:
-    """The env config of fixture episodes: on docker, their offline images; on local, venvs and checkouts in
+    """The env config of fixture episodes: on docker and ray, their offline images; on local, venvs and checkouts in
     the test build cache, the host's Pythons and the fixture mirrors (the test skips without those Pythons)."""
     import pytest
 
-    if deployment == "docker":
+    if deployment in ("docker", "ray"):
         return {"workspace": "image", "environments": str(SHARED / "fixtures.json")}
     if not all(path.exists() for path in INTERPRETERS.values()):
         pytest.skip("local grading needs host Pythons 3.9 and 3.11 (pyenv on these machines)")

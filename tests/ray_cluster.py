@@ -142,14 +142,15 @@ def _start_ray_node(name: str, arguments: list[str], engine: str | None = None) 
     env.pop("RAY_ADDRESS", None)
     if engine:
         env["DOCKER_HOST"] = engine
+    ip = arguments[arguments.index("--node-ip-address") + 1]
+    before = set(_alive_nodes().get(ip, [])) if "--head" not in arguments else set()
     log = open(directory / "ray.log", "ab")
     process = subprocess.Popen(
         [str(RAY), "start", "--block", "--num-cpus", "1", "--disable-usage-stats", *arguments],
         stdout=log, stderr=log, env=env, start_new_session=True, cwd=directory,
     )  # fmt: skip
-    ip = arguments[arguments.index("--node-ip-address") + 1]
-    try:
-        _wait_for(f"Ray node {name} ({ip})", lambda: _node_alive(ip) or process.poll() is not None)
+    try:  # a new node id at `ip` (a node that died there may still be listed alive for a while)
+        _wait_for(f"Ray node {name} ({ip})", lambda: set(_alive_nodes().get(ip, [])) - before or process.poll() is not None)
         if process.poll() is not None:
             raise RuntimeError(f"ray start for {name} exited {process.returncode}; see {directory / 'ray.log'}")
     except BaseException:
@@ -158,14 +159,16 @@ def _start_ray_node(name: str, arguments: list[str], engine: str | None = None) 
     return process.pid
 
 
-def _node_alive(ip: str) -> bool:
-    """Whether the cluster lists an alive node at `ip` (asked of the GCS with `ray list nodes`-free Python)."""
+def _alive_nodes() -> dict[str, list[str]]:
+    """Address -> ids of the nodes the cluster lists alive there (asked in a fresh process: this one stays out of Ray)."""
     script = (
-        "import json, ray; ray.init(address=%r, logging_level='ERROR', log_to_driver=False); "
-        "print(json.dumps([n['NodeManagerAddress'] for n in ray.nodes() if n['Alive']]))" % f"{HEAD_ADDRESS}:{GCS_PORT}"
+        "import json, ray; ray.init(address=%r, logging_level='ERROR', log_to_driver=False); nodes = {}\n"
+        "for n in ray.nodes():\n    n['Alive'] and nodes.setdefault(n['NodeManagerAddress'], []).append(n['NodeID'])\n"
+        "print(json.dumps(nodes))" % f"{HEAD_ADDRESS}:{GCS_PORT}"
     )
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env={**os.environ, "RAY_ADDRESS": ""})
-    return done.returncode == 0 and ip in json.loads(done.stdout.strip().splitlines()[-1] or "[]")
+    lines = [line for line in done.stdout.splitlines() if line.startswith("{")]  # Ray may print warnings too
+    return json.loads(lines[-1]) if done.returncode == 0 and lines else {}
 
 
 def _read_state() -> Cluster | None:

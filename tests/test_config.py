@@ -10,6 +10,7 @@ from uni_agent_gym.config import (
     DockerDeploymentConfig,
     LocalDeploymentConfig,
     ModalDeploymentConfig,
+    RayDeploymentConfig,
     deployment_config,
     load_config,
 )
@@ -38,7 +39,7 @@ def test_every_format_loads_the_same(tmp_path, filename, text):
 
 @pytest.mark.parametrize(
     "deployment_type, model",
-    [("local", LocalDeploymentConfig), ("docker", DockerDeploymentConfig), ("modal", ModalDeploymentConfig)],
+    [("local", LocalDeploymentConfig), ("docker", DockerDeploymentConfig), ("modal", ModalDeploymentConfig), ("ray", RayDeploymentConfig)],
 )
 def test_switching_deployment_is_one_line(tmp_path, deployment_type, model):
     path = tmp_path / "c.yaml"
@@ -85,10 +86,10 @@ def test_a_switch_of_type_drops_the_options_it_leaves_behind(files, overrides, m
         ([], ["deployment.memory_mb=512"],
          "deployment: memory_mb is an option of modal, not of docker (the default type): set deployment.type to modal, or remove memory_mb"),
         (["local.yaml"], ["deployment.image=img:1"],
-         "deployment: image is an option of docker and modal, not of local (deployment.type): set deployment.type to docker or modal"),
+         "deployment: image is an option of docker, modal and ray, not of local (deployment.type): set deployment.type to docker, modal or ray"),
         (["docker.yaml"], ["deployment.memory_mb=512", "deployment.type=docker"],
          "deployment: memory_mb is an option of modal, not of docker (deployment.type)"),
-        (["docker.yaml"], ["deployment.type=local", "deployment.cpus=2"], "deployment: cpus is an option of docker, not of local"),
+        (["docker.yaml"], ["deployment.type=local", "deployment.cpus=2"], "deployment: cpus is an option of docker and ray, not of local"),
         ([], ["deployment.memroy=8g"], "deployment: memroy is not an option of any deployment type (did you mean memory?)"),
     ],
     ids=["no-type", "on-top-of-a-file", "same-type-again-is-no-switch", "after-a-switch", "no-type-has-it"],
@@ -210,7 +211,18 @@ def test_deployment_config_from_a_dict():
         deployment_config({"type": "docker", "pull": "sometimes"})
 
 
-@pytest.mark.parametrize("name", ["local", "docker", "modal"])
+def test_the_shipped_ray_config_lists_every_option_with_its_default():
+    import yaml
+
+    path = SHIPPED / "ray.yaml"
+    assert set(yaml.safe_load(path.read_text())["deployment"]) == set(RayDeploymentConfig.model_fields)
+    assert load_config(path).deployment == RayDeploymentConfig()
+    # the docker options a switch leaves behind are the ray deployment's own, not dropped
+    switched = load_config(SHIPPED / "docker.yaml", overrides=["deployment.type=ray", "deployment.memory=1g"]).deployment
+    assert isinstance(switched, RayDeploymentConfig) and switched.memory == "1g"
+
+
+@pytest.mark.parametrize("name", ["local", "docker", "modal", "ray"])
 def test_shipped_deployment_configs_are_valid(name):
     from pathlib import Path
 

@@ -171,10 +171,30 @@ def cmd_prepare_data(args: argparse.Namespace, console: Console) -> None:
 
 
 def cmd_cleanup(args: argparse.Namespace, console: Console) -> None:
+    if args.deployment == "ray":
+        from uni_agent_gym.deployments.ray import cleanup_nodes
+
+        by_node, failed = cleanup_nodes(args.address, args.resource, args.run_id)
+        for node, removed in sorted(by_node.items()):
+            console.print(f"node {node}: removed {len(removed)} container(s)" + (f": {', '.join(removed)}" if removed else ""))
+        for node, why in sorted(failed.items()):
+            console.print(f"node {node}: not cleaned ({why}); run this again once it is back")
+        if not by_node and not failed:
+            console.print(f"no alive node offers {args.resource}: nothing to clean")
+        if failed:
+            raise SystemExit(1)
+        return
     from uni_agent_gym.deployments.docker import cleanup
 
     removed = cleanup(args.run_id)
     console.print(f"removed {len(removed)} container(s)" + (f": {', '.join(removed)}" if removed else ""))
+
+
+def cmd_push_images(args: argparse.Namespace, console: Console) -> None:
+    from uni_agent_gym.deployments.registry import push
+
+    for image in args.images:
+        push(image, args.registry, log=console.print)
 
 
 def cmd_bootstrap_base(args: argparse.Namespace, console: Console) -> None:
@@ -451,6 +471,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     cleanup = commands.add_parser("cleanup", help="remove containers left by uni-agent-gym (label uni-agent-gym=1)")
     cleanup.add_argument("--run-id", help="only the containers of this run")
+    cleanup.add_argument("--deployment", choices=["docker", "ray"], default="docker", help="this machine's engine (docker), or every node's of a Ray cluster (ray)")
+    cleanup.add_argument("--address", default="auto", help="with --deployment ray: the cluster's head, HOST:PORT (default: auto)")
+    cleanup.add_argument("--resource", default="uni_agent_gym_sandbox", help="with --deployment ray: the nodes offering this resource are cleaned")
     cleanup.set_defaults(func=cmd_cleanup)
 
     ping = commands.add_parser("ping", help="send one tiny request to the configured model and print reply and latency")
@@ -490,7 +513,7 @@ def build_parser() -> argparse.ArgumentParser:
                        help="grade again instances of this --run-id whose grading failed with infra_error")  # fmt: skip
     grade.set_defaults(func=cmd_grade)
 
-    images = commands.add_parser("images", help="build images without a registry").add_subparsers(dest="images_command", required=True)
+    images = commands.add_parser("images", help="build images without a registry, and push them to one").add_subparsers(dest="images_command", required=True)
     base = images.add_parser("bootstrap-base", help="minimal Debian image with a given Python, via debootstrap")
     base.add_argument("--python", action="append", required=True, help="3.9, 3.11 or 3.13; repeat for several")
     base.add_argument("--mirror", type=debian_mirror, help="Debian mirror URL (default: the one apt on this host uses)")
@@ -508,6 +531,10 @@ def build_parser() -> argparse.ArgumentParser:
     build.add_argument("--force", action="store_true", help="rebuild images that exist")
     build.add_argument("--workers", type=positive_int, default=1, help="images built at once (downloads stay one at a time)")
     build.set_defaults(func=cmd_build_images)
+    push = images.add_parser("push", help="push images from this engine to a registry the Ray nodes pull from (deployment.registry)")
+    push.add_argument("--registry", required=True, metavar="HOST:PORT", help="the registry (an image goes there as HOST:PORT/<its name>)")
+    push.add_argument("images", nargs="+", metavar="IMAGE", help="images to push: base, environment and instance images alike")
+    push.set_defaults(func=cmd_push_images)
 
     gateway = commands.add_parser("gateway", help="OpenAI/Anthropic-compatible gateway that records token-exact trajectories")
     gateway_commands = gateway.add_subparsers(dest="gateway_command", required=True)

@@ -175,6 +175,11 @@ DEFAULT_DEPLOYMENT_TYPE = "docker"
 _OPTIONS_BY_TYPE = {model.model_fields["type"].default: set(model.model_fields) for model in _DEPLOYMENT_MODELS}
 
 
+def _listed(names: list[str], conjunction: str) -> str:
+    """["a", "b", "c"] -> "a, b and c"."""
+    return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} {conjunction} {names[-1]}"
+
+
 def _misplaced_options(selected: str, options: Iterable[str], chosen_by: str) -> list[str]:
     """What is wrong with deployment `options` under type `selected`: options no type has, and options of
     other types only (`chosen_by` says where `selected` came from, for the message)."""
@@ -185,8 +190,8 @@ def _misplaced_options(selected: str, options: Iterable[str], chosen_by: str) ->
         owners = [name for name, fields in _OPTIONS_BY_TYPE.items() if option in fields]
         if owners:
             problems.append(
-                f"{option} is an option of {' and '.join(owners)}, not of {selected} ({chosen_by}): "
-                f"set deployment.type to {' or '.join(owners)}, or remove {option}"
+                f"{option} is an option of {_listed(owners, 'and')}, not of {selected} ({chosen_by}): "
+                f"set deployment.type to {_listed(owners, 'or')}, or remove {option}"
             )
             continue
         known = sorted(set().union(*_OPTIONS_BY_TYPE.values()))

@@ -5,7 +5,8 @@ first handed out in and verified clean, starts the next episode of the same imag
     ... episode ...
     await release(deployment)                       # returns at once; scrub + verify -> idle, else removed
 
-On (`deployment.pool_size` > 0, docker only). Scrubbing: a fresh shell session (no variables,
+On (`deployment.pool_size` > 0, docker and ray; on ray a pool holds sandboxes of any node, and a grading
+sandbox's pool those of its agent's node). Scrubbing: a fresh shell session (no variables,
 functions or working directory carried over), every other process killed, the repository reset to
 the commit it had when the container was first handed out and cleaned, what `docker diff` shows added
 under the repository and /tmp since then removed, the network reconnected (grading cuts it).
@@ -201,7 +202,7 @@ _pools: dict[tuple[int, str], SandboxPool] = {}
 def pool_for(config: Any) -> SandboxPool | None:
     """The pool of this deployment config on the running event loop (containers' sessions belong to
     it), or None when pooling is off."""
-    if config.type != "docker" or not getattr(config, "pool_size", 0):
+    if config.type not in ("docker", "ray") or not getattr(config, "pool_size", 0):
         return None
     key = (id(asyncio.get_running_loop()), config.model_dump_json())
     if key not in _pools:
@@ -242,6 +243,8 @@ def _remove_idle_containers() -> None:
     from uni_agent_gym.deployments.docker import docker_client
 
     for pool in _pools.values():
+        if pool.config.type != "docker":  # a Ray node's containers: `uni-agent-gym cleanup --deployment ray`
+            continue
         for deployment in [*pool.idle, *pool.scrubbing.values()]:
             try:
                 docker_client().api.remove_container(deployment.container_id, force=True, v=True)

@@ -18,6 +18,7 @@ import logging
 import os
 import pickle
 import shlex
+import socket
 import tarfile
 import threading
 from pathlib import Path, PurePosixPath
@@ -46,6 +47,7 @@ def connect(address: str) -> None:
     with _connected:
         if ray.is_initialized():
             return
+        _check_reachable(address)
         try:
             ray.init(address=address, log_to_driver=False, logging_level=logging.WARNING)
         except (ConnectionError, RuntimeError, ValueError) as exc:
@@ -54,6 +56,20 @@ def connect(address: str) -> None:
                 "then `ray start --address HEAD:PORT --resources '{\"uni_agent_gym_sandbox\": 8}'` on each sandbox node), "
                 "or set deployment.address to its head."
             ) from None
+
+
+def _check_reachable(address: str) -> None:
+    """A HOST:PORT nobody listens on is an error now (`ray.init` would retry it for minutes)."""
+    if address == "auto" or address.startswith("ray://"):
+        return
+    host, _, port = address.rpartition(":")
+    try:
+        socket.create_connection((host, int(port)), timeout=10).close()
+    except (OSError, ValueError) as exc:
+        raise DeploymentError(
+            f"Cannot join a Ray cluster at deployment.address {address!r}: nothing answers there ({exc}). "
+            "Start its head (`ray start --head --port PORT`), or set deployment.address to HOST:PORT of a running one."
+        ) from None
 
 
 def _portable(exc: BaseException) -> BaseException:
@@ -123,20 +139,33 @@ def _cleanup_node(run_id: str | None) -> tuple[str, list[str]]:
     return ray.util.get_node_ip_address(), cleanup(run_id)
 
 
-def cleanup_nodes(address: str, resource: str = "uni_agent_gym_sandbox", run_id: str | None = None, timeout: float = 120) -> dict[str, list[str]]:
+def cleanup_nodes(
+    address: str, resource: str = "uni_agent_gym_sandbox", run_id: str | None = None, timeout: float = 120
+) -> tuple[dict[str, list[str]], dict[str, str]]:
     """Remove the containers uni-agent-gym labelled (of one run when `run_id` is given) on every alive node
-    that offers `resource`: {node address: removed container names}. Blocking."""
+    that offers `resource`. Blocking. Returns ({node address: removed container names}, {node address: why
+    it could not be cleaned}): a node that just died may still be listed alive for a while."""
     connect(address)
     task = ray.remote(_cleanup_node)
     nodes = [node for node in ray.nodes() if node["Alive"] and node["Resources"].get(resource)]
-    refs = [
-        task.options(num_cpus=0, scheduling_strategy=NodeAffinitySchedulingStrategy(node["NodeID"], soft=False)).remote(run_id)
+    refs = {
+        node["NodeManagerAddress"] + "/" + node["NodeID"]: task.options(
+            num_cpus=0, scheduling_strategy=NodeAffinitySchedulingStrategy(node["NodeID"], soft=False)
+        ).remote(run_id)
         for node in nodes
-    ]
-    try:
-        return dict(ray.get(refs, timeout=timeout))
-    except ray.exceptions.RayError as exc:
-        raise DeploymentError(f"Cleaning the nodes that offer {resource} failed: {exc}") from None
+    }
+    removed: dict[str, list[str]] = {}
+    failed: dict[str, str] = {}
+    for key, ref in refs.items():
+        node_address = key.split("/")[0]
+        try:
+            node_address, names = ray.get(ref, timeout=timeout)
+            removed.setdefault(node_address, []).extend(names)
+        except ray.exceptions.RayError as exc:
+            failed[node_address] = f"{type(exc).__name__}: {str(exc)[:300]}"
+    for node_address in removed:  # an address that answered was cleaned (a dead node's old entry may share it)
+        failed.pop(node_address, None)
+    return removed, failed
 
 
 class _ActorSession:

@@ -159,7 +159,7 @@ class SWEBenchReward:
         instance_id = instance["instance_id"]
         start = await self._episode_start(deployment, instance, repo_dir)
         if self._diffs_into_a_fresh_container(deployment):
-            fresh, fresh_repo, fresh_instance = await self._open_fresh(instance, start)
+            fresh, fresh_repo, fresh_instance = await self._open_fresh(instance, start, beside=deployment)
             try:
                 try:
                     patch = await capture_from_container(deployment, fresh, repo_dir, start, self.config.max_patch_bytes)
@@ -198,7 +198,7 @@ class SWEBenchReward:
             return await capture_in_sandbox(deployment, repo_dir, start, self.config.max_patch_bytes)
         if not self._diffs_into_a_fresh_container(deployment):
             return await self._capture_with_git(deployment, instance, repo_dir, start)
-        fresh, _, _ = await self._open_fresh(instance, start)
+        fresh, _, _ = await self._open_fresh(instance, start, beside=deployment)
         try:
             return await capture_from_container(deployment, fresh, repo_dir, start, self.config.max_patch_bytes)
         finally:
@@ -211,8 +211,10 @@ class SWEBenchReward:
 
     def _diffs_into_a_fresh_container(self, deployment: Deployment) -> bool:
         """Whether the patch is the Docker daemon's diff of the agent's container, computed in a fresh one
-        (docker diff cannot see into volumes: with read_only_root the workspace is one)."""
-        return deployment.config.type == "docker" and self.gym.deployment.type == "docker" and not deployment.config.read_only_root
+        (docker diff cannot see into volumes: with read_only_root the workspace is one). On a Ray cluster
+        both are containers of the agent's node (`beside`)."""
+        kind = deployment.config.type
+        return kind in ("docker", "ray") and self.gym.deployment.type == kind and not deployment.config.read_only_root
 
     def _on_local(self, deployment: Deployment) -> bool:
         return deployment.config.type == "local" and self.gym.deployment.type == "local"
@@ -258,12 +260,18 @@ class SWEBenchReward:
             return self._finish(RewardResult(instance_id, "patch_rejected", error=str(exc), sandbox="same"), started)
         return await self._test(deployment, instance, repo_dir, start, RewardResult(instance_id, "unresolved", patch=patch, sandbox="same"), started)
 
-    async def _open_fresh(self, instance: dict[str, Any], start: str | None) -> tuple[Deployment, str, dict[str, Any]]:
+    async def _open_fresh(
+        self, instance: dict[str, Any], start: str | None, beside: Deployment | None = None
+    ) -> tuple[Deployment, str, dict[str, Any]]:
         """A new sandbox of the instance at its start state (the warm pool's when there is one), checked to
-        be at `start` when given; with the task as that sandbox starts it (its hidden tests, where made there)."""
+        be at `start` when given; with the task as that sandbox starts it (its hidden tests, where made there).
+        `beside`: the agent's sandbox, where the new one must be placed to read its changes (its node)."""
         from uni_agent_gym.workspaces.start_state import open_task
 
-        deployment, repo_dir, instance = await open_task(instance, self.gym, grading=True)
+        gym = self.gym
+        if beside is not None and beside.beside():
+            gym = gym.model_copy(update={"deployment": gym.deployment.model_copy(update=beside.beside())})
+        deployment, repo_dir, instance = await open_task(instance, gym, grading=True)
         if start is not None:
             try:
                 head = (await git_in(deployment, repo_dir, "git rev-parse HEAD")).strip()

@@ -29,7 +29,7 @@ async def open_task(instance: dict[str, Any], config: GymConfig, *, grading: boo
     """A started sandbox of the task at its start state, its repository directory, and the task as this
     sandbox starts it (with `test_patch` where the start state made it). `grading` opens the sandbox
     that grades (the image with the hidden tests, where a family hides them from the agent)."""
-    if instance.get("start_patch") and config.deployment.type == "docker" and getattr(config.deployment, "pool_size", 0):
+    if instance.get("start_patch") and getattr(config.deployment, "pool_size", 0):
         config = config.model_copy(update={"deployment": config.deployment.model_copy(update={"pool_size": 0})})
     deployment, repo_dir = await open_workspace(instance, config, grading=grading)
     try:

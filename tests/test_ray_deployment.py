@@ -1,0 +1,217 @@
+"""`deployment.type: ray` against a real cluster on this machine (`tests/ray_cluster.py`: a head and two worker
+nodes on loopback, each worker with its own Docker engine, and a registry): where sandboxes land, how a
+dead node shows, how images reach a node, and episodes graded on the agent's node. The contract suite
+(`test_deployment_contract.py`) and the attack suite run on it too."""
+
+from __future__ import annotations
+
+import asyncio
+import secrets
+import subprocess
+import sys
+import time
+
+import pytest
+import ray
+
+from tests import fixture_sources
+from tests import ray_cluster as harness
+from uni_agent_gym import toy
+from uni_agent_gym.config import GymConfig
+from uni_agent_gym.deployments import make_deployment
+from uni_agent_gym.deployments.ray import cleanup_nodes
+from uni_agent_gym.envs import AsyncSWEEnv
+from uni_agent_gym.errors import DeploymentError, SandboxDiedError
+from uni_agent_gym.instances import normalise
+from uni_agent_gym.rewards.swebench import SWEBenchReward
+
+pytestmark = pytest.mark.timeout(900)
+
+
+def worker_node_ids() -> dict[str, str]:
+    """Node id -> address of the cluster's two worker nodes."""
+    return {node["NodeID"]: node["NodeManagerAddress"] for node in ray.nodes() if node["Alive"] and node["NodeManagerAddress"] in harness.WORKERS.values()}
+
+
+@pytest.fixture
+def extra_node(ray_cluster):
+    """Starts worker nodes of the test's own (a resource no other test asks for) at 127.0.0.5 and up, each
+    on node1's engine; stops them after the test."""
+    started: list[int] = []
+
+    def start(resources: dict[str, float], ip: str = "127.0.0.5") -> int:
+        pid = ray_cluster.start_node(f"extra-{ip.rsplit('.', 1)[1]}", ip, resources, ray_cluster.engines["node1"])
+        started.append(pid)
+        return pid
+
+    yield start
+    for pid in started:
+        harness._terminate(pid)
+
+
+async def test_a_grpo_group_of_8_lands_on_both_nodes(ray_cluster, docker_image, tmp_path):
+    """Eight episodes of the toy task at once (SPREAD): both worker nodes hold some; the four that fix the bug
+    earn 1.0 and the four that change nothing 0.0."""
+    instance = await toy.toy_instance(str(tmp_path / "cache"))
+    config = GymConfig.model_validate({"deployment": ray_cluster.deployment(image=docker_image), "env": {"cache_dir": str(tmp_path / "cache")}})
+    envs = [AsyncSWEEnv(config) for _ in range(8)]
+
+    async def episode(env: AsyncSWEEnv, fixes: bool) -> tuple[str, float]:
+        await env.reset(options={"instance": instance})
+        node = env.deployment.node["node_id"]
+        if fixes:
+            _, _, _, _, info = await env.step({"name": "str_replace_editor", "arguments": {
+                "command": "str_replace", "path": f"{env.repo_dir}/stats.py",
+                "old_str": "return sum(values) / (len(values) - 1)", "new_str": "return sum(values) / len(values)"}})  # fmt: skip
+            assert info["error"] is None, info
+        _, reward, terminated, _, _ = await env.step({"name": "finish", "arguments": {}})
+        assert terminated
+        return node, reward
+
+    try:
+        results = await asyncio.gather(*(episode(env, index % 2 == 0) for index, env in enumerate(envs)))
+    finally:
+        await asyncio.gather(*(env.close() for env in envs))
+    assert [reward for _, reward in results] == [1.0, 0.0] * 4
+    assert {node for node, _ in results} == set(worker_node_ids()), "SPREAD puts the group on both worker nodes"
+
+
+@pytest.mark.parametrize("instance_id", ["pytest-dev__pytest-7168", "sphinx-doc__sphinx-8595"])
+async def test_fixture_gold_earns_1_and_empty_0_graded_in_a_fresh_sandbox_on_the_agents_node(ray_cluster, instance_id, monkeypatch):
+    """The official grading of a fixture instance on ray: the agent's container on a worker node, its patch
+    the daemon's diff read into a fresh container on that same node, the tests run there."""
+    from uni_agent_gym.workspaces import start_state
+
+    instance = normalise(fixture_sources.derived_rows()[instance_id])
+    await pushed_instance_image(instance, ray_cluster)
+    config = GymConfig.model_validate({"deployment": ray_cluster.deployment(), "env": fixture_sources.env_section("ray", [instance])})
+    gradings: list[str] = []
+    agents: list[str] = []
+    open_task = start_state.open_task
+
+    async def recording(task, gym, *, grading=False):
+        result = await open_task(task, gym, grading=grading)
+        if grading:
+            gradings.append(result[0].node["node_id"])
+        return result
+
+    monkeypatch.setattr(start_state, "open_task", recording)
+    for patch, expected in ((instance["patch"], 1.0), ("", 0.0)):
+        env = AsyncSWEEnv(config, reward=SWEBenchReward.from_config(config))
+        try:
+            await env.reset(options={"instance": instance})
+            agents.append(env.deployment.node["node_id"])
+            if patch:
+                await env.deployment.write_file("/tmp/gold.diff", patch)
+                _, _, _, _, info = await env.step({"name": "execute_bash", "arguments": {"command": "git apply /tmp/gold.diff && rm /tmp/gold.diff"}})
+                assert info["exit_code"] == 0, info
+            _, reward, _, _, info = await env.step({"name": "finish", "arguments": {}})
+        finally:
+            await env.close()
+        assert (reward, info["reward_report"]["sandbox"]) == (expected, "fresh"), info["reward_report"]
+    assert len(gradings) == 2 and gradings == agents, (gradings, agents)
+
+
+async def pushed_instance_image(instance: dict, cluster) -> str:
+    """The fixture's offline image, built here if missing and pushed to the cluster's registry."""
+    from uni_agent_gym.deployments.registry import push
+
+    image = await fixture_sources.ensure_image(instance)
+    await asyncio.to_thread(push, image, cluster.registry)
+    return image
+
+
+async def test_a_node_killed_mid_command_is_a_sandbox_death_within_call_timeout_and_cleanup_removes_its_container(
+    ray_cluster, docker_image, extra_node, container_run_id
+):
+    """The node's raylet is SIGKILLed while a long command runs: the call fails with the node named well
+    before the command's own timeout, the infrastructure is blamed (the engine does not answer), `stop()`
+    neither hangs nor raises, and once the node is back, cleanup on every node removes the container."""
+    resource = f"uag_doomed_{secrets.token_hex(3)}"
+    pid = extra_node({resource: 2})
+    deployment = make_deployment(ray_cluster.deployment(image=docker_image, resource=resource, call_timeout=20))
+    await deployment.start()
+    container = deployment.container_id
+    assert deployment.node["address"] == "127.0.0.5"
+    command = asyncio.ensure_future(deployment.run("sleep 300", timeout=290))
+    await asyncio.sleep(1)
+    killed = time.monotonic()
+    harness.kill_raylet(pid)
+    with pytest.raises(SandboxDiedError, match=r"127\.0\.0\.5"):
+        await command
+    took = time.monotonic() - killed
+    assert took < 20, f"the node's death took {took:.1f} s to show (call_timeout 20 s)"
+    assert not await deployment.engine_answers(), "a lost node is the infrastructure's failure, not the agent's"
+    await asyncio.wait_for(deployment.stop(), 60)
+    engine = harness.Cluster(**vars(ray_cluster)).engines["node1"]
+    listed = subprocess.run(["docker", "-H", engine, "ps", "-aq", "--no-trunc", "--filter", f"label=uni-agent-gym.run-id={container_run_id}"], capture_output=True, text=True)
+    assert container in listed.stdout.split(), "the dead node's container is still on its engine"
+
+    harness._terminate(pid)
+    extra_node({resource: 2})  # the node comes back (same address, same engine)
+    removed, _ = await asyncio.to_thread(cleanup_nodes, ray_cluster.address, resource, container_run_id)
+    assert len(removed["127.0.0.5"]) == 1, removed
+    listed = subprocess.run(["docker", "-H", engine, "ps", "-aq", "--filter", f"label=uni-agent-gym.run-id={container_run_id}"], capture_output=True, text=True)
+    assert listed.stdout.strip() == ""
+
+
+async def test_start_waits_for_a_free_sandbox_then_fails_naming_the_resource(ray_cluster, docker_image, extra_node):
+    resource = f"uag_scarce_{secrets.token_hex(3)}"
+    with pytest.raises(DeploymentError, match=f"No alive node of the Ray cluster offers 1 of resource '{resource}'"):
+        await make_deployment(ray_cluster.deployment(image=docker_image, resource=resource)).start()
+    extra_node({resource: 1}, ip="127.0.0.6")
+    first = make_deployment(ray_cluster.deployment(image=docker_image, resource=resource))
+    await first.start()
+    try:
+        second = make_deployment(ray_cluster.deployment(image=docker_image, resource=resource, start_timeout=3))
+        started = time.monotonic()
+        with pytest.raises(DeploymentError, match=f"No node offered a free 1 of resource '{resource}' within deployment.start_timeout"):
+            await second.start()
+        assert 3 <= time.monotonic() - started < 15
+        await second.stop()
+    finally:
+        await first.stop()
+    third = make_deployment(ray_cluster.deployment(image=docker_image, resource=resource, start_timeout=60))
+    await third.start()  # the slot the first held is free again
+    assert (await third.run("echo ok")).output == "ok\n"
+    await third.stop()
+
+
+async def test_an_image_built_on_the_head_reaches_a_worker_through_the_registry(ray_cluster, docker_image, tmp_path):
+    """Built by this machine's engine, pushed with `images push`, run on a node whose engine never had it."""
+    from uni_agent_gym.cli import main
+
+    token = secrets.token_hex(4)
+    image = f"uni-agent-gym-test/registry-probe:{token}"
+    (tmp_path / "Dockerfile").write_text(f"FROM {docker_image}\nRUN echo {token} > /probe.txt\n")
+    subprocess.run(["docker", "build", "-q", "-t", image, str(tmp_path)], check=True, capture_output=True)
+    try:
+        assert main(["images", "push", "--registry", ray_cluster.registry, image]) in (0, None)
+        deployment = make_deployment(ray_cluster.deployment(image=image))
+        await deployment.start()
+        try:
+            assert (await deployment.run("cat /probe.txt")).output == f"{token}\n"
+            assert deployment.node["address"] in harness.WORKERS.values()
+        finally:
+            await deployment.stop()
+    finally:
+        subprocess.run(["docker", "rmi", "-f", image, f"{ray_cluster.registry}/{image}"], capture_output=True)
+        for engine in ray_cluster.engines.values():
+            subprocess.run(["docker", "-H", engine, "rmi", "-f", image, f"{ray_cluster.registry}/{image}"], capture_output=True)
+
+
+async def test_an_image_no_registry_has_fails_with_what_to_push(ray_cluster):
+    deployment = make_deployment(ray_cluster.deployment(image=f"uni-agent-gym-test/nowhere:{secrets.token_hex(4)}"))
+    with pytest.raises(DeploymentError, match="uni-agent-gym images push --registry 127.0.0.1:5055 uni-agent-gym-test/nowhere"):
+        await deployment.start()
+
+
+async def test_a_cluster_without_the_resource_and_a_wrong_address_are_clear_errors(ray_cluster, docker_image):
+    with pytest.raises(DeploymentError, match="ray start --resources"):
+        await make_deployment(ray_cluster.deployment(image=docker_image, resource="nobody_offers_this")).start()
+    script = (
+        "import asyncio\nfrom uni_agent_gym.deployments import make_deployment\n"
+        "asyncio.run(make_deployment({'type': 'ray', 'address': '127.0.0.9:1'}).start())\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert done.returncode != 0 and "Cannot join a Ray cluster at deployment.address '127.0.0.9:1': nothing answers there" in done.stderr, done.stderr[-2000:]
