@@ -18,6 +18,7 @@ $(STAMP): pyproject.toml Makefile
 
 setup: $(STAMP)
 	@scripts/ensure-chromium.sh || echo "No Chromium: the viewer's browser test will fail until scripts/ensure-chromium.sh succeeds."
+	@scripts/ensure-registry.sh || echo "No docker-registry: the ray deployment's tests will fail until scripts/ensure-registry.sh succeeds."
 
 docker-engine:
 	@scripts/ensure-docker.sh || echo "No Docker engine: the demo falls back to the local deployment."
@@ -28,10 +29,14 @@ demo: setup docker-engine
 
 # The suite in TEST_WORKERS parallel workers (pytest-xdist; each test file whole on one worker, grouped as
 # tests/conftest.py says), then the few `serial` tests (a dockerd restart, the soak) alone. Both always run; either
-# failing fails `make test`.
+# failing fails `make test`. Where a Docker engine answers, the ray deployment's test cluster (tests/ray_cluster.py:
+# a head and two worker nodes on loopback, their own dockerds, a registry) is started first, shared by the
+# workers, and stopped by its PIDs before the serial tests.
 test: setup
 	@status=0; \
+	if docker info >/dev/null 2>&1; then $(BIN)/python -m tests.ray_cluster start >/dev/null || status=$$?; fi; \
 	$(BIN)/python -m pytest -ra --durations=25 -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder -m "not serial" || status=$$?; \
+	$(BIN)/python -m tests.ray_cluster stop || status=$$?; \
 	$(BIN)/python -m pytest -ra -m serial || status=$$?; \
 	exit $$status
 

@@ -35,11 +35,14 @@ phase() {
 }
 
 forget_machine() {
+  # the ray deployment's test cluster (its nodes' engines hold pulled images) and its registry's storage
+  if [ -x "$here/.venv/bin/python" ]; then (cd "$here" && .venv/bin/python -m tests.ray_cluster stop) || true; fi
+  rm -rf "${UNI_AGENT_GYM_TEST_CLUSTER:-/var/lib/uag-test-cluster}"
   if command -v docker >/dev/null && docker info >/dev/null 2>&1; then
     docker ps -aq --filter label=uni-agent-gym | xargs -r docker rm -f >/dev/null
     # the images the project names: base images, instance images (official swebench/ names), anything it labelled
     docker images --format '{{.Repository}}:{{.Tag}}' \
-      | grep -E '^(uni-agent-gym[-/]|swebench/)' | xargs -r docker rmi -f >/dev/null || true
+      | grep -E '^([0-9.]+:[0-9]+/)?(uni-agent-gym[-/]|swebench/)' | xargs -r docker rmi -f >/dev/null || true
     docker images -q --filter label=uni-agent-gym.base-recipe | xargs -r docker rmi -f >/dev/null || true
     docker image prune -f >/dev/null
     docker builder prune -af >/dev/null 2>&1 || true

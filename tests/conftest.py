@@ -9,6 +9,7 @@ from __future__ import annotations
 import functools
 import itertools
 import os
+import re
 import secrets
 import shutil
 
@@ -81,7 +82,7 @@ def run_to_completion(coroutine):
 # instance take turns in its checkout, so side by side they would wait on each other), their docker tests on another. (xdist's own `loadgroup` cannot do this under pytest 9: it renames items through an attribute pytest 9
 # no longer reads.)
 FIXTURE_GRADINGS = ("test_grade.py", "test_reward_attacks.py")
-LONGEST_FIRST = ["fixture gradings on local", "fixture gradings on docker", "test_rollout_cache.py", "test_verl_agent_loop.py",
+LONGEST_FIRST = ["fixture gradings on local", "fixture gradings on docker", "fixture gradings on ray", "test_rollout_cache.py", "test_verl_agent_loop.py",
                  "test_deployment_contract.py", "test_families.py"]  # fmt: skip
 
 
@@ -89,6 +90,8 @@ def worker_group(nodeid: str) -> str:
     """The group a test runs in: its file's, or for the fixture gradings, its deployment's."""
     path, _, test = nodeid.partition("::")
     if path.rsplit("/", 1)[-1] in FIXTURE_GRADINGS:
+        if re.search(r"(^|[\[_ -])ray($|[\[\]_ -])", test):
+            return "fixture gradings on ray"
         return "fixture gradings on local" if "local" in test else "fixture gradings on docker"
     return path
 

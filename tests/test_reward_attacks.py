@@ -13,10 +13,11 @@ import asyncio
 
 import pytest
 
-from tests import fixture_sources
+from tests import fixture_sources, ray_cluster
 from tests.conftest import require_docker
 from tests.verdict_attacks import PLUGIN_REGISTERED, REPORT_CLASS_PATCHED
 from uni_agent_gym.config import GymConfig
+from uni_agent_gym.deployments.registry import push
 from uni_agent_gym.envs import AsyncSWEEnv
 from uni_agent_gym.instances import normalise
 from uni_agent_gym.rewards.swebench import SWEBenchReward
@@ -116,9 +117,13 @@ async def episode(instance: dict, commands: list[str], sandbox: str = "fresh", d
     """Play the commands as execute_bash steps, then finish; the reward report. With `capture`, the report
     also has under "captured" the patch `capture_patch` took just before `finish` (a prediction's patch)."""
     deployment = {"type": "docker", **(deployment or {})}
-    if deployment["type"] == "docker":
+    if deployment["type"] in ("docker", "ray"):
         require_docker()
-        await fixture_sources.ensure_image(instance)
+        image = await fixture_sources.ensure_image(instance)
+    if deployment["type"] == "ray":  # the test asked for the `ray_cluster` fixture: its nodes pull the image from its registry
+        cluster = ray_cluster.running()
+        deployment = {**cluster.deployment(), **deployment}
+        await asyncio.to_thread(push, instance.get("image_name") or image, cluster.registry)
     env_section = fixture_sources.env_section(deployment["type"], [instance])
     config = GymConfig.model_validate({"deployment": deployment, "env": env_section, "reward": {"sandbox": sandbox, **reward}})
     grader = SWEBenchReward.from_config(config)
@@ -148,6 +153,14 @@ async def test_an_attack_earns_nothing(instance, attack):
     assert report["status"] in ("unresolved", "patch_rejected"), report
 
 
+@pytest.mark.parametrize("attack", list(ATTACKS), ids=list(ATTACKS))
+async def test_an_attack_earns_nothing_on_ray(instance, attack, ray_cluster):
+    """Each class again with the sandboxes on a Ray cluster's worker nodes (the grading one beside the agent's)."""
+    report = await episode(instance, ATTACKS[attack][0], deployment={"type": "ray"})
+    assert report["reward"] == 0.0 and report["sandbox"] == "fresh", report["status"]
+    assert report["status"] in ("unresolved", "patch_rejected"), report
+
+
 @pytest.mark.slow
 @pytest.mark.timeout(1800)  # a new machine builds the instance's venv first; tampering with it rebuilds it
 @pytest.mark.parametrize("attack", list(ATTACKS), ids=list(ATTACKS))
@@ -166,8 +179,11 @@ async def test_the_gold_fix_earns_one_on_local(instance):
     assert report["restored"] == {}, "an honest episode leaves the venv as it was"
 
 
-async def test_the_gold_fix_still_earns_one(instance):
-    report = await episode(instance, [FIX], capture=True)
+@pytest.mark.parametrize("kind", ["docker", "ray"])
+async def test_the_gold_fix_still_earns_one(instance, kind, request):
+    if kind == "ray":
+        request.getfixturevalue("ray_cluster")
+    report = await episode(instance, [FIX], deployment={"type": kind}, capture=True)
     assert (report["status"], report["reward"], report["sandbox"]) == ("resolved", 1.0, "fresh")
     assert report["captured"] == report["patch"], "a prediction's patch is the patch the reward grades"
     assert report["patch"].startswith(f"diff --git a/{SOURCE} b/{SOURCE}")
@@ -215,29 +231,38 @@ BREAKERS = {
     "a memory hog": (HOG, "docker", "unresolved"),
     "the shell running the tests killed, on local": (KILL_THE_SHELL, "local", "unresolved"),
     "a hang, on local": (HANG, "local", "timeout"),
+    "every process in the sandbox killed, on ray": (KILL_THE_SANDBOX, "ray", "tests_crashed"),
+    "a hang, on ray": (HANG, "ray", "timeout"),
 }  # fmt: skip
 
 
 @pytest.mark.parametrize("attack", list(BREAKERS), ids=list(BREAKERS))
-async def test_breaking_the_grader_is_the_patchs_doing(instance, attack):
+async def test_breaking_the_grader_is_the_patchs_doing(instance, attack, request):
     """Never an infrastructure error: that would be masked, a free exit for a policy that cannot fix the bug."""
     code, deployment, status = BREAKERS[attack]
+    if deployment == "ray":
+        request.getfixturevalue("ray_cluster")
     report = await episode(instance, breaking(code), deployment={"type": deployment}, timeout=20)  # the hang waits it out
     assert (report["status"], report["reward"], report["exit_reason"]) == (status, 0.0, "finished"), report
     assert report["caused_by"] == (None if status == "unresolved" else "patch"), report
 
 
-async def test_a_sandbox_whose_engine_stops_answering_is_the_infrastructures(instance, monkeypatch):
-    """The same sandbox death with the engine gone too: not the patch's doing, so grading raises (env_error)."""
+@pytest.mark.parametrize("kind", ["docker", "ray"])
+async def test_a_sandbox_whose_engine_stops_answering_is_the_infrastructures(instance, monkeypatch, kind, request):
+    """The same sandbox death with the engine gone too (on ray: the node): not the patch's doing, so grading
+    raises (env_error)."""
     from uni_agent_gym.deployments.docker import DockerDeployment
+    from uni_agent_gym.deployments.ray import RayDeployment
     from uni_agent_gym.errors import DeploymentError
 
     async def silent(self) -> bool:
         return False
 
-    monkeypatch.setattr(DockerDeployment, "engine_answers", silent)
+    if kind == "ray":
+        request.getfixturevalue("ray_cluster")
+    monkeypatch.setattr(RayDeployment if kind == "ray" else DockerDeployment, "engine_answers", silent)
     with pytest.raises(DeploymentError):
-        await episode(instance, breaking(KILL_THE_SANDBOX), timeout=20)
+        await episode(instance, breaking(KILL_THE_SANDBOX), deployment={"type": kind}, timeout=20)
 
 
 # The verdict rewritten in-process: code the tests import (prepended to flask's package, which the tests
@@ -263,10 +288,12 @@ def prepended(path: str, code: str) -> list[str]:
     return [write("$UAG_TMP/prepended.py", code), f"cp {path} $UAG_TMP/orig.py && cat $UAG_TMP/prepended.py $UAG_TMP/orig.py > {path}"]
 
 
-@pytest.mark.parametrize("deployment", ["docker", "local"])
+@pytest.mark.parametrize("deployment", ["docker", "local", "ray"])
 @pytest.mark.parametrize("attack", list(VERDICT_ATTACKS), ids=list(VERDICT_ATTACKS))
-async def test_a_verdict_rewritten_in_process_earns_nothing(flask_instance, attack, deployment):
+async def test_a_verdict_rewritten_in_process_earns_nothing(flask_instance, attack, deployment, request):
     code, expected = VERDICT_ATTACKS[attack]
+    if deployment == "ray":
+        request.getfixturevalue("ray_cluster")
     commands = prepended(FLASK_PACKAGE, code)
     unguarded = await episode(flask_instance, commands, deployment={"type": deployment}, guard=False, canaries=False)
     assert (unguarded["status"], unguarded["reward"]) == ("resolved", 1.0), f"the attack should be real without the guard: {unguarded['status']}"
@@ -322,8 +349,10 @@ SWALLOWED = ("sed -i 's/^    result = testfunction(\\*\\*testargs)$/    try:\\n 
              "    except Exception:\\n        result = None/' src/_pytest/python.py && grep -q 'except Exception:' src/_pytest/python.py")  # fmt: skip
 
 
-@pytest.mark.parametrize("deployment", ["docker", "local"])
-async def test_the_runner_edited_in_the_repository_is_caught_by_the_canaries(instance, deployment):
+@pytest.mark.parametrize("deployment", ["docker", "local", "ray"])
+async def test_the_runner_edited_in_the_repository_is_caught_by_the_canaries(instance, deployment, request):
+    if deployment == "ray":
+        request.getfixturevalue("ray_cluster")
     without = await episode(instance, [SWALLOWED], deployment={"type": deployment}, canaries=False)
     assert (without["status"], without["reward"]) == ("resolved", 1.0), f"the attack should be real without canaries: {without['integrity_problems']}"
     report = await episode(instance, [SWALLOWED], deployment={"type": deployment})
