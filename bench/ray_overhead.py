@@ -3,7 +3,8 @@ loopback, each with its own dockerd, and a registry), against the docker deploym
 
 1. a command's round trip (`true`) through the node's actor vs the docker deployment directly;
 2. a sandbox's start on a worker node that has the image, vs a docker start here;
-3. getting an image onto a node that has none (pulled from the registry: the base image, ~600 MB);
+3. getting an image onto a node whose engine has none (pulled from the registry: the base image, and an
+   instance image, pytest-7168's);
 4. toy episodes per minute (reset, the fix, finish, graded) with the sandboxes on 2 nodes vs on 1.
 
 One machine shares its cores between the nodes, so 2 vs 1 shows what the placement costs, not the speed-up of
@@ -14,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import shutil
 import statistics
 import subprocess
 import sys
@@ -25,6 +27,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # the test clus
 
 import ray  # noqa: E402
 
+from tests import fixture_sources  # noqa: E402
 from tests import ray_cluster as harness  # noqa: E402
 from uni_agent_gym import toy  # noqa: E402
 from uni_agent_gym.config import GymConfig  # noqa: E402
@@ -64,17 +67,41 @@ async def starts(config: dict, runs: int) -> float:
 
 
 async def image_onto_a_bare_node(cluster: harness.Cluster, image: str) -> float:
-    """Seconds for a sandbox start on node1 after its engine lost `image` (the pull from the registry included)."""
-    engine = cluster.engines["node1"]
-    subprocess.run(["docker", "-H", engine, "rmi", "-f", image, f"{cluster.registry}/{image}"], capture_output=True)
-    subprocess.run(["docker", "-H", engine, "image", "prune", "-f"], capture_output=True)
-    node = next(n["NodeID"] for n in ray.nodes() if n["Alive"] and n["NodeManagerAddress"] == harness.WORKERS["node1"])
-    deployment = make_deployment(cluster.deployment(image=image, node=node))
-    started = time.perf_counter()
-    await deployment.start()
-    took = time.perf_counter() - started
-    await deployment.stop()
-    return took
+    """Seconds for a sandbox start on a node whose engine has no image at all (a new dockerd with an empty data
+    root, on a node of its own), the pull of `image` from the registry included."""
+    shutil.rmtree(harness.ROOT / "bare", ignore_errors=True)
+    engine, engine_pid = harness.start_engine("bare")
+    resource = "uag_bench_bare"
+    node_pid = cluster.start_node("bare", "127.0.0.7", {resource: 1}, engine)
+    try:
+        deployment = make_deployment(cluster.deployment(image=image, resource=resource))
+        started = time.perf_counter()
+        await deployment.start()
+        took = time.perf_counter() - started
+        await deployment.stop()
+        return took
+    finally:
+        harness._terminate(node_pid)
+        harness._terminate(engine_pid)
+        shutil.rmtree(harness.ROOT / "bare", ignore_errors=True)
+
+
+class _Ping:
+    async def ping(self) -> int:
+        return 1
+
+
+async def bare_ray_call(cluster: harness.Cluster, runs: int) -> float:
+    """Median ms of a no-op async actor call on a worker node: Ray's own floor on this machine."""
+    actor = ray.remote(_Ping).options(num_cpus=0, resources={cluster.resource: 1}).remote()
+    await actor.ping.remote()
+    times = []
+    for _ in range(runs):
+        started = time.perf_counter()
+        await actor.ping.remote()
+        times.append(time.perf_counter() - started)
+    ray.kill(actor)
+    return statistics.median(times) * 1000
 
 
 async def episodes_per_minute(config: GymConfig, instance: dict, episodes: int) -> float:
@@ -96,18 +123,21 @@ async def episodes_per_minute(config: GymConfig, instance: dict, episodes: int) 
     return episodes / (time.perf_counter() - started) * 60
 
 
-async def measure(cluster: harness.Cluster, image: str, runs: int, episodes: int) -> None:
+async def measure(cluster: harness.Cluster, image: str, instance_image: str, runs: int, episodes: int) -> None:
     docker_ms = await round_trips({"type": "docker", "image": image}, runs)
     ray_ms = await round_trips(cluster.deployment(image=image), runs)
+    floor_ms = await bare_ray_call(cluster, runs)
     print(f"round trip of `true`: docker {docker_ms:.3f} ms, ray (through the node's actor) {ray_ms:.3f} ms: "
-          f"+{ray_ms - docker_ms:.3f} ms, {ray_ms / docker_ms:.1f}x ({runs} runs each, medians)")  # fmt: skip
+          f"+{ray_ms - docker_ms:.3f} ms, {ray_ms / docker_ms:.1f}x; a no-op Ray actor call alone: {floor_ms:.3f} ms "
+          f"({runs} runs each, medians)")  # fmt: skip
     docker_start = await starts({"type": "docker", "image": image}, 5)
     ray_start = await starts(cluster.deployment(image=image), 5)
     print(f"sandbox start: docker here {docker_start:.2f} s, ray on a worker node {ray_start:.2f} s (median of 5)")
-    bare = await image_onto_a_bare_node(cluster, image)
-    size = subprocess.run(["docker", "image", "inspect", "-f", "{{.Size}}", image], capture_output=True, text=True).stdout.strip()
-    print(f"image onto a node that has none: {bare:.1f} s for {image} ({int(size) / 1e6:.0f} MB) pulled from the registry "
-          f"and started; {bare - ray_start:.1f} s more than a start with the image there")  # fmt: skip
+    for name in (image, instance_image):
+        bare = await image_onto_a_bare_node(cluster, name)
+        size = subprocess.run(["docker", "image", "inspect", "-f", "{{.Size}}", name], capture_output=True, text=True).stdout.strip()
+        print(f"image onto a node that has none: {bare:.1f} s for {name} ({int(size) / 1e6:.0f} MB) pulled from the registry "
+              f"and started, {bare - ray_start:.1f} s more than a start with the image there")  # fmt: skip
     with tempfile.TemporaryDirectory() as cache:
         instance = await toy.toy_instance(cache)
         rates = {}
@@ -125,10 +155,13 @@ def main() -> None:
     parser.add_argument("--episodes", type=int, default=8)
     args = parser.parse_args()
     image = bootstrap_base("3.11", log=lambda message: None)
+    instance = fixture_sources.derived_rows()["pytest-dev__pytest-7168"]
+    instance_image = asyncio.run(fixture_sources.ensure_image(instance))
     cluster, started = harness.start()
     try:
-        push(image, cluster.registry)
-        asyncio.run(measure(cluster, image, args.runs, args.episodes))
+        for name in (image, instance_image):
+            push(name, cluster.registry)
+        asyncio.run(measure(cluster, image, instance_image, args.runs, args.episodes))
     finally:
         if started:
             harness.stop()

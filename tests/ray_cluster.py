@@ -35,7 +35,7 @@ REGISTRY = "127.0.0.1:5055"
 RESOURCE = "uni_agent_gym_sandbox"
 SLOTS = 8  # sandboxes per worker node
 WORKERS = {"node1": "127.0.0.3", "node2": "127.0.0.4"}
-BRIDGES = {"node1": ("uag-node1", "10.231.1.1/24"), "node2": ("uag-node2", "10.231.2.1/24")}
+BRIDGES = {"node1": ("uag-node1", "10.231.1.1/24"), "node2": ("uag-node2", "10.231.2.1/24"), "bare": ("uag-bare", "10.231.9.1/24")}
 RAY = Path(sys.executable).with_name("ray")
 STARTUP_SECONDS = 120
 
@@ -109,7 +109,7 @@ def _start_registry() -> int:
     return process.pid
 
 
-def _start_engine(name: str) -> tuple[str, int]:
+def start_engine(name: str) -> tuple[str, int]:
     """A dockerd of the node's own: socket, data root, exec root, pidfile and bridge under ROOT/name."""
     directory = ROOT / name
     for sub in ("data", "exec", "tmp"):
@@ -208,7 +208,7 @@ def start() -> tuple[Cluster, bool]:
         try:
             cluster.pids["registry"] = _start_registry()
             for name in WORKERS:
-                cluster.engines[name], cluster.pids[f"dockerd-{name}"] = _start_engine(name)
+                cluster.engines[name], cluster.pids[f"dockerd-{name}"] = start_engine(name)
             cluster.pids["ray-head"] = _start_ray_node("head", ["--head", "--include-dashboard", "false", "--node-ip-address", HEAD_ADDRESS, "--port", str(GCS_PORT), "--resources", "{}"])
             for name, ip in WORKERS.items():
                 cluster.start_node(name, ip, {RESOURCE: SLOTS}, cluster.engines[name])

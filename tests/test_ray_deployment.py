@@ -155,6 +155,29 @@ async def test_a_node_killed_mid_command_is_a_sandbox_death_within_call_timeout_
     assert listed.stdout.strip() == ""
 
 
+async def test_a_node_that_freezes_mid_command_shows_within_call_timeout(ray_cluster, docker_image):
+    """The sandbox's process on the node stops (SIGSTOP: a frozen machine, a partition) while a command with a
+    long timeout runs: Ray sees nothing die, and the heartbeat says so within call_timeout."""
+    import os
+    import signal
+
+    deployment = make_deployment(ray_cluster.deployment(image=docker_image, call_timeout=8))
+    await deployment.start()
+    pid = int(deployment.node["pid"])
+    command = asyncio.ensure_future(deployment.run("sleep 300", timeout=290))
+    await asyncio.sleep(1)
+    os.kill(pid, signal.SIGSTOP)
+    frozen = time.monotonic()
+    try:
+        with pytest.raises(SandboxDiedError, match="stopped answering"):
+            await command
+        took = time.monotonic() - frozen
+        assert took <= 8 + 2, f"a frozen node took {took:.1f} s to show (call_timeout 8 s)"
+    finally:
+        os.kill(pid, signal.SIGCONT)
+    await deployment.stop()  # the node answers again: its container is removed
+
+
 async def test_start_waits_for_a_free_sandbox_then_fails_naming_the_resource(ray_cluster, docker_image, extra_node):
     resource = f"uag_scarce_{secrets.token_hex(3)}"
     with pytest.raises(DeploymentError, match=f"No alive node of the Ray cluster offers 1 of resource '{resource}'"):

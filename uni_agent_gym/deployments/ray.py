@@ -91,12 +91,17 @@ class SandboxActor:
         self.deployment: DockerDeployment | None = None
 
     async def where(self) -> dict[str, str]:
-        """The node this actor landed on (its id and address) and the engine it drives."""
+        """The node this actor landed on (its id and address), the engine it drives, and its process."""
         return {
             "node_id": ray.get_runtime_context().get_node_id(),
             "address": ray.util.get_node_ip_address(),
             "engine": os.environ.get("DOCKER_HOST", "unix:///var/run/docker.sock"),
+            "pid": str(os.getpid()),
         }
+
+    async def alive(self) -> bool:
+        """The heartbeat the driver asks for while a long call runs (this event loop answers beside it)."""
+        return True
 
     async def start(self) -> tuple[bool, Any]:
         from uni_agent_gym.deployments.registry import ensure_from_registry
@@ -270,13 +275,34 @@ class RayDeployment(Deployment):
         return f"node {self.node['address']} ({self.node['node_id'][:12]})"
 
     async def _wait(self, ref: Any, seconds: float, actor: Any = None) -> Any:
-        """The value of `ref`; a dead actor or node, or no answer within `seconds`, is `SandboxDiedError`."""
+        """The value of `ref`; a dead actor or node, or no answer within `seconds`, is `SandboxDiedError`. While
+        a longer call runs (a command), the placed actor is asked every quarter of `call_timeout` whether it
+        still answers, so a node that froze or vanished shows within `call_timeout`, not the command's timeout."""
+        call = asyncio.ensure_future(_awaited(ref))
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + seconds
+        watched = self.node and seconds > self.config.call_timeout
+        beat = self.config.call_timeout / 4
         try:
-            return await asyncio.wait_for(_awaited(ref), seconds)
-        except asyncio.TimeoutError:
-            raise SandboxDiedError(f"The sandbox on {self.where()} did not answer within {seconds:g} s: the node is lost or hung") from None
+            while True:
+                done, _ = await asyncio.wait({call}, timeout=max(0.0, min(beat, deadline - loop.time())) if watched else seconds)
+                if done:
+                    return call.result()
+                if loop.time() >= deadline or not watched:
+                    raise SandboxDiedError(f"The sandbox on {self.where()} did not answer within {seconds:g} s: the node is lost or hung")
+                await self._heartbeat(actor or self.actor, 3 * beat)
         except ray.exceptions.RayError as exc:
             raise SandboxDiedError(f"The sandbox on {self.where()} is gone ({type(exc).__name__}: {str(exc)[:300]})") from None
+        finally:
+            call.cancel()
+
+    async def _heartbeat(self, actor: Any, seconds: float) -> None:
+        try:
+            await asyncio.wait_for(_awaited(actor.alive.remote()), seconds)
+        except asyncio.TimeoutError:
+            raise SandboxDiedError(
+                f"The sandbox on {self.where()} stopped answering (no heartbeat within {seconds:g} s) while a call was running: the node is lost or hung"
+            ) from None
 
     async def _remote(self, method: str, *args: Any, seconds: float | None = None) -> Any:
         actor = self._require_actor()
