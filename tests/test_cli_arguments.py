@@ -65,6 +65,8 @@ VALUE_KINDS = {
                   "a-file": (lambda tmp: _write(tmp / "tokenizer.json", "{}"), "is a file; expects a tokenizer directory"),
                   "no-tokenizer": (lambda tmp: _mkdir(tmp / "empty"), "has no tokenizer")},
     "backend-url": {"not-a-url": (lambda tmp: "gpu1:8000", "expects an http(s) URL")},
+    "registry": {"a-url": (lambda tmp: "http://127.0.0.1:5000", "expects a registry as HOST:PORT"),
+                 "no-port": (lambda tmp: "registry.local", "expects a registry as HOST:PORT")},
 }  # fmt: skip
 
 
@@ -106,6 +108,8 @@ def valid(tmp_path_factory) -> dict[str, str]:
         "--from-seed": str(ROOT / "tests" / "seed_article" / "configs"),
         "--python": "3.11",
         "--backend": "http://127.0.0.1:9",
+        "--registry": "127.0.0.1:9",
+        "IMAGE": "uni-agent-gym-test/not-pushed:1",
         "--tokenizer": str(ROOT.parent / "shared" / "tokenizers" / "qwen2.5-instruct"),
         "PATH": str(_write(tmp / "record.json", json.dumps({"instance_id": "a", "response_ids": [1], "response_mask": [1]}))),
     }
@@ -139,6 +143,7 @@ COMMANDS = {
     "probe": ({"--tokenizer": "--tokenizer", "--config": "--config"}, {"--tokenizer": "tokenizer", "--config": "config"}),
     "gateway serve": ({"--backend": "--backend", "--tokenizer": "--tokenizer", "--output": "--output"},
                       {"--tokenizer": "tokenizer", "--output": "output-file", "--backend": "backend-url"}),
+    "images push": ({"--registry": "--registry", "IMAGE": "IMAGE"}, {"--registry": "registry"}),
     "view": ({"PATH": "PATH", "--tokenizer": "--tokenizer", "--output": "--output"}, {"--tokenizer": "tokenizer", "--output": "output-file"}),
 }  # fmt: skip
 

@@ -19,7 +19,6 @@ from tests import ray_cluster as harness
 from uni_agent_gym import toy
 from uni_agent_gym.config import GymConfig
 from uni_agent_gym.deployments import make_deployment
-from uni_agent_gym.deployments.ray import cleanup_nodes
 from uni_agent_gym.envs import AsyncSWEEnv
 from uni_agent_gym.errors import DeploymentError, SandboxDiedError
 from uni_agent_gym.instances import normalise
@@ -122,7 +121,7 @@ async def pushed_instance_image(instance: dict, cluster) -> str:
 
 
 async def test_a_node_killed_mid_command_is_a_sandbox_death_within_call_timeout_and_cleanup_removes_its_container(
-    ray_cluster, docker_image, extra_node, container_run_id
+    ray_cluster, docker_image, extra_node, container_run_id, capsys
 ):
     """The node's raylet is SIGKILLed while a long command runs: the call fails with the node named well
     before the command's own timeout, the infrastructure is blamed (the engine does not answer), `stop()`
@@ -149,8 +148,11 @@ async def test_a_node_killed_mid_command_is_a_sandbox_death_within_call_timeout_
 
     harness._terminate(pid)
     extra_node({resource: 2})  # the node comes back (same address, same engine)
-    removed, _ = await asyncio.to_thread(cleanup_nodes, ray_cluster.address, resource, container_run_id)
-    assert len(removed["127.0.0.5"]) == 1, removed
+    from uni_agent_gym.cli import main
+
+    argv = ["cleanup", "--deployment", "ray", "--address", ray_cluster.address, "--resource", resource, "--run-id", container_run_id]
+    assert await asyncio.to_thread(main, argv) in (0, None)
+    assert "node 127.0.0.5: removed 1 container(s)" in capsys.readouterr().out
     listed = subprocess.run(["docker", "-H", engine, "ps", "-aq", "--filter", f"label=uni-agent-gym.run-id={container_run_id}"], capture_output=True, text=True)
     assert listed.stdout.strip() == ""
 

@@ -108,6 +108,13 @@ def http_url(text: str) -> str:
     return text
 
 
+def registry_address(text: str) -> str:
+    """argparse type: a registry as Docker names it, HOST:PORT (no scheme: the image names start with it)."""
+    if not re.match(r"^[A-Za-z0-9.-]+:[0-9]{1,5}$", text):
+        raise argparse.ArgumentTypeError(f"expects a registry as HOST:PORT such as 127.0.0.1:5000, got {text!r}")
+    return text
+
+
 def tokenizer_source(name: str, text: str) -> str:
     """A tokenizer directory (it must hold tokenizer_config.json or tokenizer.json); a text that is not a
     path on this machine is taken as a Hugging Face hub name."""

@@ -18,6 +18,7 @@ from uni_agent_gym.arguments import (
     argument,
     debian_mirror,
     http_url,
+    registry_address,
     input_directory,
     mirror,
     output_directory,
@@ -532,7 +533,7 @@ def build_parser() -> argparse.ArgumentParser:
     build.add_argument("--workers", type=positive_int, default=1, help="images built at once (downloads stay one at a time)")
     build.set_defaults(func=cmd_build_images)
     push = images.add_parser("push", help="push images from this engine to a registry the Ray nodes pull from (deployment.registry)")
-    push.add_argument("--registry", required=True, metavar="HOST:PORT", help="the registry (an image goes there as HOST:PORT/<its name>)")
+    push.add_argument("--registry", required=True, type=registry_address, metavar="HOST:PORT", help="the registry (an image goes there as HOST:PORT/<its name>)")
     push.add_argument("images", nargs="+", metavar="IMAGE", help="images to push: base, environment and instance images alike")
     push.set_defaults(func=cmd_push_images)
 
