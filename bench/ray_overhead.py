@@ -81,8 +81,8 @@ async def image_onto_a_bare_node(cluster: harness.Cluster, image: str) -> float:
         await deployment.stop()
         return took
     finally:
-        harness._terminate(node_pid)
-        harness._terminate(engine_pid)
+        harness.terminate(node_pid)
+        harness.terminate(engine_pid)
         shutil.rmtree(harness.ROOT / "bare", ignore_errors=True)
 
 

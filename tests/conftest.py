@@ -156,10 +156,13 @@ def containers_of(run_id_prefix: str) -> list[dict]:
 
 
 def remove_container(container: dict) -> None:
+    """Remove a container `labelled_containers` listed (on its engine), or one this machine's engine made."""
     import docker.errors
 
+    from uni_agent_gym.deployments.docker import docker_client
+
     try:
-        container["Engine"].api.remove_container(container["Id"], force=True, v=True)
+        container.get("Engine", docker_client()).api.remove_container(container["Id"], force=True, v=True)
     except docker.errors.NotFound:
         pass
 
@@ -246,6 +249,24 @@ def ray_cluster(docker_image):
     yield cluster
     if started:
         harness.stop()
+
+
+@pytest.fixture
+def extra_node(ray_cluster):
+    """Starts worker nodes of the test's own (a resource no other test asks for) at 127.0.0.5 and up, each
+    on node1's engine; stops them after the test."""
+    from tests import ray_cluster as ray_cluster_harness
+
+    started: list[int] = []
+
+    def start(resources: dict[str, float], ip: str = "127.0.0.5") -> int:
+        pid = ray_cluster.start_node(f"extra-{ip.rsplit('.', 1)[1]}", ip, resources, ray_cluster.engines["node1"])
+        started.append(pid)
+        return pid
+
+    yield start
+    for pid in started:
+        ray_cluster_harness.terminate(pid)
 
 
 @pytest.fixture

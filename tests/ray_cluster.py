@@ -154,7 +154,7 @@ def _start_ray_node(name: str, arguments: list[str], engine: str | None = None) 
         if process.poll() is not None:
             raise RuntimeError(f"ray start for {name} exited {process.returncode}; see {directory / 'ray.log'}")
     except BaseException:
-        _terminate(process.pid)
+        terminate(process.pid)
         raise
     return process.pid
 
@@ -220,7 +220,7 @@ def start() -> tuple[Cluster, bool]:
         return cluster, True
 
 
-def _terminate(pid: int) -> None:
+def terminate(pid: int) -> None:
     """SIGTERM `pid` and every process under it (a raylet's workers sit in sessions of their own), then
     SIGKILL what is left after 10 s (`ray start --block` takes its time over SIGTERM)."""
     try:
@@ -242,7 +242,7 @@ def _stop(cluster: Cluster) -> None:
     """Ray nodes first (workers, then the head), then the engines and the registry; each by its pid."""
     order = sorted(cluster.pids, key=lambda name: (not name.startswith("ray-"), name == "ray-head"))
     for name in order:
-        _terminate(cluster.pids[name])
+        terminate(cluster.pids[name])
     with contextlib.suppress(FileNotFoundError):
         (ROOT / "state.json").unlink()
     if subprocess.run(["ip", "link", "show", "docker0"], capture_output=True).returncode != 0:

@@ -41,14 +41,14 @@ def rows() -> dict[str, dict]:
     return family_rows.rows()
 
 
-def settings(tmp_path, family: str) -> dict:
+def settings(tmp_path, family: str, deployment: dict | None = None) -> dict:
     """Gym settings for the derived rows; SWE-rebench and R2E-Gym run from their rows alone."""
     environments = tmp_path / "environments.json"
     environments.write_text(json.dumps([{**value, "instance_id": key} for key, value in family_rows.environments().items()]))
     env = {"workspace": "image", "cache_dir": str(family_rows.fixture_sources.BUILD_CACHE), "mirrors": family_rows.mirrors()}
     if family not in ("swe-rebench", "r2e-gym"):
         env["environments"] = str(environments)
-    return {"deployment": {"type": "docker"}, "env": env}
+    return {"deployment": deployment or {"type": "docker"}, "env": env}
 
 
 def gold_patch(family: str, row: dict) -> str:
@@ -87,9 +87,9 @@ def test_grade_gives_the_gold_fix_one_and_no_fix_zero(family, images, rows, tmp_
         assert reports["no-op"]["tests"]["FAIL_TO_PASS"]["failure"], "the failing test of the bug is among them"
 
 
-async def episode(family: str, row: dict, tmp_path, commands: list[str]) -> tuple[dict, list[str]]:
+async def episode(family: str, row: dict, tmp_path, commands: list[str], deployment: dict | None = None) -> tuple[dict, list[str]]:
     """Reset on the row, run the commands, finish; (the reward report, the commands' outputs)."""
-    config = GymConfig.model_validate(settings(tmp_path, family))
+    config = GymConfig.model_validate(settings(tmp_path, family, deployment))
     env = AsyncSWEEnv(config, reward=SWEBenchReward.from_config(config))
     outputs = []
     try:
@@ -120,6 +120,22 @@ async def test_r2e_gym_tests_do_not_exist_in_the_agents_sandbox(images, rows, tm
     report, outputs = await episode("r2e-gym", rows["r2e-gym"], tmp_path, looks)
     assert outputs[0].count("No such file or directory") == 4 and "test_1.py" not in outputs[0], outputs[0]
     assert report["status"] == "unresolved" and "r2e_tests/test_1.py" in report["log"], "the grading sandbox has them"
+
+
+async def test_r2e_gym_on_ray_keeps_its_tests_off_the_agents_node_and_grades_gold_one(images, rows, tmp_path, ray_cluster):
+    """On ray the image without the hidden tests is derived on a sandbox node and pushed; the agent's sandbox runs
+    it, the grading sandbox (on the agent's node) the original, pulled from the registry."""
+    from uni_agent_gym.deployments.registry import push
+
+    row = rows["r2e-gym"]
+    await asyncio.to_thread(push, normalise(row)["image_name"], ray_cluster.registry)
+    looks = ["ls -d /r2e_tests /testbed/run_tests.sh 2>&1"]
+    report, outputs = await episode("r2e-gym", row, tmp_path, looks, deployment=ray_cluster.deployment())
+    assert outputs[0].count("No such file or directory") == 2, outputs[0]
+    assert report["status"] == "unresolved" and "r2e_tests/test_1.py" in report["log"], "the grading sandbox has them"
+    fix = f"cat > /tmp/fix.diff <<'UAG_EOF'\n{gold_patch('r2e-gym', row)}UAG_EOF\ngit apply /tmp/fix.diff && echo applied"
+    gold, outputs = await episode("r2e-gym", row, tmp_path, [fix], deployment=ray_cluster.deployment())
+    assert outputs[0].startswith("applied") and (gold["status"], gold["reward"]) == ("resolved", 1.0), gold["log"][-3000:]
 
 
 async def test_a_patch_cannot_replace_r2e_gyms_runner(images, rows, tmp_path):

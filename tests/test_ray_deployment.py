@@ -32,22 +32,6 @@ def worker_node_ids() -> dict[str, str]:
     return {node["NodeID"]: node["NodeManagerAddress"] for node in ray.nodes() if node["Alive"] and node["NodeManagerAddress"] in harness.WORKERS.values()}
 
 
-@pytest.fixture
-def extra_node(ray_cluster):
-    """Starts worker nodes of the test's own (a resource no other test asks for) at 127.0.0.5 and up, each
-    on node1's engine; stops them after the test."""
-    started: list[int] = []
-
-    def start(resources: dict[str, float], ip: str = "127.0.0.5") -> int:
-        pid = ray_cluster.start_node(f"extra-{ip.rsplit('.', 1)[1]}", ip, resources, ray_cluster.engines["node1"])
-        started.append(pid)
-        return pid
-
-    yield start
-    for pid in started:
-        harness._terminate(pid)
-
-
 async def test_a_grpo_group_of_8_lands_on_both_nodes(ray_cluster, docker_image, tmp_path):
     """Eight episodes of the toy task at once (SPREAD): both worker nodes hold some; the four that fix the bug
     earn 1.0 and the four that change nothing 0.0."""
@@ -67,10 +51,13 @@ async def test_a_grpo_group_of_8_lands_on_both_nodes(ray_cluster, docker_image, 
         assert terminated
         return node, reward
 
-    try:
-        results = await asyncio.gather(*(episode(env, index % 2 == 0) for index, env in enumerate(envs)))
+    try:  # every episode ends before the sandboxes are released, a failed one too
+        results = await asyncio.gather(*(episode(env, index % 2 == 0) for index, env in enumerate(envs)), return_exceptions=True)
     finally:
         await asyncio.gather(*(env.close() for env in envs))
+    for result in results:
+        if isinstance(result, BaseException):
+            raise result
     assert [reward for _, reward in results] == [1.0, 0.0] * 4
     assert {node for node, _ in results} == set(worker_node_ids()), "SPREAD puts the group on both worker nodes"
 
@@ -146,7 +133,7 @@ async def test_a_node_killed_mid_command_is_a_sandbox_death_within_call_timeout_
     listed = subprocess.run(["docker", "-H", engine, "ps", "-aq", "--no-trunc", "--filter", f"label=uni-agent-gym.run-id={container_run_id}"], capture_output=True, text=True)
     assert container in listed.stdout.split(), "the dead node's container is still on its engine"
 
-    harness._terminate(pid)
+    harness.terminate(pid)
     extra_node({resource: 2})  # the node comes back (same address, same engine)
     from uni_agent_gym.cli import main
 

@@ -332,6 +332,13 @@ def leaky_image(instance) -> str:
     return name
 
 
+async def test_the_future_in_a_pulled_image_is_not_there_to_copy_on_ray(instance, leaky_image, ray_cluster):
+    """On ray the clean image is derived on a sandbox node (a Ray task there), pushed to the registry, and run by
+    the agent's node: the future commit is gone there too."""
+    report = await episode({**instance, "image_name": leaky_image}, [PEEK], deployment={"type": "ray"})
+    assert (report["status"], report["reward"], report["patch"]) == ("unresolved", 0.0, "")
+
+
 async def test_the_future_in_a_pulled_image_is_not_there_to_copy(instance, leaky_image):
     from uni_agent_gym.deployments import make_deployment
 

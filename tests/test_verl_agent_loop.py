@@ -245,6 +245,52 @@ async def test_a_sandbox_stopped_from_outside_is_an_env_error_masked_when_asked(
     assert loop.trajectory.env.deployment is None
 
 
+async def test_the_toy_on_a_ray_cluster_is_rewarded_and_recorded_exactly(tmp_path, ray_cluster, docker_image):
+    """UniAgentLoop unchanged with its sandboxes on the test cluster's worker nodes (deployment.type: ray)."""
+    model_dir = model_dir_for(tmp_path, "qwen2.5-instruct")
+    server = TokenServer(model_dir, solve_toy_as_the_template_writes(model_dir))
+    loop = make_loop(tmp_path, server, gym={"deployment": ray_cluster.deployment(image=docker_image)})
+    output = await loop.run({"temperature": 1.0}, **TOY_SAMPLE)
+    assert output.extra_fields["traj_exit_reason"] == "finished" and output.reward_score == 1.0
+    assert_exact(loop, output, server)
+    assert loop.trajectory.env.deployment is None
+
+
+async def test_a_ray_node_killed_mid_command_is_an_env_error_masked_within_call_timeout(
+    tmp_path, model_dir, extra_node, docker_image, ray_cluster, container_run_id
+):
+    """The acceptance case of the ray deployment: the node's raylet SIGKILLed while the agent's command runs."""
+    from tests import ray_cluster as harness
+
+    resource = f"uag_loop_{tmp_path.name[-12:]}"
+    pid = extra_node({resource: 2}, ip="127.0.0.8")
+    server = TokenServer(model_dir, lambda turn, repo_dir: tool_call({"name": "execute_bash", "arguments": {"command": "ls" if turn == 0 else "sleep 120"}}))
+    loop = make_loop(tmp_path, server, gym={"deployment": ray_cluster.deployment(image=docker_image, resource=resource, call_timeout=20)})
+    killed: list[float] = []
+
+    async def kill_the_node_mid_command() -> None:
+        while len(server.calls) < 2:
+            await asyncio.sleep(0.05)
+        await asyncio.sleep(1)
+        harness.kill_raylet(pid)
+        killed.append(time.monotonic())
+
+    output, _ = await asyncio.gather(loop.run({}, **TOY_SAMPLE), kill_the_node_mid_command())
+    took = time.monotonic() - killed[0]
+    assert output.extra_fields["traj_exit_reason"] == "env_error" and output.extra_fields["traj_masked"] is True
+    assert sum(output.response_mask) == 0 and output.reward_score == 0.0
+    assert "127.0.0.8" in output.extra_fields["reward_report"]["error"]
+    assert took < 20, f"env_error {took:.1f} s after the node died (call_timeout 20 s)"
+    assert loop.trajectory.env.deployment is None
+    # the dead node's container stays on its engine (test_ray_deployment.py shows `cleanup` reaping it there)
+    import subprocess
+
+    engine = ray_cluster.engines["node1"]
+    left = subprocess.run(["docker", "-H", engine, "ps", "-aq", "--filter", f"label=uni-agent-gym.run-id={container_run_id}"], capture_output=True, text=True)
+    assert len(left.stdout.split()) == 1
+    subprocess.run(["docker", "-H", engine, "rm", "-f", *left.stdout.split()], check=True, capture_output=True)
+
+
 async def test_a_hanging_trajectory_times_out_masked_and_released(tmp_path, model_dir):
     server = TokenServer(model_dir, lambda turn, repo_dir: tool_call({"name": "execute_bash", "arguments": {"command": "sleep 60"}}))
     # long enough for the first turn to be sampled on a loaded machine; the command then hangs past it

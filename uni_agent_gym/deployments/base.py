@@ -214,6 +214,23 @@ class Deployment(abc.ABC):
         if result.exit_code != 0:
             raise DeploymentError(f"Cannot unpack {source} at {target}: {result.output.strip()[-500:]}")
 
+    async def _upload_as_one_tar(self, local_path: str | Path, remote_path: str) -> None:
+        """`upload` where the engine unpacks a tar into the sandbox (`write_archive`, blocking): one archive,
+        and nothing inside the sandbox runs to unpack it."""
+        self._require_session()
+        source, target = Path(local_path), self.resolve(remote_path)
+        if not source.exists():
+            raise FileNotFoundError(f"Nothing to upload at {source}")
+        await self.run(f"mkdir -p -- {shlex.quote(str(PurePosixPath(target).parent))}")
+
+        def put() -> None:
+            buffer = io.BytesIO()
+            with tarfile.open(fileobj=buffer, mode="w") as tar:
+                tar.add(source, arcname=target.lstrip("/"))
+            self.write_archive("/", buffer.getvalue())
+
+        await asyncio.to_thread(put)
+
     async def _run_exact(self, command: str) -> CommandResult:
         """Run a harness command with no output cap (file contents must arrive whole)."""
         session = self._require_session()

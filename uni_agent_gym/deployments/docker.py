@@ -11,15 +11,12 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import functools
-import io
 import logging
 import os
 import secrets
-import shlex
 import socket
-import tarfile
 import time
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 
 import docker
 import docker.errors
@@ -308,19 +305,7 @@ class DockerDeployment(Deployment):
 
     async def upload(self, local_path: str | Path, remote_path: str) -> None:
         """Copy a host file or directory in with one tar archive (faster than file by file)."""
-        self._require_session()
-        source, target = Path(local_path), self.resolve(remote_path)
-        if not source.exists():
-            raise FileNotFoundError(f"Nothing to upload at {source}")
-        await self.run(f"mkdir -p -- {shlex.quote(str(PurePosixPath(target).parent))}")
-
-        def put() -> None:
-            buffer = io.BytesIO()
-            with tarfile.open(fileobj=buffer, mode="w") as tar:
-                tar.add(source, arcname=target.lstrip("/"))
-            self.write_archive("/", buffer.getvalue())
-
-        await asyncio.to_thread(put)
+        await self._upload_as_one_tar(local_path, remote_path)
 
     def read_archive(self, path: str, max_bytes: int) -> bytes | None:
         """A tar of `path` (a file or a whole directory) as the daemon reads it from the container's

@@ -13,15 +13,14 @@ a `Deployment` whose shell session and file primitives are calls to that actor, 
 from __future__ import annotations
 
 import asyncio
-import io
 import logging
 import os
 import pickle
-import shlex
+import random
 import socket
-import tarfile
 import threading
-from pathlib import Path, PurePosixPath
+from pathlib import Path
+from collections.abc import Callable
 from typing import Any
 
 import ray
@@ -171,6 +170,30 @@ def cleanup_nodes(
     for node_address in removed:  # an address that answered was cleaned (a dead node's old entry may share it)
         failed.pop(node_address, None)
     return removed, failed
+
+
+async def run_on_a_node(config: RayDeploymentConfig, function: Callable[..., Any], *args: Any) -> Any:
+    """`function(*args)` (blocking, importable on the nodes) as a Ray task on a node that offers `config.resource`
+    (`config.node` when set), taking none of it; its value, or the exception it raised. Bounded by
+    `config.start_timeout` (pulling and deriving images takes a while)."""
+    connect(config.address)
+    nodes = [node["NodeID"] for node in ray.nodes() if node["Alive"] and node["Resources"].get(config.resource)]
+    if config.node:
+        nodes = [node for node in nodes if node == config.node]
+    if not nodes:
+        raise DeploymentError(f"No alive node of the Ray cluster offers resource {config.resource!r}{f' (node {config.node})' if config.node else ''}")
+    task = ray.remote(function).options(
+        num_cpus=0, max_retries=0, scheduling_strategy=NodeAffinitySchedulingStrategy(random.choice(nodes), soft=False)
+    )
+    try:
+        return await asyncio.wait_for(_awaited(task.remote(*args)), config.start_timeout)
+    except asyncio.TimeoutError:
+        raise DeploymentError(f"{function.__name__} on a Ray node did not finish within deployment.start_timeout ({config.start_timeout:g} s)") from None
+    except ray.exceptions.RayTaskError as exc:
+        cause = exc.cause if isinstance(exc.cause, Exception) else None
+        raise cause or DeploymentError(f"{function.__name__} on a Ray node failed: {str(exc)[:500]}") from None
+    except ray.exceptions.RayError as exc:
+        raise DeploymentError(f"{function.__name__} on a Ray node failed: {type(exc).__name__}: {str(exc)[:300]}") from None
 
 
 class _ActorSession:
@@ -362,13 +385,7 @@ class RayDeployment(Deployment):
 
     async def upload(self, local_path: str | Path, remote_path: str) -> None:
         """A host file or directory goes to the node as one tar archive (the node shares no files with this host)."""
-        self._require_session()
-        source, target = Path(local_path), self.resolve(remote_path)
-        if not source.exists():
-            raise FileNotFoundError(f"Nothing to upload at {source}")
-        await self.run(f"mkdir -p -- {shlex.quote(str(PurePosixPath(target).parent))}")
-        archive = await asyncio.to_thread(_tar, source, target.lstrip("/"))
-        await asyncio.to_thread(self.write_archive, "/", archive)
+        await self._upload_as_one_tar(local_path, remote_path)
 
     def changes(self) -> list[tuple[str, str]]:
         return [tuple(change) for change in self._blocking("changes")]
@@ -389,9 +406,3 @@ class RayDeployment(Deployment):
 async def _awaited(ref: Any) -> Any:
     return await ref
 
-
-def _tar(source: Path, arcname: str) -> bytes:
-    buffer = io.BytesIO()
-    with tarfile.open(fileobj=buffer, mode="w") as tar:
-        tar.add(source, arcname=arcname)
-    return buffer.getvalue()

@@ -52,7 +52,7 @@ async def workspace_mode(instance: dict[str, Any], config: GymConfig) -> str:
         return config.env.workspace
     if not mirror:
         return "image"
-    if config.deployment.type in ("docker", "ray"):  # ray: the images this machine's engine has (it pushes them to the nodes)
+    if config.deployment.type == "docker":
         from uni_agent_gym.deployments.docker import image_exists
 
         image = instance.get("image_name") or image_name(instance["instance_id"])
@@ -72,26 +72,26 @@ async def open_workspace(instance: dict[str, Any], config: GymConfig, *, grading
         if not workdir:
             raise WorkspaceError(f"Instance {instance['instance_id']!r}: its row does not say where its image {image} keeps the repository")
         update = {"image": image, "workdir": workdir}
-        derives = deployment_config.type in ("docker", "ray")  # with this machine's engine (not modal: its images are remote)
-        if derives:  # an image not built clean is derived clean once
+        hidden = instance.get("hidden_paths") if not grading else None
+        if deployment_config.type == "ray":  # made on a sandbox node, pushed to the registry the others pull from
+            from uni_agent_gym.workspaces.node_images import image_for_the_nodes
+
+            made = await image_for_the_nodes(image, history_mode(instance, config), instance["base_commit"], workdir, hidden, deployment_config)
+            update.update(image=made, pull="missing" if made != image else deployment_config.pull)
+        elif deployment_config.type == "docker":  # an image not built clean is derived clean once (not modal: its images are remote)
             from uni_agent_gym.workspaces.history_images import ensure_clean_image
 
-            if deployment_config.type == "ray":
-                await _pulled_here(image, deployment_config)
             clean = await ensure_clean_image(image, history_mode(instance, config), instance["base_commit"], workdir, deployment_config.pull)
             update.update(image=clean, pull="never" if clean != image else deployment_config.pull)
-        if instance.get("hidden_paths") and not grading:
-            if not derives:
-                raise WorkspaceError(
-                    f"Instance {instance['instance_id']!r}: its hidden tests are removed from the agent's image by deriving a "
-                    f"docker image without them, which a {deployment_config.type} deployment cannot: use docker or ray"
-                )
-            from uni_agent_gym.workspaces.hidden_images import image_without
+            if hidden:
+                from uni_agent_gym.workspaces.hidden_images import image_without
 
-            update.update(image=await image_without(update["image"], instance["hidden_paths"]), pull="never")
-        if deployment_config.type == "ray" and update["image"] != image:  # derived here: the nodes pull it from the registry
-            await _pushed(update["image"], deployment_config)
-            update["pull"] = "missing"
+                update.update(image=await image_without(update["image"], hidden), pull="never")
+        elif hidden:
+            raise WorkspaceError(
+                f"Instance {instance['instance_id']!r}: its hidden tests are removed from the agent's image by deriving a "
+                f"docker image without them, which a {deployment_config.type} deployment cannot: use docker or ray"
+            )
         return await acquire(deployment_config.model_copy(update=update), workdir), workdir
 
     source = config.env.mirrors.get(instance["repo"]) or instance.get("mirror")
@@ -115,34 +115,6 @@ async def open_workspace(instance: dict[str, Any], config: GymConfig, *, grading
         await deployment.stop()
         raise
     return deployment, repo_dir
-
-
-_pushed_images: set[tuple[str, str]] = set()
-
-
-async def _pulled_here(image: str, deployment_config: Any) -> None:
-    """On ray, the image is derived on this machine's engine, which pulls it from the nodes' registry if it lacks it."""
-    from uni_agent_gym.deployments.registry import ensure_from_registry
-
-    await asyncio.to_thread(ensure_from_registry, image, deployment_config.registry, deployment_config.pull)
-
-
-async def _pushed(image: str, deployment_config: Any) -> None:
-    """A derived image (clean history, hidden tests removed), made on this machine's engine, pushed once to the
-    registry the Ray nodes pull from."""
-    if not deployment_config.registry:
-        raise WorkspaceError(
-            f"{image} was derived on this machine, and the Ray nodes can only get it from a registry: set deployment.registry"
-        )
-    key = (image, deployment_config.registry)
-    if key in _pushed_images:
-        return
-    from uni_agent_gym.deployments.registry import push
-
-    async with machine_lock(f"push {image} to {deployment_config.registry}"):
-        if key not in _pushed_images:
-            await asyncio.to_thread(push, image, deployment_config.registry)
-            _pushed_images.add(key)
 
 
 async def _mark_a_changed_venv(deployment: Deployment, workspace: Path) -> None:
