@@ -98,6 +98,38 @@ async def test_fixture_gold_earns_1_and_empty_0_graded_in_a_fresh_sandbox_on_the
     assert len(gradings) == 2 and gradings == agents, (gradings, agents)
 
 
+async def test_the_warm_pool_reuses_a_scrubbed_sandbox_on_its_node(ray_cluster, container_run_id):
+    """pool_size on ray: the second episode gets the first one's container, on the same node, scrubbed back
+    (the scrub's `docker diff` and reset run through the node's actor); the grading sandboxes pool per node."""
+    from uni_agent_gym.deployments.pool import drain_pools
+
+    instance = normalise(fixture_sources.derived_rows()["pytest-dev__pytest-7168"])
+    await pushed_instance_image(instance, ray_cluster)
+    deployment = ray_cluster.deployment(pool_size=1, run_id=container_run_id)
+    config = GymConfig.model_validate({"deployment": deployment, "env": fixture_sources.env_section("ray", [instance])})
+    env = AsyncSWEEnv(config, reward=SWEBenchReward.from_config(config))
+    seen = []
+    try:
+        for _ in range(2):
+            await env.reset(options={"instance": instance})
+            seen.append((env.deployment.container_id, env.deployment.node["node_id"]))
+            state = await env.step({"name": "execute_bash", "arguments": {"command": "git status --porcelain; ls -A /tmp; echo new > NEW.txt; echo x > /tmp/x"}})
+            assert state[0] == "Your command ran successfully and did not produce any output.", state[0]
+            _, reward, _, _, info = await env.step({"name": "finish", "arguments": {}})
+            assert reward == 0.0 and info["reward_report"]["status"] == "unresolved"
+            pool = env.deployment.pool
+            await env.close()
+            await pool.settle()
+        assert seen[0] == seen[1], "the second episode reuses the first one's container on its node"
+        assert pool.stats["reused"] == 1 and pool.stats["evicted"] == 0, pool.stats
+    finally:
+        await env.close()
+        await drain_pools()
+    for engine in ray_cluster.engines.values():
+        left = subprocess.run(["docker", "-H", engine, "ps", "-aq", "--filter", f"label=uni-agent-gym.run-id={container_run_id}"], capture_output=True, text=True)
+        assert left.stdout.strip() == "", "drain_pools removes the idle sandboxes on every node"
+
+
 async def pushed_instance_image(instance: dict, cluster) -> str:
     """The fixture's offline image, built here if missing and pushed to the cluster's registry."""
     from uni_agent_gym.deployments.registry import push
