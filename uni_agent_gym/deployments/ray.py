@@ -19,8 +19,8 @@ import pickle
 import random
 import socket
 import threading
+from collections.abc import Awaitable, Callable
 from pathlib import Path
-from collections.abc import Callable
 from typing import Any
 
 import ray
@@ -71,6 +71,11 @@ def _check_reachable(address: str) -> None:
         ) from None
 
 
+def _alive_nodes_offering(resource: str, node: str | None = None) -> list[dict[str, Any]]:
+    """The alive nodes that offer some of `resource` (only `node`, when given), as `ray.nodes()` lists them."""
+    return [n for n in ray.nodes() if n["Alive"] and n["Resources"].get(resource) and node in (None, n["NodeID"])]
+
+
 def _portable(exc: BaseException) -> BaseException:
     """`exc` as it can travel back to the driver (an exception that does not pickle becomes a DeploymentError)."""
     try:
@@ -103,37 +108,50 @@ class SandboxActor:
         return True
 
     async def start(self) -> tuple[bool, Any]:
+        return await _answer(self._start)
+
+    async def _start(self) -> str:
         from uni_agent_gym.deployments.registry import ensure_from_registry
 
-        try:
-            await asyncio.to_thread(ensure_from_registry, self.config.image, self.registry, self.config.pull)
-            self.deployment = DockerDeployment(self.config.model_copy(update={"pull": "never"}))
-            await self.deployment.start()
-            return True, self.deployment.container_id
-        except Exception as exc:  # noqa: BLE001 - handed back to the driver
-            return False, _portable(exc)
+        await asyncio.to_thread(ensure_from_registry, self.config.image, self.registry, self.config.pull)
+        self.deployment = DockerDeployment(self.config.model_copy(update={"pull": "never"}))
+        await self.deployment.start()
+        return self.deployment.container_id
 
     async def run(self, command: str, timeout: float, limit: int | None, uncapped: bool) -> tuple[bool, Any]:
-        try:
-            return True, await self.deployment._require_session().run(command, timeout, limit=limit, uncapped=uncapped)
-        except Exception as exc:  # noqa: BLE001 - handed back to the driver
-            return False, _portable(exc)
+        return await _answer(lambda: self.deployment._require_session().run(command, timeout, limit=limit, uncapped=uncapped))
 
     async def call(self, name: str, *args: Any) -> tuple[bool, Any]:
-        try:
-            if name in _ASYNC_CALLS:
-                return True, await getattr(self.deployment, name)(*args)
-            if name in _BLOCKING_CALLS:
-                return True, await asyncio.to_thread(getattr(self.deployment, name), *args)
-            raise DeploymentError(f"A sandbox actor does not answer {name!r}")
-        except Exception as exc:  # noqa: BLE001 - handed back to the driver
-            return False, _portable(exc)
+        return await _answer(lambda: self._call(name, *args))
+
+    async def _call(self, name: str, *args: Any) -> Any:
+        if name in _ASYNC_CALLS:
+            return await getattr(self.deployment, name)(*args)
+        if name in _BLOCKING_CALLS:
+            return await asyncio.to_thread(getattr(self.deployment, name), *args)
+        raise DeploymentError(f"A sandbox actor does not answer {name!r}")
 
     async def stop(self) -> dict[str, str]:
         if self.deployment is not None:
             await self.deployment.stop()
             return dict(self.deployment.release_report)
         return {}
+
+
+async def _answer(call: Callable[[], Awaitable[Any]]) -> tuple[bool, Any]:
+    """`(True, value)` of `call()`, or `(False, the exception)` made to travel to the driver."""
+    try:
+        return True, await call()
+    except Exception as exc:  # noqa: BLE001 - handed back to the driver
+        return False, _portable(exc)
+
+
+def _unwrapped(answer: tuple[bool, Any]) -> Any:
+    """The value an actor answered, or the exception it answered raised here."""
+    ok, value = answer
+    if not ok:
+        raise value
+    return value
 
 
 def _cleanup_node(run_id: str | None) -> tuple[str, list[str]]:
@@ -151,17 +169,13 @@ def cleanup_nodes(
     it could not be cleaned}): a node that just died may still be listed alive for a while."""
     connect(address)
     task = ray.remote(_cleanup_node)
-    nodes = [node for node in ray.nodes() if node["Alive"] and node["Resources"].get(resource)]
-    refs = {
-        node["NodeManagerAddress"] + "/" + node["NodeID"]: task.options(
-            num_cpus=0, scheduling_strategy=NodeAffinitySchedulingStrategy(node["NodeID"], soft=False)
-        ).remote(run_id)
-        for node in nodes
-    }
+    refs = [
+        (node["NodeManagerAddress"], task.options(num_cpus=0, scheduling_strategy=NodeAffinitySchedulingStrategy(node["NodeID"], soft=False)).remote(run_id))
+        for node in _alive_nodes_offering(resource)
+    ]
     removed: dict[str, list[str]] = {}
     failed: dict[str, str] = {}
-    for key, ref in refs.items():
-        node_address = key.split("/")[0]
+    for node_address, ref in refs:
         try:
             node_address, names = ray.get(ref, timeout=timeout)
             removed.setdefault(node_address, []).extend(names)
@@ -177,9 +191,7 @@ async def run_on_a_node(config: RayDeploymentConfig, function: Callable[..., Any
     (`config.node` when set), taking none of it; its value, or the exception it raised. Bounded by
     `config.start_timeout` (pulling and deriving images takes a while)."""
     connect(config.address)
-    nodes = [node["NodeID"] for node in ray.nodes() if node["Alive"] and node["Resources"].get(config.resource)]
-    if config.node:
-        nodes = [node for node in nodes if node == config.node]
+    nodes = [node["NodeID"] for node in _alive_nodes_offering(config.resource, config.node)]
     if not nodes:
         raise DeploymentError(f"No alive node of the Ray cluster offers resource {config.resource!r}{f' (node {config.node})' if config.node else ''}")
     task = ray.remote(function).options(
@@ -252,9 +264,7 @@ class RayDeployment(Deployment):
     def _check_capacity(self) -> None:
         """A cluster where no alive node offers the resource fails at once (waiting would never end)."""
         resource = self.config.resource
-        offering = [node for node in ray.nodes() if node["Alive"] and node["Resources"].get(resource, 0) >= self.config.per_sandbox]
-        if self.config.node:
-            offering = [node for node in offering if node["NodeID"] == self.config.node]
+        offering = [node for node in _alive_nodes_offering(resource, self.config.node) if node["Resources"][resource] >= self.config.per_sandbox]
         if not offering:
             raise DeploymentError(
                 f"No alive node of the Ray cluster offers {self.config.per_sandbox:g} of resource {resource!r}{self._pinned()}: "
@@ -273,7 +283,7 @@ class RayDeployment(Deployment):
             return
         try:
             if self.container_id is not None:
-                self.release_report.update(await self._wait(actor.stop.remote(), self.config.call_timeout, actor=actor))
+                self.release_report.update(await self._wait(actor.stop.remote(), self.config.call_timeout))
         except DeploymentError as exc:
             logger.warning("could not stop the sandbox on %s: %s (`uni-agent-gym cleanup --deployment ray` reaps it)", self.where(), exc)
         finally:
@@ -297,7 +307,7 @@ class RayDeployment(Deployment):
             return "an unplaced node"
         return f"node {self.node['address']} ({self.node['node_id'][:12]})"
 
-    async def _wait(self, ref: Any, seconds: float, actor: Any = None) -> Any:
+    async def _wait(self, ref: Any, seconds: float) -> Any:
         """The value of `ref`; a dead actor or node, or no answer within `seconds`, is `SandboxDiedError`. While
         a longer call runs (a command), the placed actor is asked every quarter of `call_timeout` whether it
         still answers, so a node that froze or vanished shows within `call_timeout`, not the command's timeout."""
@@ -313,7 +323,7 @@ class RayDeployment(Deployment):
                     return call.result()
                 if loop.time() >= deadline or not watched:
                     raise SandboxDiedError(f"The sandbox on {self.where()} did not answer within {seconds:g} s: the node is lost or hung")
-                await self._heartbeat(actor or self.actor, 3 * beat)
+                await self._heartbeat(self.actor, 3 * beat)
         except ray.exceptions.RayError as exc:
             raise SandboxDiedError(f"The sandbox on {self.where()} is gone ({type(exc).__name__}: {str(exc)[:300]})") from None
         finally:
@@ -329,21 +339,16 @@ class RayDeployment(Deployment):
 
     async def _remote(self, method: str, *args: Any, seconds: float | None = None) -> Any:
         actor = self._require_actor()
-        ok, value = await self._wait(getattr(actor, method).remote(*args), seconds or self.config.call_timeout)
-        if not ok:
-            raise value
-        return value
+        return _unwrapped(await self._wait(getattr(actor, method).remote(*args), seconds or self.config.call_timeout))
 
     def _blocking(self, name: str, *args: Any) -> Any:
         """A blocking call of the node's deployment (the docker diff, archives, pause): from a thread here."""
         actor = self._require_actor()
         try:
-            ok, value = ray.get(actor.call.remote(name, *args), timeout=self.config.call_timeout)
+            answer = ray.get(actor.call.remote(name, *args), timeout=self.config.call_timeout)
         except ray.exceptions.RayError as exc:  # GetTimeoutError included
             raise SandboxDiedError(f"The sandbox on {self.where()} did not answer {name} ({type(exc).__name__}: {str(exc)[:300]})") from None
-        if not ok:
-            raise value
-        return value
+        return _unwrapped(answer)
 
     def _require_actor(self) -> Any:
         if self.actor is None:
