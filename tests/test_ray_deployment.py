@@ -16,6 +16,7 @@ import ray
 
 from tests import fixture_sources
 from tests import ray_cluster as harness
+from tests.conftest import containers_of
 from uni_agent_gym import toy
 from uni_agent_gym.config import GymConfig
 from uni_agent_gym.deployments import make_deployment
@@ -125,9 +126,7 @@ async def test_the_warm_pool_reuses_a_scrubbed_sandbox_on_its_node(ray_cluster, 
     finally:
         await env.close()
         await drain_pools()
-    for engine in ray_cluster.engines.values():
-        left = subprocess.run(["docker", "-H", engine, "ps", "-aq", "--filter", f"label=uni-agent-gym.run-id={container_run_id}"], capture_output=True, text=True)
-        assert left.stdout.strip() == "", "drain_pools removes the idle sandboxes on every node"
+    assert containers_of(container_run_id) == [], "drain_pools removes the idle sandboxes on every node"
 
 
 async def pushed_instance_image(instance: dict, cluster) -> str:
@@ -161,9 +160,7 @@ async def test_a_node_killed_mid_command_is_a_sandbox_death_within_call_timeout_
     assert took < 20, f"the node's death took {took:.1f} s to show (call_timeout 20 s)"
     assert not await deployment.engine_answers(), "a lost node is the infrastructure's failure, not the agent's"
     await asyncio.wait_for(deployment.stop(), 60)
-    engine = harness.Cluster(**vars(ray_cluster)).engines["node1"]
-    listed = subprocess.run(["docker", "-H", engine, "ps", "-aq", "--no-trunc", "--filter", f"label=uni-agent-gym.run-id={container_run_id}"], capture_output=True, text=True)
-    assert container in listed.stdout.split(), "the dead node's container is still on its engine"
+    assert [c["Id"] for c in containers_of(container_run_id)] == [container], "the dead node's container is still on its engine"
 
     harness.terminate(pid)
     extra_node({resource: 2})  # the node comes back (same address, same engine)
@@ -172,8 +169,7 @@ async def test_a_node_killed_mid_command_is_a_sandbox_death_within_call_timeout_
     argv = ["cleanup", "--deployment", "ray", "--address", ray_cluster.address, "--resource", resource, "--run-id", container_run_id]
     assert await asyncio.to_thread(main, argv) in (0, None)
     assert "node 127.0.0.5: removed 1 container(s)" in capsys.readouterr().out
-    listed = subprocess.run(["docker", "-H", engine, "ps", "-aq", "--filter", f"label=uni-agent-gym.run-id={container_run_id}"], capture_output=True, text=True)
-    assert listed.stdout.strip() == ""
+    assert containers_of(container_run_id) == []
 
 
 async def test_a_node_that_freezes_mid_command_shows_within_call_timeout(ray_cluster, docker_image):

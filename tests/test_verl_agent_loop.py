@@ -283,12 +283,11 @@ async def test_a_ray_node_killed_mid_command_is_an_env_error_masked_within_call_
     assert took < 20, f"env_error {took:.1f} s after the node died (call_timeout 20 s)"
     assert loop.trajectory.env.deployment is None
     # the dead node's container stays on its engine (test_ray_deployment.py shows `cleanup` reaping it there)
-    import subprocess
+    from tests.conftest import containers_of, remove_container
 
-    engine = ray_cluster.engines["node1"]
-    left = subprocess.run(["docker", "-H", engine, "ps", "-aq", "--filter", f"label=uni-agent-gym.run-id={container_run_id}"], capture_output=True, text=True)
-    assert len(left.stdout.split()) == 1
-    subprocess.run(["docker", "-H", engine, "rm", "-f", *left.stdout.split()], check=True, capture_output=True)
+    left = containers_of(container_run_id)
+    assert len(left) == 1
+    remove_container(left[0])
 
 
 async def test_a_hanging_trajectory_times_out_masked_and_released(tmp_path, model_dir):
