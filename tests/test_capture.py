@@ -9,13 +9,16 @@ with the agent's own sandbox must leave the patch unchanged.
 from __future__ import annotations
 
 import io
+import os
+import shlex
 
 import pytest
 
 from tests.conftest import require_docker
+from tests.test_diffs import AWKWARD
 from uni_agent_gym.deployments import make_deployment
 from uni_agent_gym.instances import patch_files
-from uni_agent_gym.rewards.capture import PatchRejected, capture_from_container, capture_in_sandbox
+from uni_agent_gym.rewards.capture import PatchRejected, capture_from_container, capture_in_sandbox, capture_on_host
 
 IMAGE = "uni-agent-gym/test-capture:1"
 REPO = "/testbed"
@@ -190,3 +193,54 @@ async def test_in_sandbox_capture_ignores_the_shell_path_hooks_and_index(sandbox
     assert set(patch_files(patch)) == EXPECTED_FILES
     if expected is not None:
         assert patch == expected
+
+
+def creating(files: dict[bytes, bytes]) -> str:
+    """A shell command writing each file (name and content as bytes, directories made) with python3."""
+    script = f"import os\nfor name, data in {files!r}.items():\n    os.makedirs(os.path.dirname(name) or '.', exist_ok=True)\n    open(name, 'wb').write(data)\n"
+    return f"python3 -c {shlex.quote(script)}"
+
+
+# Every awkward name as a new file, a text file that is not UTF-8, and a tracked file changed to bytes that are not
+AWKWARD_WORK = {**{name: b"x\n" for name in AWKWARD.values() if name != b"pkg/mod.py"},
+                b"latin1.txt": b"caf\xe9\n", b"pkg/mod.py": b"def f():\n    return '\xff'\n"}  # fmt: skip
+
+
+def touched(patch: str) -> list[bytes]:
+    return sorted(os.fsencode(path) for path in patch_files(patch))
+
+
+async def test_awkward_names_and_content_that_is_not_utf8_are_captured_as_they_are(sandboxes):
+    """Names with newlines, quotes, spaces, a leading dash, other scripts or bytes that are not UTF-8, and
+    content that is not UTF-8: the patch is text (it goes into JSON and reports), names every file, and
+    applied elsewhere gives exactly the agent's files."""
+    agent, start = await agent_with(sandboxes, creating(AWKWARD_WORK))
+    patch = await capture_from_container(agent, await sandboxes(), REPO, start, 1_000_000)
+    assert touched(patch) == sorted(AWKWARD_WORK)
+    assert "\ufffd" not in patch and patch.count("GIT binary patch") == 2, "the two files that are not UTF-8 go as binary"
+    assert await tree_after(sandboxes, patch) == await listing(agent)
+
+
+@pytest.mark.parametrize("kind", ["in the sandbox", "on the host"])
+async def test_awkward_names_are_captured_by_git_in_the_sandbox_and_on_the_host(sandboxes, kind, tmp_path):
+    """The other two captures (modal and `reward.sandbox: same`; local), on a host checkout of the same repository."""
+    import subprocess
+
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    setup = DOCKERFILE.split("RUN ", 1)[1].split("\nWORKDIR")[0].replace("\\\n", "").replace(REPO, str(repo))
+    subprocess.run(["bash", "-c", setup], check=True, capture_output=True)
+    agent = make_deployment({"type": "local", "workdir": str(repo)})
+    await agent.start()
+    try:
+        start = await head(agent)
+        assert (await agent.run(creating(AWKWARD_WORK))).exit_code == 0
+        if kind == "on the host":
+            patch = await capture_on_host(repo / ".git", str(repo), start, 1_000_000)
+        else:
+            patch = await capture_in_sandbox(agent, str(repo), start, 1_000_000)
+        expected = await listing(agent)
+    finally:
+        await agent.stop()
+    assert touched(patch) == sorted(AWKWARD_WORK) and "\ufffd" not in patch
+    assert await tree_after(sandboxes, patch) == expected

@@ -24,7 +24,7 @@ LAYERS = [
     ["demo", "dataset_summary"],
     ["eval", "verl"],
     ["gateway"],
-    ["agent", "tokens"],
+    ["agent", "tokens", "advantages"],
     ["envs"],
     ["toy"],
     ["rewards"],
@@ -32,7 +32,7 @@ LAYERS = [
     ["deployments"],
     ["instances", "specs"],
     ["datasets", "toolcalls", "config", "named_locks", "arguments"],
-    ["files", "seed_vocabulary"],
+    ["files", "seed_vocabulary", "diffs"],
     ["errors"],
 ]
 LAYER_OF = {name: depth for depth, names in enumerate(LAYERS) for name in names}

@@ -29,14 +29,13 @@ from __future__ import annotations
 
 import functools
 import json
-import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from uni_agent_gym.diffs import patch_files
 from uni_agent_gym.errors import UniAgentGymError
 
-_DIFF_FILE = re.compile(r"^diff --git a/(\S+) b/(\S+)$", re.MULTILINE)
 Parser = Callable[[str], dict[str, str]]  # a test log -> {test name: status}
 FAIL_TO_PASS_GRADING, EXPECTED_OUTPUT_GRADING = "fail-to-pass", "expected-output"
 IMAGE_REPO_DIR = "/testbed"
@@ -57,11 +56,6 @@ class Family:
     columns: str  # how a row is recognised, for `uni-agent-gym datasets`
     images: str  # the family's image names
     offline: str  # what `images build` can make of its rows here
-
-
-def patch_files(diff: str) -> list[str]:
-    """The paths a unified git diff touches (the `b/` side), in order."""
-    return [match.group(2) for match in _DIFF_FILE.finditer(diff)]
 
 
 def row_id(row: dict[str, Any]) -> str:

@@ -181,9 +181,10 @@ class Deployment(abc.ABC):
         return result
 
     async def write_file(self, path: str, content: bytes | str) -> None:
-        """Write `content` to `path`, creating parent directories; str is encoded as UTF-8."""
+        """Write `content` to `path`, creating parent directories; str is encoded as UTF-8 (surrogates, which
+        `os.fsdecode` makes of bytes that are not UTF-8, back to those bytes)."""
         target = self.resolve(path)
-        data = content.encode() if isinstance(content, str) else bytes(content)
+        data = content.encode("utf-8", "surrogateescape") if isinstance(content, str) else bytes(content)
         encoded = base64.b64encode(data).decode()
         result = await self._run_exact(
             f"mkdir -p -- {shlex.quote(str(PurePosixPath(target).parent))} && "

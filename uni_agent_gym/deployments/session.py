@@ -254,7 +254,7 @@ class ShellSession:
         line = f"eval {shlex.quote(command)} </dev/null 2>&1; printf '\\n%s:%s\\n' {token} \"$?\"\n"
         collector = _Collector(token.encode(), limit)
         try:
-            await self._process.write(line.encode())
+            await self._process.write(line.encode("utf-8", "surrogateescape"))  # a path that is not UTF-8 keeps its bytes
         except (ConnectionError, BrokenPipeError, OSError):
             return await self._after_shell_exit(collector, started)
         try:

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import re
 import secrets
 import shlex
 
 from uni_agent_gym.deployments import Deployment
+from uni_agent_gym.diffs import file_diffs
 from uni_agent_gym.errors import DeploymentError
 
 # git as the grader runs it: /usr/bin/git (no shell function or PATH wrapper), no system or global config,
@@ -21,15 +21,14 @@ APPLY_COMMANDS = ("git apply --verbose {patch}", "git apply --verbose --reject {
 
 def drop_files(patch: str, paths: list[str]) -> tuple[str, list[str]]:
     """The patch without its file sections on `paths` (or under them), and the paths it dropped."""
-    sections = re.split(r"(?m)^(?=diff --git )", patch)
-    kept, dropped = [], []
+    sections = file_diffs(patch)
+    kept, dropped = [patch[: len(patch) - sum(len(section.text) for section in sections)]], []  # what precedes them
     for section in sections:
-        match = re.match(r"diff --git a/(\S+) b/(\S+)", section)
-        touched = {match.group(1), match.group(2)} if match else set()
+        touched = {path for path in (section.old, section.new) if path is not None}
         if any(path == p or path.startswith(p + "/") for path in touched for p in paths):
-            dropped.append(match.group(2))
+            dropped.append(section.path)
         else:
-            kept.append(section)
+            kept.append(section.text)
     return "".join(kept), dropped
 
 
