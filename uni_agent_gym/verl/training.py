@@ -250,6 +250,7 @@ def check_training(run: TrainingRun) -> TrainingCheck:
                 "data must carry agent_name (prepare-data writes it)."
             )
         problems += _gym_problems(run, trainer, notes, additions)
+    _masked_in_group_statistics(run, trainer, warnings)
     _policy_loss_readings(trainer, warnings, notes)
     _clip_ratio_reading(run, trainer, warnings)
     if run.async_training:
@@ -458,6 +459,39 @@ def _turn_notes(run: TrainingRun, trainer: Any, gym_max_turns: int) -> list[str]
             "set env.max_turns instead."
         )
     return notes
+
+
+def _masked_in_group_statistics(run: TrainingRun, trainer: Any, warnings: list[str]) -> None:
+    """A loop that masks abnormal exits beside one of verl's own group estimators: every masked trajectory is a
+    reward-0 member of its group's mean and std (docs/training.md); ours leave it out."""
+    from uni_agent_gym.advantages.estimators import REPLACEMENTS
+    from uni_agent_gym.verl.agent_loop import gym_config_of_entry
+
+    estimator = trainer.algorithm.adv_estimator
+    if estimator not in REPLACEMENTS:
+        return
+    masking = []
+    for entry in run.loop_entries:
+        if entry.get("_target_") == LOOP_TARGET:
+            entry = run.loop_entry()
+        elif entry.get("_target_") == "uni_agent_gym.verl.gateway_loop.GatewayAgentLoop":
+            from uni_agent_gym.verl.gateway_loop import GatewayLoopConfig  # its own keys are not gym settings
+
+            entry = {key: value for key, value in entry.items() if key not in GatewayLoopConfig.model_fields}
+        else:
+            continue
+        try:
+            if gym_config_of_entry(run.loop_dir, entry).rollout.mask_abnormal_exit_traj:
+                masking.append(entry.get("name"))
+        except ConfigError:
+            continue  # reported by the gym checks
+    if masking:
+        line = toml_lines({"algorithm.adv_estimator": REPLACEMENTS[estimator]}).replace("\n", " ")
+        warnings.append(
+            f"the agent loop {', '.join(map(str, masking))} masks trajectories that end abnormally (rollout.mask_abnormal_exit_traj) but "
+            f"algorithm.adv_estimator = {estimator!r} is verl's own: each masked trajectory stays in its group's statistics as a fake "
+            f"reward 0 and shifts every real member's advantage. Write {line} (verl's {estimator} over the real members)."
+        )
 
 
 TOKEN_LEVEL_LOSSES = ("vanilla", "dppo_tv", "dppo_kl", "clip_cov", "kl_cov", "dro", "cispo")
