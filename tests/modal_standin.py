@@ -5,7 +5,10 @@ fakes replace `modal.App.lookup`, `modal.Image.from_registry` and `modal.Sandbox
 what the deployment sends and reproduce the SDK's behaviours that matter to it (DESIGN.md): only the
 `.aio` forms are awaitable, `create` needs `app=`, a `ContainerProcess` has no kill, an exec timeout
 makes `wait()` return -1, a terminated sandbox refuses execs. Execs run as host processes, so the
-shared contract suite exercises the real session protocol through this boundary.
+shared contract suite exercises the real session protocol through this boundary. As no two Modal sandboxes
+share a filesystem, a sandbox created with a `workdir` sees a directory of its own there (as root: each exec
+in a mount namespace with the sandbox's own directory bound over that path), so an agent's sandbox and the
+fresh one that grades it, both at the same repository path, are apart.
 """
 
 from __future__ import annotations
@@ -106,6 +109,10 @@ class FakeSandbox:
         self._tempdir = tempfile.TemporaryDirectory(prefix="modal-standin-")
         self._workdir = workdir or self._tempdir.name
         os.makedirs(self._workdir, exist_ok=True)  # as a container runtime makes its working directory
+        # its own copy of the workdir (see the module docstring); without root, the host's directory itself
+        self._private = os.path.join(self._tempdir.name, "workdir") if workdir and os.geteuid() == 0 else None
+        if self._private:
+            os.makedirs(self._private)
         self._processes: list[asyncio.subprocess.Process] = []
         self.terminated = False
         self.exec = _Aio(self._exec)
@@ -118,12 +125,16 @@ class FakeSandbox:
         if self.terminated:
             raise modal.exception.SandboxTerminatedError("Sandbox has been terminated")
         self._standin.execs.append((args, dict(text=text, stdout=stdout, stderr=stderr, timeout=timeout, **kw)))
+        cwd = workdir or self._workdir
+        if self._private:
+            bind = 'mount --bind "$1" "$2" && cd "$3" && shift 3 && exec "$@"'
+            args, cwd = ("unshare", "--mount", "--propagation", "private", "sh", "-c", bind, "sh", self._private, self._workdir, cwd, *args), "/"
         process = await asyncio.create_subprocess_exec(
             *args,
             stdin=asyncio.subprocess.PIPE,
             stdout=asyncio.subprocess.DEVNULL if stdout == StreamType.DEVNULL else asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.DEVNULL if stderr == StreamType.DEVNULL else asyncio.subprocess.PIPE,
-            cwd=workdir or self._workdir,
+            cwd=cwd,
             env=self._env,
         )
         self._processes.append(process)

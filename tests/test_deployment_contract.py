@@ -254,3 +254,70 @@ async def test_the_hosts_python_and_test_runner_variables_stay_outside(deploymen
     await deployment.start()
     result = await deployment.run('echo "${PYTEST_ADDOPTS-unset} ${PYTHONPATH-unset} ${PYTHONWARNINGS-unset} ${UAG_HOST_VALUE-unset}"')
     assert result.output == ("unset unset ignore seen\n" if kind == "local" else "unset unset ignore unset\n")
+
+
+# ----- the reward: the same episode earns the same on every deployment and in every workspace mode -----
+
+WORKSPACES = [("local", "mirror"), ("docker", "mirror"), ("docker", "image"), ("modal", "mirror"), ("ray", "mirror"), ("ray", "image")]
+
+
+@pytest.fixture(scope="module")
+def toy_cache(tmp_path_factory):
+    return str(tmp_path_factory.mktemp("graded-toy-cache"))
+
+
+@pytest.mark.parametrize("kind,workspace", WORKSPACES, ids=[f"{kind}-{workspace}" for kind, workspace in WORKSPACES])
+async def test_the_same_episode_earns_the_same_reward_everywhere(kind, workspace, toy_cache, tmp_path, request, monkeypatch):
+    """Gold (applied by the agent, beside files whose names hold newlines, quotes, spaces, a leading dash, other
+    scripts or bytes that are not UTF-8, a file whose content is not UTF-8, and a tracked file deleted) earns 1.0
+    and its patch names every one of those files; the empty episode earns 0.0. A one-line switch of `deployment.type` or
+    `env.workspace` never changes a reward (a mirror on ray once made every reward 0: the copied-in repository
+    was all "changed" to the daemon's diff)."""
+    from tests.graded_toy import graded_toy_image, graded_toy_row
+    from tests.test_capture import AWKWARD_WORK, creating, touched
+    from uni_agent_gym import toy
+    from uni_agent_gym.config import GymConfig
+    from uni_agent_gym.envs import AsyncSWEEnv
+    from uni_agent_gym.rewards.swebench import SWEBenchReward
+
+    row = await graded_toy_row(toy_cache)
+    deployment: dict = {"type": kind}
+    env: dict = {"cache_dir": toy_cache, "workspace": workspace}
+    if kind in ("docker", "ray"):
+        deployment["image"] = request.getfixturevalue("docker_image")
+    if kind == "ray":
+        cluster = request.getfixturevalue("ray_cluster")
+        deployment = {**cluster.deployment(), **deployment}
+    if workspace == "image":
+        from uni_agent_gym.deployments.registry import push
+
+        row["image_name"] = await graded_toy_image(row, deployment["image"], toy_cache)
+        if kind == "ray":
+            await asyncio.to_thread(push, row["image_name"], cluster.registry)
+    if kind == "modal":
+        from tests import modal_standin
+
+        modal_standin.install(monkeypatch)
+        env["repo_dir"] = str(tmp_path / "testbed")  # each stand-in sandbox sees its own directory there
+    config = GymConfig.model_validate({"deployment": deployment, "env": env})
+    work = {name: data for name, data in AWKWARD_WORK.items()}
+    gold = f"{creating(work)} && rm README.md && git apply <<'UAG_EOF'\n{toy.GOLD_PATCH}UAG_EOF"
+
+    async def episode(commands: list[str]) -> dict:
+        environment = AsyncSWEEnv(config, reward=SWEBenchReward.from_config(config))
+        try:
+            await environment.reset(options={"instance": row})
+            for command in commands:
+                _, _, _, _, info = await environment.step({"name": "execute_bash", "arguments": {"command": command}})
+                assert info["exit_code"] == 0, info
+            _, reward, terminated, _, info = await environment.step({"name": "finish", "arguments": {}})
+            assert terminated and info["exit_reason"] == "finished", info
+            return {**info["reward_report"], "reward": reward}
+        finally:
+            await environment.close()
+
+    solved, empty = await episode([gold]), await episode([])
+    assert (solved["status"], solved["reward"]) == ("resolved", 1.0), solved
+    assert touched(solved["patch"]) == sorted([*work, b"README.md", b"stats.py"]) and "\ufffd" not in solved["patch"]
+    assert "deleted file mode" in solved["patch"]
+    assert (empty["status"], empty["reward"], empty["patch"]) == ("unresolved", 0.0, ""), empty

@@ -217,12 +217,16 @@ async def test_start_waits_for_a_free_sandbox_then_fails_naming_the_resource(ray
     await third.stop()
 
 
-async def test_an_image_built_on_the_head_reaches_a_worker_through_the_registry(ray_cluster, docker_image, tmp_path):
-    """Built by this machine's engine, pushed with `images push`, run on a node whose engine never had it."""
+@pytest.mark.parametrize("named", ["plainly", "after another registry", "after this registry"])
+async def test_an_image_built_on_the_head_reaches_a_worker_through_the_registry(ray_cluster, docker_image, tmp_path, named):
+    """Built by this machine's engine, pushed with `images push`, run on a node whose engine never had it. An
+    image already named after a registry goes by its name in this one (not `127.0.0.1:5055/127.0.0.1:6000/...`,
+    which the engine refuses as an invalid reference)."""
     from uni_agent_gym.cli import main
 
     token = secrets.token_hex(4)
-    image = f"uni-agent-gym-test/registry-probe:{token}"
+    prefix = {"plainly": "", "after another registry": "127.0.0.1:6000/", "after this registry": f"{ray_cluster.registry}/"}[named]
+    image = f"{prefix}uni-agent-gym-test/registry-probe:{token}"
     (tmp_path / "Dockerfile").write_text(f"FROM {docker_image}\nRUN echo {token} > /probe.txt\n")
     subprocess.run(["docker", "build", "-q", "-t", image, str(tmp_path)], check=True, capture_output=True)
     try:
@@ -235,9 +239,10 @@ async def test_an_image_built_on_the_head_reaches_a_worker_through_the_registry(
         finally:
             await deployment.stop()
     finally:
-        subprocess.run(["docker", "rmi", "-f", image, f"{ray_cluster.registry}/{image}"], capture_output=True)
+        pushed = f"{ray_cluster.registry}/uni-agent-gym-test/registry-probe:{token}"
+        subprocess.run(["docker", "rmi", "-f", image, pushed], capture_output=True)
         for engine in ray_cluster.engines.values():
-            subprocess.run(["docker", "-H", engine, "rmi", "-f", image, f"{ray_cluster.registry}/{image}"], capture_output=True)
+            subprocess.run(["docker", "-H", engine, "rmi", "-f", image, pushed], capture_output=True)
 
 
 async def test_an_image_no_registry_has_fails_with_what_to_push(ray_cluster):

@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import docker.errors
+from docker.auth import resolve_repository_name
 from docker.utils import parse_repository_tag
 
 from uni_agent_gym.deployments.docker import docker_client, image_exists
@@ -15,8 +16,11 @@ from uni_agent_gym.errors import DeploymentError, ImageNotFoundError
 
 
 def registry_name(image: str, registry: str) -> str:
-    """`swebench/sweb.eval.x86_64.x:latest` in `127.0.0.1:5000` -> `127.0.0.1:5000/swebench/sweb.eval.x86_64.x:latest`."""
+    """`swebench/sweb.eval.x86_64.x:latest` in `127.0.0.1:5000` -> `127.0.0.1:5000/swebench/sweb.eval.x86_64.x:latest`.
+    An image already named after a registry (this one or another) goes by its name in that registry:
+    `127.0.0.1:6000/a/b:1` in `127.0.0.1:5000` -> `127.0.0.1:5000/a/b:1`."""
     repository, tag = parse_repository_tag(image)
+    _, repository = resolve_repository_name(repository)  # without the registry it names, if any
     return f"{registry.rstrip('/')}/{repository}:{tag or 'latest'}"
 
 

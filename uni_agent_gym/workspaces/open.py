@@ -5,7 +5,9 @@ Two ways to get there:
   `swebench/sweb.eval.x86_64.<id>` images, or those `uni-agent-gym images build` makes offline);
 - *mirror*: the deployment's image (or the host, for `local`) plus a checkout from a mirror of the
   repository: a local git repository, a plain directory (committed with a fixed identity and date, so
-  the same files always give the same commit), a git bundle, or a clone URL.
+  the same files always give the same commit), a git bundle, or a clone URL. On docker and ray the
+  checkout goes into an image built once (`mirror_images.py`: the reward reads the agent's work from the
+  container's own layer); on modal it is copied into each sandbox.
 Mirrors are cloned once into a bare repository under the cache directory. The agent never sees that
 clone: its repository holds the start commit's history and nothing later (`history.py`, `env.history`),
 from a clean repository made once per start commit, or from an image cleaned once (`history_images.py`).
@@ -105,12 +107,18 @@ async def open_workspace(instance: dict[str, Any], config: GymConfig, *, grading
     if deployment_config.type == "local":
         return await _open_local(instance, config, history)
 
+    if deployment_config.type in ("docker", "ray"):  # the checkout in an image's layers, not the container's (mirror_images.py)
+        from uni_agent_gym.workspaces.mirror_images import ensure_workspace_image
+
+        image = await ensure_workspace_image(deployment_config.image, instance["repo"], history, repo_dir, deployment_config)
+        pull = "never" if deployment_config.type == "docker" else "missing"
+        return await acquire(deployment_config.model_copy(update={"image": image, "workdir": repo_dir, "pull": pull}), repo_dir), repo_dir
     deployment = await acquire(deployment_config.model_copy(update={"workdir": repo_dir}), repo_dir)
     try:
         with tempfile.TemporaryDirectory(prefix="uni-agent-gym-checkout-") as scratch:
             await fresh_checkout(history.git_dir, history.start, Path(scratch) / "repo")
             await deployment.upload(Path(scratch) / "repo", repo_dir)
-        await deployment.run(f"cd {repo_dir}")
+        await deployment.run(f"cd {shlex.quote(repo_dir)}")
     except BaseException:
         await deployment.stop()
         raise
