@@ -288,3 +288,12 @@ def test_two_dead_sandboxes_leave_the_group_of_8(dead_group, model_dir):
     ours = {key: value for key, value in trainer.metrics.items() if key.startswith("uni_agent_gym/")}
     assert ours == {"uni_agent_gym/masked/share": 0.25, "uni_agent_gym/masked/env_error": 0.25, "uni_agent_gym/masked/aborted": 0.0,
                     "uni_agent_gym/masked/timeout": 0.0}  # fmt: skip
+
+
+def test_check_config_stops_an_estimator_verl_does_not_know(tmp_path):
+    """verl looks the name up only at its first training step, after the rollout: check-config says it first."""
+    text = (CONFIGS / "config.toml").read_text().replace('adv_estimator = "grpo_drop_masked"', 'adv_estimator = "grpo_dropmasked"')
+    (tmp_path / "config.toml").write_text(text.replace('"configs/uni_agent_loop.yaml"', json.dumps(str(CONFIGS / "uni_agent_loop.yaml"))))
+    problems = check_training(load_training(tmp_path / "config.toml")).problems
+    assert any("adv_estimator = 'grpo_dropmasked' is not an estimator verl knows" in problem and "grpo_drop_masked" in problem
+               for problem in problems), problems  # fmt: skip

@@ -250,7 +250,7 @@ def check_training(run: TrainingRun) -> TrainingCheck:
                 "data must carry agent_name (prepare-data writes it)."
             )
         problems += _gym_problems(run, trainer, notes, additions)
-    _masked_in_group_statistics(run, trainer, warnings)
+    _advantage_estimator(run, trainer, problems, warnings)
     _policy_loss_readings(trainer, warnings, notes)
     _clip_ratio_reading(run, trainer, warnings)
     if run.async_training:
@@ -461,13 +461,22 @@ def _turn_notes(run: TrainingRun, trainer: Any, gym_max_turns: int) -> list[str]
     return notes
 
 
-def _masked_in_group_statistics(run: TrainingRun, trainer: Any, warnings: list[str]) -> None:
-    """A loop that masks abnormal exits beside one of verl's own group estimators: every masked trajectory is a
-    reward-0 member of its group's mean and std (docs/training.md); ours leave it out."""
+def _advantage_estimator(run: TrainingRun, trainer: Any, problems: list[str], warnings: list[str]) -> None:
+    """The estimator verl looks up by name at its first step (ours come from the package's `verl.plugins` entry
+    point), and a loop that masks abnormal exits beside one of verl's own group estimators: every masked
+    trajectory is a reward-0 member of its group's mean and std (docs/training.md); ours leave it out."""
+    from verl.trainer.ppo.core_algos import ADV_ESTIMATOR_REGISTRY
+
     from uni_agent_gym.advantages.estimators import REPLACEMENTS
     from uni_agent_gym.verl.agent_loop import gym_config_of_entry
 
     estimator = trainer.algorithm.adv_estimator
+    if estimator not in ADV_ESTIMATOR_REGISTRY:
+        problems.append(
+            f"algorithm.adv_estimator = {estimator!r} is not an estimator verl knows ({', '.join(sorted(ADV_ESTIMATOR_REGISTRY))}): "
+            "verl would stop at the first training step. grpo_drop_masked and rloo_drop_masked come from uni-agent-gym's verl.plugins "
+            "entry point: install the package (pip install -e .) and leave VERL_USE_EXTERNAL_PLUGINS unset or naming uni_agent_gym."
+        )
     if estimator not in REPLACEMENTS:
         return
     masking = []
