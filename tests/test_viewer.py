@@ -12,9 +12,9 @@ import pytest
 
 from tests.browser import artifacts, browser, wait_for  # noqa: F401 (browser is a fixture)
 from uni_agent_gym.cli import main
-from uni_agent_gym.viewer.checks import check
+from uni_agent_gym.viewer.checks import PLACEHOLDER_LOGPROBS, check
 from uni_agent_gym.viewer.html import embedded, page
-from uni_agent_gym.viewer.records import Trajectory, ViewerInputError, load
+from uni_agent_gym.viewer.records import Trajectory, ViewerInputError, add_token_texts, load, load_tokenizer
 
 TOKENIZERS = Path(__file__).resolve().parents[2] / "shared" / "tokenizers"
 
@@ -140,11 +140,137 @@ def test_a_gateway_jsonl_with_a_real_tokenizer_finds_the_tool_span(tmp_path):
     assert [r.instance_id for r in records] == ["s1#0", "s1#1"] and records[0].kind == "gateway"
     assert len(problems) == 1 and problems[0].startswith(f"{path}:2: not JSON")
     assert check(records[0]).flags == []  # ids only: no spans to check against
-    from uni_agent_gym.viewer.records import add_token_texts
-
     add_token_texts(records, TOKENIZERS / "qwen2.5-instruct")
     flags = check(records[0]).flags
     assert any(flag.startswith("mask:") and "user span" in flag for flag in flags), flags  # Qwen2.5 renders a tool message as a user turn
+    tokenizer = load_tokenizer(TOKENIZERS / "qwen2.5-instruct")  # the template itself: the glue and the tool message, by role
+    flags = check(records[0], tokenizer).flags
+    assert [flag.split(" (")[0] for flag in flags] == ["mask: 1 token(s) of a glue span", "mask: 19 token(s) of a tool span", "mask: 1 token(s) of a glue span"], flags
+
+
+# ---- the mask check on any template family (issue 38 item 4) ----
+
+TEMPLATES = Path(__file__).parent / "chat_templates"
+DEEPSEEK_SPECIAL = ["<｜User｜>", "<｜Assistant｜>", "<｜tool▁calls▁begin｜>", "<｜tool▁calls▁end｜>", "<｜tool▁call▁begin｜>", "<｜tool▁call▁end｜>",
+                    "<｜tool▁sep｜>", "<｜tool▁outputs▁begin｜>", "<｜tool▁outputs▁end｜>", "<｜tool▁output▁begin｜>", "<｜tool▁output▁end｜>"]  # fmt: skip
+
+
+def family_tokenizer(tmp_path: Path, template: str) -> Path:
+    """The Qwen2.5 tokenizer wearing another family's chat template (tests/chat_templates); for DeepSeek, with
+    DeepSeek's markers as special tokens and its end-of-sentence as EOS, as its own tokenizer has them."""
+    import shutil
+
+    directory = tmp_path / f"tokenizer-{template}"
+    shutil.copytree(TOKENIZERS / "qwen2.5-instruct", directory)
+    tokenizer = load_tokenizer(directory)
+    tokenizer.chat_template = (TEMPLATES / f"{template}.jinja").read_text()
+    if template.startswith("deepseek"):
+        tokenizer.add_special_tokens({"eos_token": "<｜end▁of▁sentence｜>", "additional_special_tokens": DEEPSEEK_SPECIAL})
+    tokenizer.save_pretrained(directory)
+    return directory
+
+
+def family_record(directory: Path) -> dict:
+    """A token record as the rollout cache writes it under that template: a sampled turn, a tool message, a
+    sampled turn; no `spans` and no token texts (what a gateway chain or another harness leaves)."""
+    from uni_agent_gym.tokens.rollout_cache import RolloutCache
+
+    tokenizer = load_tokenizer(directory)
+    cache = RolloutCache(tokenizer, max_model_len=4096, max_prompt_length=2048, max_response_length=2048)
+    messages = [{"role": "system", "content": "You fix bugs."}, {"role": "user", "content": "Fix the failing test."}]
+    cache.prepare(messages)
+    for turn, said in enumerate(["I will list the files first.", "The test passes now."]):
+        ids = tokenizer.encode(said, add_special_tokens=False) + list(cache.boundary.stop)
+        cache.append_model_tokens(ids, [-0.25] * len(ids))
+        messages.append({"role": "assistant", "content": said})
+        if turn == 0:
+            tool = {"role": "tool", "content": "stats.py\ntest_stats.py\n", "tool_call_id": "call00001"}
+            cache.append_messages([tool])
+            messages.append(tool)
+    return {"instance_id": "family-1", "prompt_ids": cache.initial_prompt_ids, "response_ids": cache.response_ids,
+            "response_mask": cache.response_mask, "response_logprobs": cache.response_logprobs, "messages": messages, "exit_reason": "finished"}  # fmt: skip
+
+
+def page_check(tmp_path: Path, record: dict, *tokenizer: str) -> dict:
+    """The check the page shows for `record` (`view FILE [--tokenizer DIR]`), read from the written page."""
+    import re
+
+    path = tmp_path / "family.json"
+    path.write_text(json.dumps(record))
+    assert main(["view", str(path), *(["--tokenizer", *tokenizer] if tokenizer else [])]) == 0
+    html = (tmp_path / "family.view.html").read_text()
+    return json.loads(re.search(r'<script type="application/json" id="t-0">(.*?)</script>', html).group(1))["check"]
+
+
+@pytest.mark.parametrize("template", ["deepseek-v3", "mistral-small-3.2"])
+def test_the_mask_check_reads_message_spans_from_any_template_through_the_tokenizer(tmp_path, template):
+    """A record without spans from a family whose headers the viewer cannot read: with --tokenizer its tool
+    message marked sampled is flagged (and a right mask is not); without one the page says it was not checked."""
+    directory = family_tokenizer(tmp_path, template)
+    record = family_record(directory)
+    assert check(load_one(record, tmp_path), load_tokenizer(directory)).flags == []
+    tool = [i for i, bit in enumerate(record["response_mask"]) if bit == 0]
+    wrong = {**record, "response_mask": [1] * len(record["response_ids"]), "response_logprobs": [-0.25] * len(record["response_ids"])}  # the tool message trained on
+    shown = page_check(tmp_path, wrong, str(directory))
+    assert [flag.split(" (")[0] for flag in shown["flags"]] == [f"mask: {len(tool)} token(s) of a tool span"], shown
+    assert shown.get("unchecked") is None
+    unchecked = page_check(tmp_path, wrong)["unchecked"]
+    assert "give --tokenizer DIR" in unchecked
+
+
+def test_a_record_the_template_does_not_explain_is_said_unchecked(tmp_path):
+    directory = family_tokenizer(tmp_path, "mistral-small-3.2")
+    record = family_record(directory)
+    record["messages"][3]["content"] = "another output"  # not what the tokens hold
+    found = check(load_one(record, tmp_path), load_tokenizer(directory))
+    assert found.flags == [] and found.unchecked.startswith("the chat template of --tokenizer does not explain this record's tokens: response position")
+
+
+# ---- one meaning of turns, patches not recorded, placeholder logprobs, grade output (issue 43 item 5) ----
+
+
+def test_turns_are_the_models_turns_for_every_kind_of_record(tmp_path):
+    """verl's num_turns (what a token record's `turns` holds) counts the task and the tool messages too; the
+    viewer's `turns` is the model's turns for a token record as for an eval run's steps."""
+    messages = [{"role": "system", "content": "s"}, {"role": "user", "content": "u"}, {"role": "assistant", "content": "a"},
+                {"role": "tool", "content": "t"}, {"role": "assistant", "content": "b"}]  # fmt: skip
+    assert load_one(token_record(turns=4, messages=messages), tmp_path).turns == 2  # its two assistant spans
+    assert load_one({**token_record(turns=4, messages=messages), "spans": None}, tmp_path).turns == 2  # its two assistant messages
+    assert load_one(trajectory("e-1", turns=2), tmp_path).turns == 2  # two steps
+
+
+def test_a_zero_logprob_on_every_sampled_token_is_a_placeholder_not_a_flag(tmp_path):
+    """probe's scripted tokens come without logprobs: the cache writes 0.0 on every token, which says nothing
+    was recorded rather than that one was lost."""
+    found = check(load_one(token_record(response_logprobs=[0.0] * 7), tmp_path))
+    assert found.flags == [] and found.bad == [] and found.notes == [PLACEHOLDER_LOGPROBS]
+
+
+def test_a_grade_output_directory_is_read_as_its_reports(tmp_path, capsys):
+    grade = tmp_path / "grade"
+    (grade / "check").mkdir(parents=True)
+    (grade / "scripted__model.check.json").write_text(json.dumps({"submitted_instances": 2, "resolved_instances": 1}))
+    for index, resolved in enumerate([True, False]):
+        report = trajectory(f"repo__pkg-{index}", resolved=resolved)["reward_report"]
+        (grade / "check" / f"repo__pkg-{index}.json").write_text(json.dumps(report))
+    records = load(grade)
+    assert [(r.kind, r.instance_id, r.resolved, bool(r.patch)) for r in records] == [("report", "repo__pkg-0", True, True), ("report", "repo__pkg-1", False, True)]
+    assert main(["view", str(grade)]) == 0 and "2 trajectories" in capsys.readouterr().out
+    (grade / "check" / "repo__pkg-0.json").unlink()
+    (grade / "check" / "repo__pkg-1.json").unlink()
+    assert main(["view", str(grade)]) == 1
+    assert "malformed" not in capsys.readouterr().out
+
+
+def test_a_page_past_the_size_limit_says_to_serve_instead(tmp_path, capsys):
+    run = tmp_path / "records"
+    run.mkdir()
+    for index in range(3):
+        (run / f"r{index}.json").write_text(json.dumps(token_record(instance_id=f"r{index}", padding="x" * 400_000)))
+    assert main(["view", str(run), "--max-page-mb", "1"]) == 1
+    out = capsys.readouterr().out
+    assert out.startswith("error:") and f"uni-agent-gym view {run} --serve" in out and not (run / "view.html").exists()
+    assert main(["view", str(run), "--max-page-mb", "2"]) == 0
 
 
 @pytest.mark.parametrize(
@@ -199,18 +325,20 @@ def test_the_page_in_chromium(browser, tmp_path):
     wrong = token_record(instance_id="tok-wrong", response_mask=[1, 1, 0, 1, 0, 1, 1], response_logprobs=[-0.1, -2.0, 0.0, -0.3, 0.0, -0.5, 0.0])
     wrong["reward_report"] = trajectory("tok-wrong", resolved=False)["reward_report"]
     (run / "trajectories" / "tok-wrong.json").write_text(json.dumps(wrong))
+    toy = token_record(instance_id="tok-toy", reward=1.0, patch="", reward_report={"resolved": True, "reward": 1.0, "command": "pytest", "exit_code": 0})
+    (run / "trajectories" / "tok-toy.json").write_text(json.dumps(toy))
     assert main(["view", str(run)]) == 0
     records = load(run)
     browser.get((run / "view.html").as_uri())
     wait_for(browser, "return window.__uagRendered")
     rows = browser.find_elements(By.CSS_SELECTOR, "#run-table tbody tr")
-    assert len(rows) == len(records) == 8
+    assert len(rows) == len(records) == 9
     browser.save_screenshot(str(artifacts() / "viewer-run.png"))
 
     browser.find_element(By.ID, "filter").send_keys("pkg-1")
     assert [row.find_element(By.CSS_SELECTOR, ".c-instance").text for row in browser.find_elements(By.CSS_SELECTOR, "#run-table tbody tr")] == ["repo__pkg-1"]
     browser.find_element(By.ID, "filter").clear()
-    browser.find_element(By.ID, "filter").send_keys("tok")
+    browser.find_element(By.ID, "filter").send_keys("tok-w")
     [row] = browser.find_elements(By.CSS_SELECTOR, "#run-table tbody tr")
     row.click()
     index = records.index(next(r for r in records if r.instance_id == "tok-wrong"))
@@ -229,6 +357,11 @@ def test_the_page_in_chromium(browser, tmp_path):
     browser.save_screenshot(str(artifacts() / "viewer-trajectory.png"))
     browser.execute_script("document.getElementById('steps').scrollIntoView()")
     browser.save_screenshot(str(artifacts() / "viewer-tokens.png"))
+
+    browser.execute_script(f"location.hash = '#t={records.index(next(r for r in records if r.instance_id == 'tok-toy'))}'")
+    wait_for(browser, "return document.getElementById('tokens').dataset.done === '1'")  # resolved, graded by a command: no patch recorded
+    assert browser.find_element(By.ID, "patch").text.startswith("(no patch in this record: its reward report has none")
+    assert [th.get_attribute("textContent") for th in browser.find_elements(By.CSS_SELECTOR, "#run-table th")][5] == "model turns"
 
     browser.execute_script(f"location.hash = '#t={records.index(next(r for r in records if r.instance_id == 'repo__pkg-1'))}'")
     wait_for(browser, "return document.querySelectorAll('#steps .step.format-error').length === 1")
@@ -254,12 +387,11 @@ def test_a_gateway_jsonl_in_chromium(browser, tmp_path):
     tokens = browser.find_elements(By.CSS_SELECTOR, "#tokens .tok")
     assert [1 if "m1" in token.get_attribute("class").split() else 0 for token in tokens] == chain["response_mask"]
     records = load(path)
-    from uni_agent_gym.viewer.records import add_token_texts
-
-    add_token_texts(records, TOKENIZERS / "qwen2.5-instruct")
+    tokenizer = load_tokenizer(TOKENIZERS / "qwen2.5-instruct")
+    add_token_texts(records, tokenizer)
     bad = [index for index, token in enumerate(tokens) if "bad" in token.get_attribute("class").split()]
-    assert bad == check(records[0]).bad and bad, "the tool message's tokens marked 1 are outlined"
-    assert [item.text for item in browser.find_elements(By.CSS_SELECTOR, "#flags li")] == check(records[0]).flags
+    assert bad == check(records[0], tokenizer).bad and bad, "the glue and tool message's tokens marked 1 are outlined"
+    assert [item.text for item in browser.find_elements(By.CSS_SELECTOR, "#flags li")] == check(records[0], tokenizer).flags
     browser.save_screenshot(str(artifacts() / "viewer-gateway.png"))
     assert [entry for entry in browser.get_log("browser") if entry["level"] == "SEVERE"] == []
 

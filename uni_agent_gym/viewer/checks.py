@@ -2,18 +2,25 @@
 (mask 1) token where the model did not speak, masks or logprobs that do not line up with the ids, and a
 logprob of exactly 0.0 on a sampled token (the placeholder written for mask-0 tokens, so the importance
 ratio of that token is computed against nothing).
+
+Two things are said without a flag: a record whose sampled tokens all have logprob 0.0 holds no logprobs
+at all (the server returned none, as `probe`'s scripted tokens do: placeholders, nothing to check), and a
+record whose message spans could not be found was not checked for masks (`unchecked` says why).
 """
 
 from __future__ import annotations
 
 import dataclasses
+from itertools import compress
 from typing import Any
 
 from uni_agent_gym.viewer.records import Trajectory
+from uni_agent_gym.viewer.spans import message_spans
 
-# Chat templates' message headers: the token that opens a header and the one that closes it (the role
-# lies between). ChatML (Qwen) ends its header at the newline, Llama 3 at `<|end_header_id|>`.
-HEADERS = {"<|im_start|>": "\n", "<|start_header_id|>": "<|end_header_id|>"}
+PLACEHOLDER_LOGPROBS = (
+    "logprobs: every sampled token's logprob is 0.0, the placeholder the rollout cache writes when the server "
+    "returns none (as probe's scripted tokens do); this record holds no sampler logprobs to check"
+)
 
 
 @dataclasses.dataclass
@@ -23,43 +30,28 @@ class Check:
     counts: dict[int, int] = dataclasses.field(default_factory=dict)  # tokens by mask value
     flags: list[str] = dataclasses.field(default_factory=list)
     bad: list[int] = dataclasses.field(default_factory=list)
+    notes: list[str] = dataclasses.field(default_factory=list)  # said on the page, not flags
+    unchecked: str | None = None  # why the masks could not be checked against message spans
+    spans: list[dict[str, Any]] = dataclasses.field(default_factory=list)
+
+    @property
+    def kinds(self) -> list[str]:
+        """The kinds of flag raised ("mask", "length", "logprob"), each once."""
+        return list(dict.fromkeys(flag.split(":")[0] for flag in self.flags))
 
 
-def spans_of(record: Trajectory) -> list[dict[str, Any]]:
-    """The record's own spans, else the message spans read from its token texts' headers, else none."""
-    if record.spans is not None:
-        return record.spans
-    if not record.tokens:
-        return []
-    spans: list[dict[str, Any]] = []
-    index = 0
-    tokens = record.tokens
-    while index < len(tokens):
-        closing = HEADERS.get(tokens[index].strip())
-        if closing is None:
-            index += 1
-            continue
-        role, cursor = "", index + 1
-        while cursor < len(tokens) and closing not in tokens[cursor] and len(role) < 40:
-            role += tokens[cursor]
-            cursor += 1
-        if cursor < len(tokens):  # the closing token may carry the role's end ("user\n")
-            role += tokens[cursor].split(closing)[0]
-        if spans:
-            spans[-1]["end"] = index
-        spans.append({"start": index, "end": len(tokens), "role": role.strip() or "unknown"})
-        index = cursor + 1
-    return spans
-
-
-def check(record: Trajectory) -> Check:
-    """The counts by mask and every flag of a token record (an eval trajectory has nothing to check)."""
+def check(record: Trajectory, tokenizer: Any = None) -> Check:
+    """The counts by mask and every flag of a token record (an eval trajectory has nothing to check);
+    `tokenizer` finds message spans for records without them (see `spans.py`)."""
     found = Check()
     ids, mask, logprobs = record.response_ids, record.response_mask, record.response_logprobs
     if ids is None:
         return found
     mask = mask or []
-    for value in mask:
+    ones, zeros = mask.count(1), mask.count(0)
+    found.counts = {value: count for value, count in ((1, ones), (0, zeros)) if count}
+    odd = [value for value in mask if value not in (0, 1)] if ones + zeros != len(mask) else []
+    for value in odd:
         found.counts[value] = found.counts.get(value, 0) + 1
     if len(mask) != len(ids):
         found.flags.append(f"length: response_mask has {len(mask)} entries for {len(ids)} response ids")
@@ -67,10 +59,13 @@ def check(record: Trajectory) -> Check:
         found.flags.append(f"length: response_logprobs has {len(logprobs)} entries for {len(ids)} response ids")
     if record.tokens is not None and len(record.tokens) != len(ids):
         found.flags.append(f"length: tokens has {len(record.tokens)} texts for {len(ids)} response ids")
-    odd = sorted({value for value in mask if value not in (0, 1)})
     if odd:
-        found.flags.append(f"mask: values other than 0 and 1: {odd[:5]}")
-    for span in spans_of(record):
+        found.flags.append(f"mask: values other than 0 and 1: {sorted(set(odd))[:5]}")
+    if ones:
+        found.spans, found.unchecked = message_spans(record, tokenizer)
+    else:
+        found.spans = record.spans or []  # nothing sampled: nothing to find spans for
+    for span in found.spans:
         if span["role"] == "assistant":
             continue
         sampled = [i for i in range(span["start"], min(span["end"], len(mask))) if mask[i] == 1]
@@ -78,11 +73,14 @@ def check(record: Trajectory) -> Check:
             found.flags.append(f"mask: {len(sampled)} token(s) of a {span['role']} span (positions {span['start']}-{span['end'] - 1}) "
                                f"have mask 1; the model did not sample them (first at {sampled[0]})")  # fmt: skip
             found.bad += sampled
-    if logprobs is not None:
-        zeros = [i for i, (m, lp) in enumerate(zip(mask, logprobs)) if m == 1 and lp == 0.0]
-        if zeros:
-            found.flags.append(f"logprob: {len(zeros)} sampled token(s) (mask 1) have logprob exactly 0.0, "
-                               f"the placeholder of a mask-0 token (first at {zeros[0]})")  # fmt: skip
-            found.bad += zeros
+    if logprobs is not None and ones:
+        sampled_logprobs = list(compress(logprobs, (m == 1 for m in mask)))
+        if sampled_logprobs and all(value == 0.0 for value in sampled_logprobs):
+            found.notes.append(PLACEHOLDER_LOGPROBS)
+        elif 0.0 in sampled_logprobs:
+            zeros_at = [i for i, (m, lp) in enumerate(zip(mask, logprobs)) if m == 1 and lp == 0.0]
+            found.flags.append(f"logprob: {len(zeros_at)} sampled token(s) (mask 1) have logprob exactly 0.0, "
+                               f"the placeholder of a mask-0 token (first at {zeros_at[0]})")  # fmt: skip
+            found.bad += zeros_at
     found.bad = sorted(set(found.bad))
     return found
