@@ -38,6 +38,53 @@ def tokenizer_with(tmp_path: Path, template: str) -> Path:
     return directory
 
 
+# Each tool-call format the package reads, on a template written from its family's published one (tests/chat_templates),
+# set on the Qwen2.5 tokenizer with the family's special tokens added as its tokenizer has them, its EOS, and where the
+# turn ends at the next message's header (GLM) the generation config's stop tokens: template -> (format, specials, eos, extra stops)
+DEEPSEEK = ["<｜begin▁of▁sentence｜>", "<｜end▁of▁sentence｜>", "<｜User｜>", "<｜Assistant｜>", "<｜tool▁calls▁begin｜>", "<｜tool▁calls▁end｜>",
+            "<｜tool▁call▁begin｜>", "<｜tool▁call▁end｜>", "<｜tool▁sep｜>", "<｜tool▁outputs▁begin｜>", "<｜tool▁outputs▁end｜>",
+            "<｜tool▁output▁begin｜>", "<｜tool▁output▁end｜>"]  # fmt: skip
+MISTRAL = ["<s>", "</s>", "[INST]", "[/INST]", "[TOOL_CALLS]", "[AVAILABLE_TOOLS]", "[/AVAILABLE_TOOLS]", "[TOOL_RESULTS]", "[/TOOL_RESULTS]"]
+FAMILIES = {
+    "qwen3-coder": ("hermes-xml", ["<tool_call>", "</tool_call>"], "<|im_end|>", []),
+    "xml-function": ("xml", [], "<|im_end|>", []),
+    "bare-json": ("json", [], "<|im_end|>", []),
+    "no-tool-calls": (None, [], "<|im_end|>", []),
+    "glm-4.5": ("glm-4.5", ["[gMASK]", "<sop>", "<|system|>", "<|user|>", "<|assistant|>", "<|observation|>", "<tool_call>", "</tool_call>",
+                            "<arg_key>", "</arg_key>", "<arg_value>", "</arg_value>", "<think>", "</think>"], "<|endoftext|>", ["<|user|>", "<|observation|>"]),
+    "mistral-v0.3": ("mistral", MISTRAL, "</s>", []),
+    "mistral-small-3.2": ("mistral-args", [*MISTRAL, "[SYSTEM_PROMPT]", "[/SYSTEM_PROMPT]", "[CALL_ID]", "[ARGS]"], "</s>", []),
+    "deepseek-v3": ("deepseek-v3", DEEPSEEK, "<｜end▁of▁sentence｜>", []),
+    "deepseek-v3.1": ("deepseek-v3.1", DEEPSEEK, "<｜end▁of▁sentence｜>", []),
+}  # fmt: skip
+
+
+def family_tokenizer(tmp_path: Path, template: str) -> Path:
+    _, specials, eos, stops = FAMILIES[template]
+    directory = tokenizer_with(tmp_path, (TEMPLATES / f"{template}.jinja").read_text())
+    tokenizer = AutoTokenizer.from_pretrained(directory)
+    tokenizer.add_tokens(specials, special_tokens=True)
+    tokenizer.eos_token = eos
+    tokenizer.save_pretrained(directory)
+    if stops:
+        ids = [tokenizer.convert_tokens_to_ids(token) for token in [eos, *stops]]
+        (directory / "generation_config.json").write_text(json.dumps({"eos_token_id": ids}))
+    return directory
+
+
+@pytest.mark.parametrize("template", list(FAMILIES))
+def test_every_section_holds_on_each_tool_call_format(tmp_path, capsys, template):
+    """The probe is what a user runs before renting GPUs: it must hold on every format the package reads, including
+    templates with no generation prompt (Mistral), a turn that ends at the next message's header (GLM: the model
+    samples `<|observation|>`) and tool calls made of special tokens (DeepSeek)."""
+    code, report = probe(capsys, "--tokenizer", str(family_tokenizer(tmp_path, template)), "--set", f"env.cache_dir={tmp_path / 'cache'}")
+    boundary, cache, episode = report["sections"]
+    assert code == 0 and report["ok"], [line for section in report["sections"] for line in section["lines"] if "FAILED" in line]
+    assert boundary["tool_call_format"] == FAMILIES[template][0]
+    assert cache["response_logprobs"] == len(cache["response_mask"]) == cache["prompt_ids"] - cache["initial_prompt_ids"]
+    assert episode["traj_exit_reason"] == "finished" and episode["reward"] == 1.0 and episode["traj_masked"] is False
+
+
 def qwen_template() -> str:
     return AutoTokenizer.from_pretrained(TOKENIZERS / "qwen2.5-instruct").chat_template
 

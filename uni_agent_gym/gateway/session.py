@@ -22,7 +22,7 @@ from uni_agent_gym.gateway.backends import Backend, BackendError
 from uni_agent_gym.gateway.chains import Chain, Plan, Turn, plan
 from uni_agent_gym.gateway.messages import message_key, tool_call, tools_key
 from uni_agent_gym.gateway.toolcalls import ParsedResponse, ToolCall, parse_turn
-from uni_agent_gym.tokens.boundary import Boundary, probe
+from uni_agent_gym.tokens.boundary import Boundary, content_ids, probe
 from uni_agent_gym.tokens.rollout_cache import MaxTokenExceededError, RolloutCache, aborted, sampled_versions
 
 CLIENT_SAMPLING = ("temperature", "top_p", "top_k", "seed", "stop", "presence_penalty", "frequency_penalty")
@@ -165,8 +165,9 @@ class Session:
         return {**params, "max_tokens": max_tokens}
 
     def _read(self, ids: list[int], stopped: bool, tools: list[dict[str, Any]] | None) -> ParsedResponse:
-        """The sampled turn as text (special tokens kept: some tool-call formats are made of them; the stop token dropped)."""
-        body = ids[:-1] if stopped else ids
+        """The sampled turn as text (special tokens kept: some tool-call formats are made of them; the stop token and the
+        template's lead dropped)."""
+        body = content_ids(self.boundary, ids)  # (the stop is its last token exactly when `stopped`)
         text = self.tokenizer.decode(body, skip_special_tokens=False, clean_up_tokenization_spaces=False)
         return parse_turn(text, tools, self.tokenizer)
 

@@ -9,6 +9,11 @@ Found by rendering, never by per-family rules, so a new template family needs no
 
 e.g. Qwen2.5: STOP = <|im_end|>, GLUE = "\\n";  Llama 3.2: STOP = <|eot_id|>, GLUE = nothing.
 The model samples up to and including STOP; GLUE and the next messages are the harness's tokens.
+Two shapes more: a template with no generation prompt (Mistral: the content follows `[/INST]`, with a
+space in v0.3, which MARKER is looked for with too), and one that writes nothing after an assistant's
+content, whose turn ends where the next message's header starts (GLM-4.5: `<|observation|>`, `<|user|>`,
+the stop tokens of its generation config): there the model samples that header token as its STOP, and
+the next messages are appended without it (`opens_next`).
 `delta_ids` renders new user/tool messages after such a turn and cuts at the end of MARKER's
 TURN_END, so templates that rewrite earlier turns (Qwen3 drops old `<think>` blocks) still give the
 right tokens for the new messages. Anything the probe cannot establish is a `BoundaryError` with the
@@ -40,10 +45,13 @@ class Boundary:
     turn_end: tuple[int, ...]  # what the template writes after an assistant's content: STOP + GLUE
     glue: tuple[int, ...]  # the part of turn_end after STOP
     marker_ids: tuple[int, ...]  # MARKER's tokens, to find the probe turn in later renders
+    lead: tuple[int, ...] = ()  # what the template writes between the generation prompt and the content (sampled)
+    opens_next: bool = False  # the turn ends with the next message's header, which the model samples as its stop
 
     @property
     def stop(self) -> tuple[int, ...]:
-        """The tokens that end an assistant turn: turn_end without its glue."""
+        """The tokens that end an assistant turn: turn_end without its glue (none where `opens_next`: the
+        stop is the header of what follows, `stop_before`)."""
         return self.turn_end[: len(self.turn_end) - len(self.glue)]
 
 
@@ -110,15 +118,41 @@ def _probe(tokenizer: Any) -> Boundary:
     if turn[: len(prompt)] != prompt:
         raise BoundaryError("the template renders the user turn differently once an assistant turn follows it: not append-only")
     span = turn[len(prompt) :]
-    marker_ids = tuple(tokenizer.encode(MARKER, add_special_tokens=False))
-    at = find(span, marker_ids)
-    if at < 0:
+    for marker_ids in (tuple(tokenizer.encode(text, add_special_tokens=False)) for text in (MARKER, " " + MARKER)):
+        at = find(span, marker_ids)
+        if at >= 0:
+            break
+    else:
         raise BoundaryError("the assistant's content does not appear as its own tokens in the rendered turn")
-    turn_end = tuple(span[at + len(marker_ids) :])
+    lead, turn_end = tuple(span[:at]), tuple(span[at + len(marker_ids) :])
     stop_at = next((i for i, token in enumerate(turn_end) if token in stops), None)
-    if stop_at is None:
-        raise BoundaryError(f"no stop token {sorted(stops)} after the assistant's content ({list(turn_end)}): where sampling ends is unknown")
-    return Boundary(stops, turn_end, turn_end[stop_at + 1 :], marker_ids)
+    if stop_at is not None:
+        return Boundary(stops, turn_end, turn_end[stop_at + 1 :], marker_ids, lead)
+    if not turn_end:  # nothing after the content: does the next message's header start with a stop token?
+        boundary = Boundary(stops, (), (), marker_ids, lead, opens_next=True)
+        headers = [delta_ids(tokenizer, boundary, [PROBE_USER])[:1]]
+        try:
+            headers.append(delta_ids(tokenizer, boundary, [{"role": "tool", "content": "Hi"}])[:1])
+        except Exception:  # noqa: BLE001 - a template that renders no tool message after a plain turn
+            pass
+        if all(header and header[0] in stops for header in headers):
+            return boundary
+    raise BoundaryError(f"no stop token {sorted(stops)} after the assistant's content ({list(turn_end)}): where sampling ends is unknown")
+
+
+def content_ids(boundary: Boundary, ids: list[int]) -> list[int]:
+    """The part of a sampled turn that is the assistant message's content: without the template's lead (GLM's
+    empty think block, which the template writes again when it renders the message) and the stop token."""
+    body = ids[:-1] if ids and ids[-1] in boundary.stop_ids else ids
+    return body[len(boundary.lead) :] if boundary.lead and tuple(body[: len(boundary.lead)]) == boundary.lead else body
+
+
+def stop_before(tokenizer: Any, boundary: Boundary, message: dict[str, Any], tools: list[dict] | None = None) -> tuple[int, ...]:
+    """What a model samples to end its turn when `message` follows: the stop, or where the turn ends with the
+    next message's header (`opens_next`), that header's first token."""
+    if not boundary.opens_next:
+        return boundary.stop
+    return tuple(delta_ids(tokenizer, boundary, [message], tools)[:1])
 
 
 def delta_ids(tokenizer: Any, boundary: Boundary, messages: list[dict[str, Any]], tools: list[dict] | None = None) -> list[int]:

@@ -128,7 +128,10 @@ class RolloutCache:
             raise ValueError("append_messages() follows a model turn: call append_model_tokens() first")
         ended = self.prompt_ids[-1] in self.boundary.stop_ids
         glue = list(self.boundary.glue) if ended else list(self.boundary.turn_end)  # a cut-off turn still gets its end
-        ids = glue + delta_ids(self.tokenizer, self.boundary, messages, self.tools)
+        delta = delta_ids(self.tokenizer, self.boundary, messages, self.tools)
+        if self.boundary.opens_next and ended and delta[:1] == self.prompt_ids[-1:]:
+            delta = delta[1:]  # the model sampled this header as its stop (GLM's <|observation|>)
+        ids = glue + delta
         self._append(ids, 0, [0.0] * len(ids))
         self._awaiting = "model"
         return ids

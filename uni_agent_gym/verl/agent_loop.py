@@ -45,7 +45,8 @@ from uni_agent_gym.envs import AsyncSWEEnv
 from uni_agent_gym.errors import ConfigError, DeploymentError
 from uni_agent_gym.seed_vocabulary import entry_layer
 from uni_agent_gym.toolcalls import UnknownToolCallFormatError, detect_format, resolve_format, tools_prompt
-from uni_agent_gym.tokens.boundary import Boundary, render
+from uni_agent_gym.toolcalls.template import CALL_ID
+from uni_agent_gym.tokens.boundary import Boundary, content_ids, render
 from uni_agent_gym.tokens.rollout_cache import MaxTokenExceededError, RolloutCache, aborted, sampled_versions
 from uni_agent_gym.verl.records import bounded_report, output_record, write_record
 
@@ -125,7 +126,7 @@ def placeholder_response(boundary: Boundary) -> tuple[list[int], list[int], list
     """(ids, mask, logprobs) of a trajectory with nothing sampled (cut at its first turn, out of tokens
     before it, a sandbox that never started): the template's turn-end stop, mask 0. verl's v1 trainer
     indexes each response's last token (`AgentLoopOutput.as_dict`), so no response may be empty."""
-    ids = list(boundary.stop)
+    ids = list(boundary.stop) or [min(boundary.stop_ids)]  # (a turn ended by the next header: any stop token)
     return ids, [0] * len(ids), [0.0] * len(ids)
 
 
@@ -270,6 +271,8 @@ class _Trajectory:
                 await self._finish_early("format_error")
                 break
             message = {"role": tool_role, "content": shorten(observation, config.agent.observation_limit)}
+            if tool_role == "tool":  # templates that render the call id with the result (Mistral's) need one
+                message["tool_call_id"] = CALL_ID
             start = len(self.cache.response_ids)
             try:
                 self.cache.append_messages([message])
@@ -334,8 +337,9 @@ class _Trajectory:
         self.cache.append_model_tokens(ids, logprobs, sampled_versions(output))
         self.spans.append({"start": start, "end": len(self.cache.response_ids), "role": "assistant"})
         self.num_turns += 1
-        # special tokens stay (some formats are made of them: [TOOL_CALLS], <|python_tag|>); the stop token goes
-        body = ids[:-1] if ids and ids[-1] in self.cache.boundary.stop_ids else ids
+        # special tokens stay (some formats are made of them: [TOOL_CALLS], <|python_tag|>); the stop token and the
+        # template's lead go
+        body = content_ids(self.cache.boundary, ids)
         text = self.loop.tokenizer.decode(body, skip_special_tokens=False, clean_up_tokenization_spaces=False)
         self.messages.append({"role": "assistant", "content": text})
         return text
