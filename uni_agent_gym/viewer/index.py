@@ -4,9 +4,10 @@ reads nothing it has read before.
 
 A training run keeps writing records while the page is open, so `update()` reads only what changed since the
 last time: a new or replaced record file whole, a JSONL file from the last complete line it read. Nothing
-is listed when no record directory changed (one `stat` each); a directory changed within the last seconds
-is listed again next time, since a file can land in the same clock tick as the listing. The listing is
-compared with the known files inside SQLite, so memory does not grow with the number of records.
+is listed when no record directory changed (one `stat` each: records land by rename, which changes the
+directory's mtime; appends change a JSONL file's size). The stamp is taken before the listing and out of
+the clock tick of the last change, so a file that lands during the listing changes the next stamp. The
+listing is compared with the known files inside SQLite, so memory does not grow with the number of records.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from uni_agent_gym.viewer.records import Trajectory, end_of_complete_lines, read
 SCHEMA = "3"
 FILE_NAME = ".uni-agent-gym-view.sqlite"
 BATCH = 500  # files read between commits (and progress reports)
-SETTLE_SECONDS = 2.0  # a directory changed more recently than this is listed again at the next update
+TICK = 0.02  # seconds: more than the coarse clock tick file times are stamped with (4 ms at HZ=250, 10 ms at 100)
 COLUMNS = ("path", "offset", "line", "instance", "kind", "exit_reason", "reward", "resolved", "masked", "turns", "tokens",
            "response_tokens", "seconds", "flags", "flag_kinds", "unchecked", "language", "min_steps", "max_steps", "recorded")  # fmt: skip
 TABLES = f"""
@@ -75,6 +76,8 @@ class Index:
         self.lock = threading.RLock()
         self.generation = 0  # grows with every change: cached answers keyed on it go stale
         self._stamp: tuple | None = None
+        self._appendable: list[str] = []  # the JSONL files known (few): stamped one by one
+        self._found_directories: list[Path] | None = None
         self.connection = sqlite3.connect(self.database, check_same_thread=False, isolation_level=None)
         self.connection.execute("PRAGMA journal_mode=WAL")
         self.connection.execute("PRAGMA synchronous=NORMAL")
@@ -93,8 +96,11 @@ class Index:
         with self.lock:
             return self.connection.execute(sql, parameters).fetchall()
 
-    def _directories(self) -> list[Path]:
-        return record_directories(self.path) if self.run is not None else [self.path.parent]
+    def _directories(self, again: bool = False) -> list[Path]:
+        """The directories records land in (found again at each listing: a `grade` run may be added)."""
+        if again or self._found_directories is None:
+            self._found_directories = record_directories(self.path) if self.run is not None and self.path.is_dir() else [self.path.parent]
+        return self._found_directories
 
     def _current_stamp(self) -> tuple:
         """What changes when a record lands: each record directory's mtime (a file renamed into place), the
@@ -107,7 +113,7 @@ class Index:
                 stamp.append((str(path), stat.st_mtime_ns, stat.st_size))
             except FileNotFoundError:
                 stamp.append((str(path), None, None))
-        for (name,) in self.connection.execute("SELECT path FROM files WHERE path LIKE '%.jsonl'"):
+        for name in self._appendable:
             try:
                 stat = os.stat(name)
                 stamp.append((name, stat.st_mtime_ns, stat.st_size))
@@ -122,8 +128,11 @@ class Index:
             stamp = self._current_stamp()
             if stamp == self._stamp:
                 return 0
-            newest = max((entry[1] or 0 for entry in stamp), default=0) / 1e9
-            self._stamp = stamp if time.time() - newest > SETTLE_SECONDS else None
+            wait = max((entry[1] or 0 for entry in stamp), default=0) / 1e9 + TICK - time.time()
+            if wait > 0:  # changed in this clock tick: a file landing later in it would leave the mtime as it is
+                time.sleep(wait)
+                stamp = self._current_stamp()
+            self._stamp = stamp  # taken before the listing: whatever lands after it changes the stamp
             changed = self._list()
             removed = self.connection.execute("SELECT path FROM files WHERE path NOT IN (SELECT path FROM seen)").fetchall()
             self.connection.execute("BEGIN")
@@ -139,6 +148,7 @@ class Index:
                         progress(done, len(changed))
             self.connection.execute("COMMIT")
             self.connection.execute("DROP TABLE seen")
+            self._appendable = [name for (name,) in self.connection.execute("SELECT path FROM files WHERE path LIKE '%.jsonl'")]
             if changed or removed:
                 self.generation += 1
             return len(changed)
@@ -155,7 +165,7 @@ class Index:
                     stat = self.path.stat()
                     yield str(self.path), stat.st_size, stat.st_mtime_ns
                 return
-            for directory in self._directories():
+            for directory in self._directories(again=True):
                 if directory.is_dir():
                     for entry in scan(directory):
                         try:
