@@ -94,7 +94,7 @@ def test_the_index_is_built_once_then_read_again_only_where_files_changed(tmp_pa
     run = tmp_path / "records"
     write_synthetic(run, range(20))
     index = Index(run)
-    assert index.update() == 20 and index.database.parent == run  # beside the records
+    assert index.update() == 20 and index.database == tmp_path / ".records.uni-agent-gym-view.sqlite"  # beside the records
     assert Index(run).update() == 0  # a second start reads nothing
     write_synthetic(run, range(20, 23))
     (run / "synthetic-0000.json").unlink()

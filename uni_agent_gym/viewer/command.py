@@ -15,7 +15,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from uni_agent_gym.arguments import BadArgument, argument, output_file, tokenizer_source
-from uni_agent_gym.viewer.records import ViewerInputError, load, load_tokenizer, record_files
+from uni_agent_gym.viewer.records import ViewerInputError, check_path, load, load_tokenizer, record_files
 
 
 def run(args: argparse.Namespace, console: Console) -> None:
@@ -81,7 +81,7 @@ def _serve(path: Path, tokenizer_dir: Path | None, args: argparse.Namespace, con
     from uni_agent_gym.viewer.server import listening_socket, serve
 
     with argument("PATH"):
-        record_files(path)  # says what is wrong with PATH before anything starts
+        check_path(path)  # what is wrong with PATH, before anything starts
     if not 0 <= args.port <= 65535:
         raise BadArgument(f"--port: expects a port number from 0 to 65535 (0: any free port), got {args.port}")
     sock = listening_socket(args.host, args.port)

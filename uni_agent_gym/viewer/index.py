@@ -13,6 +13,7 @@ listing is compared with the known files inside SQLite, so memory does not grow 
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import sqlite3
 import threading
@@ -41,10 +42,11 @@ CREATE INDEX IF NOT EXISTS problems_path ON problems (path);
 
 
 def index_file(path: Path) -> Path:
-    """Where the index of `path` lives: beside the records (inside a directory, beside a file), else, where
-    that is not writable, under ~/.cache/uni-agent-gym/view/."""
+    """Where the index of `path` lives: beside it (`.NAME.uni-agent-gym-view.sqlite` next to the directory or
+    file: never inside a record directory, whose mtime says whether records landed), else, where that is not
+    writable, under ~/.cache/uni-agent-gym/view/."""
     path = path.resolve()
-    beside = path / FILE_NAME if path.is_dir() else path.with_name(f".{path.name}{FILE_NAME}")
+    beside = path.with_name(f".{path.name}{FILE_NAME}")
     if os.access(beside.parent, os.W_OK):
         return beside
     cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "uni-agent-gym" / "view"
@@ -75,13 +77,14 @@ class Index:
         self.tokenizer = tokenizer
         self.lock = threading.RLock()
         self.generation = 0  # grows with every change: cached answers keyed on it go stale
-        self._stamp: tuple | None = None
-        self._appendable: list[str] = []  # the JSONL files known (few): stamped one by one
         self._found_directories: list[Path] | None = None
         self.connection = sqlite3.connect(self.database, check_same_thread=False, isolation_level=None)
         self.connection.execute("PRAGMA journal_mode=WAL")
         self.connection.execute("PRAGMA synchronous=NORMAL")
         self._open(f"{SCHEMA}:{checks_key}")
+        stamp = self.connection.execute("SELECT value FROM meta WHERE key = 'stamp'").fetchone()
+        self._stamp: tuple | None = tuple(tuple(entry) for entry in json.loads(stamp[0])) if stamp else None  # a second start lists nothing
+        self._appendable: list[str] = [name for (name,) in self.connection.execute("SELECT path FROM files WHERE path LIKE '%.jsonl'")]  # few
 
     def _open(self, key: str) -> None:
         """Tables of this schema and checks, else a fresh index."""
@@ -90,7 +93,8 @@ class Index:
         if found is None or found[0] != key:
             self.connection.executescript("DROP TABLE IF EXISTS files; DROP TABLE IF EXISTS trajectories; DROP TABLE IF EXISTS problems;")
             self.connection.executescript(TABLES)
-            self.connection.execute("INSERT OR REPLACE INTO meta VALUES ('version', ?)", (key,))
+            self.connection.execute("DELETE FROM meta")
+            self.connection.execute("INSERT INTO meta VALUES ('version', ?)", (key,))
 
     def query(self, sql: str, parameters: tuple | list = ()) -> list[tuple]:
         with self.lock:
@@ -146,6 +150,7 @@ class Index:
                     self.connection.execute("BEGIN")
                     if progress:
                         progress(done, len(changed))
+            self.connection.execute("INSERT OR REPLACE INTO meta VALUES ('stamp', ?)", (json.dumps(stamp),))
             self.connection.execute("COMMIT")
             self.connection.execute("DROP TABLE seen")
             self._appendable = [name for (name,) in self.connection.execute("SELECT path FROM files WHERE path LIKE '%.jsonl'")]

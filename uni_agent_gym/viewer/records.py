@@ -118,6 +118,14 @@ def record_files(path: Path) -> list[Path]:
     return found
 
 
+def check_path(path: Path) -> None:
+    """Say what is wrong with PATH (missing, or a directory with no record file) without listing it all."""
+    if not path.exists():
+        raise ViewerInputError(f"{path} does not exist")
+    if path.is_dir() and not any(next(scan(directory), None) for directory in record_directories(path) if directory.is_dir()):
+        record_files(path)  # raises, saying what a directory of records holds
+
+
 def record_directories(directory: Path) -> list[Path]:
     """Where a directory's records are: an eval run's `trajectories/`, else a `grade` output's run
     directories (`<model>.<run_id>.json` summaries beside a `<run_id>/` of per-instance reports), else the
