@@ -54,7 +54,7 @@ DIFF = f"{GIT} -c core.quotePath=true diff --cached {DIFF_FLAGS}"
 # at $R: what git writes (blobs of the agent's files, attributes) stays in the scratch.
 _PRIVATE_GIT = (
     'mkdir -p "$S/git/objects/info" "$S/git/info" "$S/git/refs" && echo ref: refs/heads/capture > "$S/git/HEAD" '
-    '&& (cd "$R" && env -u GIT_DIR -u GIT_INDEX_FILE /usr/bin/git -c safe.directory=* rev-parse --path-format=absolute --git-common-dir) > "$S/common" '
+    '&& (cd "$R" && cd "$(env -u GIT_DIR -u GIT_INDEX_FILE /usr/bin/git -c safe.directory=* rev-parse --git-common-dir)" && pwd -P) > "$S/common" '
     '&& echo "$(cat "$S/common")/objects" > "$S/git/objects/info/alternates" '
     '&& { cat "$(cat "$S/common")/info/exclude" > "$S/git/info/exclude" 2>/dev/null || true; }'
 )
