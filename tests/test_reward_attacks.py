@@ -212,6 +212,34 @@ async def test_runner_configuration_is_restored_and_reported(instance):
     assert "src/forge.py" in report["patch"] and "tox.ini" in report["patch"]
 
 
+# Whatever the agent leaves in the repository beside the fix is graded as it is (the fix still earns 1.0, the
+# oddity in the patch) or is the agent's 0 with its reason (`caused_by: patch`); never an exception out of the env.
+# case -> (commands, the status, a text the patch or the error must hold)
+LEFTOVERS = {
+    "a symlink inside the repository": (["ln -s saferepr.py src/_pytest/_io/alias.py"], "resolved", "new file mode 120000"),
+    "a binary file": (["head -c 4096 /dev/urandom > data.bin"], "resolved", "GIT binary patch"),
+    "an empty file": (["touch empty.txt"], "resolved", "diff --git a/empty.txt b/empty.txt\nnew file mode 100644"),
+    "a mode change": (["chmod +x setup.py"], "resolved", "old mode 100644\nnew mode 100755"),
+    "a file under a directory made a symlink inside the repository": (["ln -s src linked && printf 'x = 1\\n' > linked/extra.py"], "resolved", "+x = 1"),
+    "a file under a directory made a symlink out of the repository": (
+        ["mkdir -p $UAG_TMP/outside && ln -s $UAG_TMP/outside linked && printf 'x = 1\\n' > linked/extra.py"], "patch_rejected", "points outside the repository"),
+    "a 300 MB file": (["head -c 300M /dev/zero > big.bin"], "patch_rejected", "larger than reward.max_patch_bytes"),
+    "a .gitattributes marking everything binary": (["printf '* binary\\n' >> .gitattributes"], "resolved", "+* binary"),
+    "a name and content that are not UTF-8": (["printf 'caf\\351\\n' > \"$(printf 'bad\\001\\377.txt')\""], "resolved", "GIT binary patch"),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("case", list(LEFTOVERS), ids=list(LEFTOVERS))
+async def test_what_the_agent_leaves_beside_the_fix_is_graded_faithfully(instance, case):
+    commands, status, holds = LEFTOVERS[case]
+    report = await episode(instance, [*commands, FIX])
+    assert (report["status"], report["exit_reason"]) == (status, "finished"), report
+    if status == "resolved":
+        assert report["reward"] == 1.0 and holds in report["patch"], report["patch"][:2000]
+    else:
+        assert report["reward"] == 0.0 and report["caused_by"] == "patch" and holds in report["error"], report
+
+
 # Grading made to fail: code prepended to the module every test imports (pytest imports it at start) that
 # breaks the grader instead of the bug. Whatever it does once the patch is in place is the patch's doing:
 # reward 0, the episode keeps its own exit reason (`finished`), never an infrastructure error (masked).
