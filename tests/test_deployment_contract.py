@@ -321,3 +321,17 @@ async def test_the_same_episode_earns_the_same_reward_everywhere(kind, workspace
     assert touched(solved["patch"]) == sorted([*work, b"README.md", b"stats.py"]) and "\ufffd" not in solved["patch"]
     assert "deleted file mode" in solved["patch"]
     assert (empty["status"], empty["reward"], empty["patch"]) == ("unresolved", 0.0, ""), empty
+
+
+@pytest.mark.parametrize("under", ["/tmp/uag-view-{token}", "/tmp/uag-view-{token}/.cache/uni-agent-gym/workspaces/x"])
+async def test_a_directory_view_lists_the_same_everywhere(deployment, under):
+    """`str_replace_editor view DIR` hides what is hidden inside DIR, never DIR itself for a dot in its own path (a
+    local workspace lives under ~/.cache: the listing was empty there, in demos and in training data)."""
+    from uni_agent_gym.tools import make_tools
+
+    root = under.format(token=secrets.token_hex(4))
+    for path in ("s.py", "sub/t.txt", "sub/deeper/u.txt", ".hidden/h.txt", "sub/.env"):
+        await deployment.write_file(f"{root}/{path}", "x\n")
+    result = await make_tools()["str_replace_editor"].call(deployment, {"command": "view", "path": root})
+    assert result.output == (f"Here's the files and directories up to 2 levels deep in {root}, excluding hidden items:\n"
+                           f"{root}\n{root}/s.py\n{root}/sub\n{root}/sub/deeper\n{root}/sub/t.txt\n\n")  # fmt: skip

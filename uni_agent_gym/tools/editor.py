@@ -145,8 +145,12 @@ class StrReplaceEditor(Tool):
         except IsADirectoryError:
             if view_range:
                 raise ToolError("The `view_range` parameter is not allowed when `path` points to a directory.") from None
-            listing = await deployment.run(f"find {shlex.quote(path)} -maxdepth 2 -not -path '*/.*' | LC_ALL=C sort")
-            return f"Here's the files and directories up to 2 levels deep in {path}, excluding hidden items:\n{clip(listing.output)}\n"
+            # hidden relative to the viewed directory: an absolute path may hold a dot directory (a local
+            # workspace lives under ~/.cache) and must not hide everything
+            listing = await deployment.run(f"cd -- {shlex.quote(path)} && find . -maxdepth 2 -not -path '*/.*' | LC_ALL=C sort")
+            root = path.rstrip("/") or "/"
+            shown = "".join((root if line == "." else root.rstrip("/") + line[1:]) + "\n" for line in listing.output.splitlines())
+            return f"Here's the files and directories up to 2 levels deep in {path}, excluding hidden items:\n{clip(shown)}\n"
         if not view_range:
             return numbered(content, path)
         if len(view_range) != 2 or not all(isinstance(number, int) for number in view_range):
