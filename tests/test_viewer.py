@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from tests.browser import artifacts, browser, wait_for  # noqa: F401 (browser is a fixture)
+from tests.test_probe import family_tokenizer  # a family's template on the Qwen2.5 tokenizer, with its special tokens
 from uni_agent_gym.cli import main
 from uni_agent_gym.viewer.checks import PLACEHOLDER_LOGPROBS, check
 from uni_agent_gym.viewer.html import embedded, page
@@ -150,43 +151,25 @@ def test_a_gateway_jsonl_with_a_real_tokenizer_finds_the_tool_span(tmp_path):
 
 # ---- the mask check on any template family (issue 38 item 4) ----
 
-TEMPLATES = Path(__file__).parent / "chat_templates"
-DEEPSEEK_SPECIAL = ["<｜User｜>", "<｜Assistant｜>", "<｜tool▁calls▁begin｜>", "<｜tool▁calls▁end｜>", "<｜tool▁call▁begin｜>", "<｜tool▁call▁end｜>",
-                    "<｜tool▁sep｜>", "<｜tool▁outputs▁begin｜>", "<｜tool▁outputs▁end｜>", "<｜tool▁output▁begin｜>", "<｜tool▁output▁end｜>"]  # fmt: skip
-
-
-def family_tokenizer(tmp_path: Path, template: str) -> Path:
-    """The Qwen2.5 tokenizer wearing another family's chat template (tests/chat_templates); for DeepSeek, with
-    DeepSeek's markers as special tokens and its end-of-sentence as EOS, as its own tokenizer has them."""
-    import shutil
-
-    directory = tmp_path / f"tokenizer-{template}"
-    shutil.copytree(TOKENIZERS / "qwen2.5-instruct", directory)
-    tokenizer = load_tokenizer(directory)
-    tokenizer.chat_template = (TEMPLATES / f"{template}.jinja").read_text()
-    if template.startswith("deepseek"):
-        tokenizer.add_special_tokens({"eos_token": "<｜end▁of▁sentence｜>", "additional_special_tokens": DEEPSEEK_SPECIAL})
-    tokenizer.save_pretrained(directory)
-    return directory
-
-
 def family_record(directory: Path) -> dict:
     """A token record as the rollout cache writes it under that template: a sampled turn, a tool message, a
     sampled turn; no `spans` and no token texts (what a gateway chain or another harness leaves)."""
+    from uni_agent_gym.tokens.boundary import stop_before
     from uni_agent_gym.tokens.rollout_cache import RolloutCache
 
     tokenizer = load_tokenizer(directory)
     cache = RolloutCache(tokenizer, max_model_len=4096, max_prompt_length=2048, max_response_length=2048)
     messages = [{"role": "system", "content": "You fix bugs."}, {"role": "user", "content": "Fix the failing test."}]
     cache.prepare(messages)
-    for turn, said in enumerate(["I will list the files first.", "The test passes now."]):
-        ids = tokenizer.encode(said, add_special_tokens=False) + list(cache.boundary.stop)
+    tool = {"role": "tool", "content": "stats.py\ntest_stats.py\n", "tool_call_id": "call00001"}
+    for said, following in (("I will list the files first.", tool), ("The test passes now.", None)):
+        stop = stop_before(tokenizer, cache.boundary, following) if following else [tokenizer.eos_token_id]  # GLM: the next header
+        ids = tokenizer.encode(said, add_special_tokens=False) + list(stop)
         cache.append_model_tokens(ids, [-0.25] * len(ids))
         messages.append({"role": "assistant", "content": said})
-        if turn == 0:
-            tool = {"role": "tool", "content": "stats.py\ntest_stats.py\n", "tool_call_id": "call00001"}
-            cache.append_messages([tool])
-            messages.append(tool)
+        if following:
+            cache.append_messages([following])
+            messages.append(following)
     return {"instance_id": "family-1", "prompt_ids": cache.initial_prompt_ids, "response_ids": cache.response_ids,
             "response_mask": cache.response_mask, "response_logprobs": cache.response_logprobs, "messages": messages, "exit_reason": "finished"}  # fmt: skip
 
@@ -202,7 +185,7 @@ def page_check(tmp_path: Path, record: dict, *tokenizer: str) -> dict:
     return json.loads(re.search(r'<script type="application/json" id="t-0">(.*?)</script>', html).group(1))["check"]
 
 
-@pytest.mark.parametrize("template", ["deepseek-v3", "mistral-small-3.2"])
+@pytest.mark.parametrize("template", ["deepseek-v3", "deepseek-v3.1", "mistral-v0.3", "mistral-small-3.2", "glm-4.5"])
 def test_the_mask_check_reads_message_spans_from_any_template_through_the_tokenizer(tmp_path, template):
     """A record without spans from a family whose headers the viewer cannot read: with --tokenizer its tool
     message marked sampled is flagged (and a right mask is not); without one the page says it was not checked."""

@@ -191,7 +191,7 @@ def test_the_charts_points_are_counts_of_the_records(client, run_dir):
         assert (point["n"], point["graded"], point["resolved"]) == (len(group), len(graded), sum(bool(r.resolved) for r in graded))
         assert point["reward_mean"] == pytest.approx(sum(r.reward for r in group) / len(group))
         assert point["exits"] == dict(Counter(r.exit_reason for r in group))
-        assert point["masked_by_cause"] == dict(Counter(r.exit_reason for r in group if r.masked))
+        assert point["masked_by_cause"] == {"env_error": 0, "aborted": 0, "timeout": 0, **Counter(r.exit_reason for r in group if r.masked)}
         assert point["masked"] == sum(bool(r.masked) for r in group)
         assert (point["turns_p50"], point["turns_p90"]) == (nearest_rank([r.turns for r in group], 0.5), nearest_rank([r.turns for r in group], 0.9))
         lengths = [len(r.response_ids) for r in group]

@@ -6,7 +6,7 @@ const RUN = JSON.parse(document.getElementById("run-data").textContent);
 const PAGE_ROWS = 50;
 const FILTERS = ["instance", "exit_reason", "kind", "reward_min", "reward_max", "masked", "flags", "language", "v_from", "v_to", "v_of", "t_from", "t_to"];
 const PALETTE = ["#5b8def", "#e8743b", "#19a979", "#ed4a7b", "#945ecf", "#13a4b4", "#525df4", "#bf399e", "#6c8893", "#ee6868"];
-const CAUSE_COLORS = {env_error: "#d33", aborted: "#e8a33b", timeout: "#945ecf", other: "#888"};
+const CAUSE_COLORS = {env_error: "#d33", aborted: "#e8a33b", timeout: "#945ecf", harness_error: "#13a4b4"};
 let state = Object.fromEntries(new URLSearchParams(location.search));
 let summaryData = null, chartData = null, typing = null, firstTable = true;
 
@@ -254,7 +254,7 @@ function renderCharts() {
     lineChart("tokens", "response tokens: median and p90", points,
       [{name: "median", value: (p) => p.response_tokens_p50}, {name: "p90", value: (p) => p.response_tokens_p90}], plain),
     stackedChart("masked", "masked share, by cause", points, (p) => p.masked_by_cause, (p) => p.n, (key) => CAUSE_COLORS[key] || "#888",
-      (key) => (key === "other" ? {masked: "yes"} : {masked: "yes", exit_reason: key}), percent),
+      (key) => ({masked: "yes", exit_reason: key}), percent),
     lineChart("flagged", "flagged share", points, [{name: "flagged", value: ratio("flagged", "n"), count: (p) => p.flagged, of: (p) => p.n, filter: {flags: "flagged"}}], percent));
   window.__uagChartsRendered = performance.now();
 }

@@ -15,13 +15,13 @@ from __future__ import annotations
 
 from typing import Any
 
+from uni_agent_gym.advantages.masked_share import CAUSES
 from uni_agent_gym.viewer.index import Index
 
 SORTABLE = ("instance", "kind", "exit_reason", "reward", "masked", "turns", "tokens", "seconds", "flags", "min_steps", "max_steps", "recorded", "id")
 VERSION_COLUMNS = {"max_global_steps": "max_steps", "min_global_steps": "min_steps"}
 EXACT = ("exit_reason", "kind", "language")
 FLAG_FILTERS = {"flagged": "flags > 0", "clean": "flags = 0", "unchecked": "unchecked = 1"}
-MASKED_CAUSES = ("env_error", "aborted", "timeout")  # the abnormal exits the loops mask (the gateway adds harness_error)
 TIME_STEPS = (1, 5, 10, 30, 60, 300, 600, 1800, 3600, 3 * 3600, 6 * 3600, 12 * 3600, 86400, 7 * 86400)
 MAX_POINTS = 60  # time buckets on a chart at most
 
@@ -146,9 +146,10 @@ def charts(index: Index, by: str) -> dict[str, Any]:
         reason = reason if reason is not None else "(none)"
         point = points[value]
         point["exits"][reason] = point["exits"].get(reason, 0) + n
-        if masked:
-            cause = reason if reason in MASKED_CAUSES else "other"
-            point["masked_by_cause"][cause] = point["masked_by_cause"].get(cause, 0) + n
+        if masked:  # the cause is the exit reason, as verl's uni_agent_gym/masked/<cause> metrics name it
+            point["masked_by_cause"][reason] = point["masked_by_cause"].get(reason, 0) + n
+    for point in points.values():  # the loops' abnormal exits on every point, as in those metrics
+        point["masked_by_cause"] = {**dict.fromkeys(CAUSES, 0), **point["masked_by_cause"]}
     for column, name in (("turns", "turns"), ("response_tokens", "response_tokens")):
         for value, rank, n, measured in index.query(
             f"SELECT x, r, n, v FROM (SELECT {x} AS x, {column} AS v, ROW_NUMBER() OVER (PARTITION BY {x} ORDER BY {column}) AS r, "

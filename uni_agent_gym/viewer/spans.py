@@ -5,7 +5,8 @@ one it never wrote. Best first:
 2. the chat template of the record's tokenizer (`view --tokenizer DIR`), through the gym's own boundary
    probe, so any template family works with no per-family rule: each sampled turn runs to the template's
    stop token, then its glue, then the template's rendering of the next user/tool messages as the rollout
-   cache appended them (`tokens.boundary.delta_ids`), checked token for token against the record;
+   cache appended them (`tokens.boundary.delta_ids`, less the header a GLM-style turn sampled as its stop),
+   checked token for token against the record;
 3. the message headers of ChatML and Llama 3 read off the token texts (the two families whose headers say
    the role in plain tokens).
 
@@ -71,6 +72,8 @@ def from_template(tokenizer: Any, record: Trajectory) -> list[dict[str, Any]]:
                     position += len(glue)
             continue
         expected = delta_ids(tokenizer, boundary, group, record.tools)
+        if boundary.opens_next and position > 0 and expected[:1] == ids[position - 1 : position]:
+            expected = expected[1:]  # the model sampled this header as its stop (GLM's <|observation|>), as the cache appends it
         found = ids[position : position + len(expected)]
         if found != expected[: len(found)]:
             at = position + next(index for index, (a, b) in enumerate(zip(found, expected)) if a != b)
