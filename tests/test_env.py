@@ -12,6 +12,7 @@ import pytest
 from gymnasium.utils.env_checker import check_env
 
 import uni_agent_gym
+from uni_agent_gym import toy
 from uni_agent_gym.config import GymConfig
 from uni_agent_gym.envs import AsyncSWEEnv, ResetNeeded
 from uni_agent_gym.errors import SandboxDiedError
@@ -388,3 +389,19 @@ async def test_instance_image_episode():
         assert all(statuses.get(test) == "PASSED" for test in row["FAIL_TO_PASS"])
     finally:
         await env.close()
+
+
+async def test_an_env_made_without_a_reward_grades_as_make_env_does(tmp_path):
+    """`AsyncSWEEnv(config)` and `make_env(config)` grade a real instance the same way (SWEBenchReward); the
+    first scored every real instance 0.0 with no report."""
+    from tests.graded_toy import graded_toy_row
+
+    row = await graded_toy_row(str(tmp_path / "cache"))
+    env = AsyncSWEEnv(GymConfig.model_validate({"deployment": {"type": "local"}, "env": {"cache_dir": str(tmp_path / "cache")}}))
+    try:
+        await env.reset(options={"instance": row})
+        await env.step({"name": "execute_bash", "arguments": {"command": f"git apply <<'UAG_EOF'\n{toy.GOLD_PATCH}UAG_EOF"}})
+        _, reward, terminated, _, info = await env.step({"name": "finish", "arguments": {}})
+    finally:
+        await env.close()
+    assert terminated and reward == 1.0 and info["reward_report"]["status"] == "resolved"

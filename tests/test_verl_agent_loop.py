@@ -112,7 +112,9 @@ async def test_toy_solution_in_the_templates_own_format_is_rewarded_and_matches_
     assert output.num_turns == 1 + 7 + 6  # the task, 7 model turns, 6 tool results
     assert_exact(loop, output, server)
     sampled = [m["content"] for m in trajectory.messages if m["role"] == "assistant"]
-    assert sampled == [server.script(turn, trajectory.env.repo_dir) for turn in range(7)]  # what the parser saw: the text, no stop token
+    lead = server.tokenizer.decode(trajectory.cache.boundary.lead)  # Qwen3's empty think block, which its template writes itself
+    # what the parser saw: the text, without the stop token and the template's lead
+    assert sampled == [server.script(turn, trajectory.env.repo_dir).removeprefix(lead) for turn in range(7)]
     rendered = render(server.tokenizer, trajectory.messages, tools=trajectory.tools, generation_prompt=False)
     record = output.prompt_ids + output.response_ids + list(trajectory.cache.boundary.glue)
     if tokenizer == "qwen3":
@@ -360,3 +362,32 @@ async def test_a_trajectory_record_shows_what_verl_got_in_the_viewer(tmp_path, m
     browser.execute_script("document.getElementById('tokens').scrollIntoView()")
     browser.save_screenshot(str(artifacts() / "viewer-uni-agent-loop-tokens.png"))
     assert [entry for entry in browser.get_log("browser") if entry["level"] == "SEVERE"] == []
+
+
+async def test_the_work_is_graded_when_the_loop_ends_an_episode_without_a_finish_tool(tmp_path, model_dir):
+    """Format errors end the episode by the env's own `end()`, which grades with no `finish` tool in `env.tools`
+    (a fake finish call was a format error there: reward 0 and an empty report, silently)."""
+    steps = lambda turn, repo_dir: tool_call(toy.scripted_solution(repo_dir)[min(turn, 6)])  # noqa: E731 - fix, then finish x2
+    server = TokenServer(model_dir, steps)
+    loop = make_loop(tmp_path, server, gym={"env": {"tools": ["execute_bash", "str_replace_editor", "search"]}})
+    output = await loop.run({}, **TOY_SAMPLE)
+    assert output.extra_fields["traj_exit_reason"] == "format_error" and output.reward_score == 1.0
+    assert output.extra_fields["reward_report"]["resolved"] is True
+    assert_exact(loop, output, server)
+
+
+@pytest.mark.parametrize("mask_abnormal", [True, False])
+async def test_a_grading_that_failed_before_the_patch_was_in_place_is_masked_when_asked(tmp_path, model_dir, mask_abnormal):
+    """A test patch that does not apply to the start commit is the infrastructure's (`caused_by`), whatever the
+    model did: an env_error, masked under mask_abnormal_exit_traj, never a 0 to learn from. (The loops masked on a
+    status the episode's reward never gives, `infra_error`.)"""
+    from tests.graded_toy import graded_toy_row
+
+    row = await graded_toy_row(str(tmp_path / "cache"))
+    row["test_patch"] = "diff --git a/not_there.py b/not_there.py\n--- a/not_there.py\n+++ b/not_there.py\n@@ -1 +1 @@\n-a\n+b\n"
+    server = TokenServer(model_dir, solve_toy)
+    loop = make_loop(tmp_path, server, gym={"rollout": {"mask_abnormal_exit_traj": mask_abnormal}, "env": {"cache_dir": str(tmp_path / "cache")}})
+    output = await loop.run({}, extra_info={"index": 0, "instance": row}, raw_prompt=[])
+    report = output.extra_fields["reward_report"]
+    assert (report["status"], output.extra_fields["traj_exit_reason"], output.reward_score) == ("test_patch_failed", "env_error", 0.0)
+    assert output.extra_fields["traj_masked"] is mask_abnormal and (sum(output.response_mask) == 0) is mask_abnormal

@@ -35,12 +35,7 @@ def make_env(config: Any = None, **kwargs: Any) -> "SWEEnv":
         config = load_config(*([config] if isinstance(config, str) else config))
     elif isinstance(config, dict):
         config = validate(GymConfig, config, "make_env")
-    config = config or GymConfig()
-    if "reward" not in kwargs:
-        from uni_agent_gym.rewards.swebench import SWEBenchReward
-
-        kwargs["reward"] = SWEBenchReward.from_config(config)
-    return SWEEnv(config, **kwargs)
+    return SWEEnv(config or GymConfig(), **kwargs)
 
 
 def __getattr__(name: str) -> Any:

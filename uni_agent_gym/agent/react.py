@@ -83,7 +83,7 @@ async def run_episode(env: AsyncSWEEnv, model: ChatModel, instance: dict[str, An
         elif config.cost_budget is not None and usage["cost"] >= config.cost_budget:
             exit_reason = "cost_limit"
         if exit_reason is not None:  # grade the work so far
-            _, reward, _, _, info = await env.step({"name": "finish", "arguments": {}})
+            reward, info = await env.end(exit_reason)
             report = info.get("reward_report")
     return {
         "instance_id": instance["instance_id"],

@@ -65,7 +65,8 @@ class AsyncSWEEnv:
         tool_format: ToolCallFormat | None = None,
     ) -> None:
         """`instances` (or `config.env.dataset`) are what `instance_id` resets pick from; `reward` grades
-        the end of an episode (None: reward 0.0, for the built-in toy task its own tests); `tool_format`
+        the end of an episode (None: `SWEBenchReward` of `config`, as `make_env` grades; the built-in toy task
+        is graded by its own tests); `tool_format`
         is how `step(text)` reads tool calls (None: `model.tool_format`, from `model.tokenizer`'s chat
         template when that is auto)."""
         self.config = config or GymConfig()
@@ -73,6 +74,10 @@ class AsyncSWEEnv:
             show_timing_lines()
         self.tool_format = tool_format or resolve_format(self.config.model.tool_format, self.config.model.tokenizer)
         self._instances = {row["instance_id"]: row for row in instances} if instances is not None else None
+        if reward is None:  # one default for every way in (make_env, the verl loops, eval, a user's own)
+            from uni_agent_gym.rewards.swebench import SWEBenchReward
+
+            reward = SWEBenchReward.from_config(self.config)
         self._reward = reward
         self.deployment: Deployment | None = None
         self.instance: dict[str, Any] | None = None
@@ -183,6 +188,19 @@ class AsyncSWEEnv:
             logger.info("tool %s on %s turn %d: %.3f s, exit code %s%s", info["tool"] or "(format error)", info["instance_id"],
                         self.turn, tool_seconds, info["exit_code"], f", graded in {reward_seconds:.3f} s" if reward_seconds else "")  # fmt: skip
         return observation, reward, terminal, truncated, self._timed(info, timings)
+
+    async def end(self, exit_reason: str) -> tuple[float, dict[str, Any]]:
+        """End the episode now, for a reason of the driver's (format errors, a token or cost budget, a harness
+        that exited), and grade the work so far: (reward, info with `exit_reason` and `reward_report`). It needs
+        no `finish` tool in `env.tools`, and the turn is not counted (no tool call was made)."""
+        if self._done or self.deployment is None:
+            raise ResetNeeded("end() needs a running episode (reset() first)")
+        self._done = True
+        graded = time.monotonic()
+        reward, report = await self._grade()
+        info = {"instance_id": self.instance["instance_id"], "turn": self.turn, "tool": None, "exit_code": None, "error": None,
+                "exit_reason": exit_reason, "reward_report": report}  # fmt: skip
+        return reward, self._timed(info, {"step": time.monotonic() - graded, "tool": 0.0, "reward": time.monotonic() - graded})
 
     def _timed(self, info: dict[str, Any], timings: dict[str, float]) -> dict[str, Any]:
         self.last_timings = timings

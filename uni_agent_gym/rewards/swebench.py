@@ -41,7 +41,7 @@ import secrets
 import shlex
 import time
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 from swebench.harness.constants import (
     END_TEST_OUTPUT, FAIL_TO_FAIL, FAIL_TO_PASS, PASS_TO_FAIL, PASS_TO_PASS, START_TEST_OUTPUT, ResolvedStatus,
@@ -68,7 +68,7 @@ from uni_agent_gym.rewards.runner_modules import runner_modules_touched
 from uni_agent_gym.specs import load_environments, command_of_tests
 
 logger = logging.getLogger(__name__)
-STATUSES = ("resolved", "unresolved", "patch_failed", "patch_rejected", "test_patch_failed", "timeout", "tests_crashed", "infra_error")
+Status = Literal["resolved", "unresolved", "patch_failed", "patch_rejected", "test_patch_failed", "timeout", "tests_crashed", "infra_error"]
 # Whose a failed grading is. The infrastructure's: what failed before the patch was in place (a sandbox that did
 # not start, a missing image, a capture the engine refused), or the engine itself; the trajectory is then an
 # env_error (masked). The patch's: what went wrong once it was applied (it does not apply, is too large, the
@@ -78,12 +78,18 @@ CAUSED_BY = {"infra_error": "infrastructure", "test_patch_failed": "infrastructu
              "patch_rejected": "patch", "timeout": "patch", "tests_crashed": "patch"}  # fmt: skip
 
 
+def infrastructure_failed(report: dict[str, Any] | None) -> bool:
+    """Whether a reward report is a grading that failed before the agent's patch was in place (`caused_by`
+    infrastructure): training masks such a trajectory (env_error) instead of learning a 0 from it."""
+    return bool(report) and report.get("caused_by") == "infrastructure"
+
+
 @dataclass
 class RewardResult:
     """The grade of one instance; `to_dict()` is its JSON report."""
 
     instance_id: str
-    status: str  # one of STATUSES
+    status: Status
     reward: float = 0.0
     resolved: bool = False
     tests: dict[str, dict[str, list[str]]] = field(default_factory=dict)  # swebench's report: FAIL_TO_PASS/PASS_TO_PASS success/failure

@@ -43,6 +43,7 @@ from uni_agent_gym.agent.react import SYSTEM_PROMPT, shorten
 from uni_agent_gym.config import GymConfig, load_config
 from uni_agent_gym.envs import AsyncSWEEnv
 from uni_agent_gym.errors import ConfigError, DeploymentError
+from uni_agent_gym.rewards.swebench import infrastructure_failed
 from uni_agent_gym.seed_vocabulary import entry_layer
 from uni_agent_gym.toolcalls import UnknownToolCallFormatError, detect_format, resolve_format, tools_prompt
 from uni_agent_gym.toolcalls.template import CALL_ID
@@ -52,7 +53,7 @@ from uni_agent_gym.verl.records import bounded_report, output_record, write_reco
 
 logger = logging.getLogger(__name__)
 
-EXIT_REASONS = ("finished", "max_turns", "max_tokens", "format_error", "env_error", "aborted", "timeout")
+# a trajectory's exit reasons: finished, max_turns, max_tokens, format_error (the model's), and these
 ABNORMAL_EXITS = ("env_error", "aborted", "timeout")  # not the model's doing: never trained on when masking is on
 _semaphores: dict[tuple[int, int], asyncio.Semaphore] = {}
 
@@ -347,7 +348,7 @@ class _Trajectory:
     async def _finish_early(self, reason: str) -> None:
         """End the episode for `reason` and grade the work so far (as the eval agent does)."""
         self.exit_reason = reason
-        _, self.reward, _, _, info = await self.env.step({"name": "finish", "arguments": {}})
+        self.reward, info = await self.env.end(reason)
         self.timings["reward"] += self.env.last_timings["reward"]
         self.report = info.get("reward_report")
 
@@ -363,7 +364,7 @@ class _Trajectory:
     def output(self) -> AgentLoopOutput:
         """verl's record: the ids as sampled and shown, within the trainer's lengths, masked if abnormal."""
         loop, cache = self.loop, self.cache
-        if self.report and self.report.get("status") == "infra_error":  # grading failed, not the model
+        if infrastructure_failed(self.report):  # grading failed before the patch was in place: not the model's doing
             self.exit_reason, self.error = "env_error", self.report.get("error")
         exit_reason = self.exit_reason or "env_error"
         masked = exit_reason in ABNORMAL_EXITS and loop.gym_config.rollout.mask_abnormal_exit_traj

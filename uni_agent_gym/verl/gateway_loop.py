@@ -38,11 +38,12 @@ from pydantic import Field
 from verl.experimental.agent_loop.agent_loop import AgentLoopMetrics, AgentLoopOutput
 
 from uni_agent_gym.config import _Strict, validate
-from uni_agent_gym.errors import ConfigError, DeploymentError
+from uni_agent_gym.errors import DeploymentError
 from uni_agent_gym.gateway.harness import HarnessConfig, HarnessResult, run_harness
 from uni_agent_gym.gateway.server import Gateway, RunningServer
 from uni_agent_gym.gateway.session import Limits, Session
 from uni_agent_gym.named_locks import named_lock
+from uni_agent_gym.rewards.swebench import infrastructure_failed
 from uni_agent_gym.verl.agent_loop import UniAgentLoop, _plain, instance_from_sample, placeholder_response, reward_summary
 from uni_agent_gym.verl.records import bounded_report, output_record, write_record
 from uni_agent_gym.tokens.boundary import probe, render
@@ -161,10 +162,8 @@ class _Episode:
         last = self.session.last_chain
         self.exit_reason = "max_tokens" if last is not None and last.closed == "length" else "finished"
         started = time.monotonic()
-        _, self.reward, terminated, _, step_info = await self.env.step({"name": "finish", "arguments": {}})
+        self.reward, step_info = await self.env.end(self.exit_reason)
         self.timings["reward"] = time.monotonic() - started
-        if not terminated:
-            raise ConfigError("GatewayAgentLoop grades through the env's finish tool: keep finish in env.tools")
         self.report = step_info.get("reward_report")
 
     async def close(self) -> None:
@@ -187,7 +186,7 @@ class _Episode:
     def outputs(self) -> list[AgentLoopOutput]:
         """verl's record of every chain, the one that ended the episode last."""
         loop = self.loop
-        if self.report and self.report.get("status") == "infra_error":  # grading failed, not the model
+        if infrastructure_failed(self.report):  # grading failed before the patch was in place: not the model's doing
             self.exit_reason, self.error = "env_error", self.report.get("error")
         exit_reason = self.exit_reason or "env_error"
         masked = exit_reason in ABNORMAL_EXITS and loop.gym_config.rollout.mask_abnormal_exit_traj
