@@ -67,6 +67,10 @@ VALUE_KINDS = {
     "backend-url": {"not-a-url": (lambda tmp: "gpu1:8000", "expects an http(s) URL")},
     "registry": {"a-url": (lambda tmp: "http://127.0.0.1:5000", "expects a registry as HOST:PORT"),
                  "no-port": (lambda tmp: "registry.local", "expects a registry as HOST:PORT")},
+    "page-limit": {"zero": (lambda tmp: "0", "expects a whole number of at least 1")},
+    "host": {"not-an-address": (lambda tmp: "300.1.1.1", "is not an address of this machine"),
+             "not-this-machine": (lambda tmp: "192.0.2.1", "cannot listen on 192.0.2.1")},
+    "port": {"out-of-range": (lambda tmp: "70000", "expects a port number from 0 to 65535")},
 }  # fmt: skip
 
 
@@ -144,7 +148,9 @@ COMMANDS = {
     "gateway serve": ({"--backend": "--backend", "--tokenizer": "--tokenizer", "--output": "--output"},
                       {"--tokenizer": "tokenizer", "--output": "output-file", "--backend": "backend-url"}),
     "images push": ({"--registry": "--registry", "IMAGE": "IMAGE"}, {"--registry": "registry"}),
-    "view": ({"PATH": "PATH", "--tokenizer": "--tokenizer", "--output": "--output"}, {"--tokenizer": "tokenizer", "--output": "output-file"}),
+    "view": ({"PATH": "PATH", "--tokenizer": "--tokenizer", "--output": "--output"},
+             {"--tokenizer": "tokenizer", "--output": "output-file", "--max-page-mb": "page-limit"}),
+    "view --serve": ({"PATH": "PATH", "--serve": None}, {"--host": "host", "--port": "port"}),
 }  # fmt: skip
 
 

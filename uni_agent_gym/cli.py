@@ -385,43 +385,9 @@ def cmd_gateway_serve(args: argparse.Namespace, console: Console) -> None:
 
 
 def cmd_view(args: argparse.Namespace, console: Console) -> None:
-    from pathlib import Path
+    from uni_agent_gym.viewer.command import run
 
-    from uni_agent_gym.viewer.html import write_html
-    from uni_agent_gym.viewer.records import add_token_texts, load
-
-    path = Path(args.path)
-    tokenizer = tokenizer_source("--tokenizer", args.tokenizer) if args.tokenizer else None
-    if tokenizer and not Path(tokenizer).expanduser().is_dir():
-        raise BadArgument(f"--tokenizer: {tokenizer} is not a directory here (only a local tokenizer directory is read)")
-    default = path / "view.html" if path.is_dir() else path.with_name(path.stem + ".view.html")
-    output = output_file("--output", args.output or str(default))
-    problems: list[str] = []
-    with argument("PATH"):
-        records = load(path, problems)
-    if tokenizer:
-        with argument("--tokenizer"):
-            add_token_texts(records, Path(tokenizer).expanduser())
-    for problem in problems:
-        console.print(f"[yellow]skipped:[/yellow] {escape(problem)}", highlight=False, soft_wrap=True)
-    output = write_html(records, output, str(path), problems)
-    console.print(f"{len(records)} trajectories: {output}", highlight=False, soft_wrap=True)
-    if args.serve:
-        _serve(output, args.port, console)
-
-
-def _serve(output, port: int, console: Console) -> None:
-    """Serve `output`'s directory on 127.0.0.1 until Ctrl-C."""
-    import functools
-    import http.server
-
-    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(output.parent))
-    with http.server.ThreadingHTTPServer(("127.0.0.1", port), handler) as server:
-        console.print(f"serving http://127.0.0.1:{server.server_address[1]}/{output.name} (Ctrl-C stops)", highlight=False)
-        try:
-            server.serve_forever()
-        except KeyboardInterrupt:
-            console.print("stopped")
+    run(args, console)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -555,12 +521,14 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--max-tokens-per-turn", type=positive_int, default=4096, help="tokens one request may sample")
     serve.set_defaults(func=cmd_gateway_serve)
 
-    view = commands.add_parser("view", help="one self-contained HTML page of trajectories: steps, patch, tests, tokens by mask")
-    view.add_argument("path", metavar="PATH", help="an eval run directory, a trajectory .json, a gateway or token-record .jsonl")
+    view = commands.add_parser("view", help="trajectories as the model and trainer saw them: one HTML page, or --serve for a run of any size")
+    view.add_argument("path", metavar="PATH", help="an eval run or grade output directory, a rollout.trajectory_dir, a trajectory .json, a gateway or token-record .jsonl")
     view.add_argument("--output", help="HTML file to write (default: PATH/view.html for a directory, else beside the file)")
-    view.add_argument("--tokenizer", metavar="DIR", help="a local tokenizer directory, to show token texts of records without them")
-    view.add_argument("--serve", action="store_true", help="also serve the page on 127.0.0.1")
-    view.add_argument("--port", type=int, default=8010, help="port for --serve (0: any free port)")
+    view.add_argument("--tokenizer", metavar="DIR", help="a local tokenizer directory: token texts of records without them, and message spans from its chat template for the mask check")
+    view.add_argument("--max-page-mb", type=positive_int, default=100, help="refuse a page of more than this many MB of records (use --serve) (default: 100)")
+    view.add_argument("--serve", action="store_true", help="serve a web app instead of writing a page: an index beside the records, updated as they land (default: off)")
+    view.add_argument("--host", default="127.0.0.1", help="address for --serve (default: 127.0.0.1, this machine only)")
+    view.add_argument("--port", type=int, default=8010, help="port for --serve, 0: any free port (default: 8010)")
     view.set_defaults(func=cmd_view)
     return parser
 
