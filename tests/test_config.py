@@ -49,13 +49,26 @@ def test_switching_deployment_is_one_line(tmp_path, deployment_type, model):
     assert config.command_timeout == 120.0  # every option has a default
 
 
-def test_switching_keeps_working_with_options_of_the_other_type(tmp_path):
+def test_a_later_switch_keeps_working_with_options_of_the_other_type(tmp_path):
     path = tmp_path / "c.yaml"
-    path.write_text("deployment:\n  type: local\n  image: img:1\n  memory: 2g\n  block_network: true\n")
-    assert load_config(path).deployment == LocalDeploymentConfig()
-    path.write_text("deployment:\n  type: local\n  image: img:1\n  imagee: typo\n")
+    path.write_text("deployment:\n  type: docker\n  image: img:1\n  memory: 2g\n")
+    assert load_config(path, overrides=["deployment.type=local"]).deployment == LocalDeploymentConfig()
     with pytest.raises(ConfigError, match=re.escape("deployment: imagee is not an option of any deployment type (did you mean image?)")):
-        load_config(path)
+        load_config(path, overrides=["deployment.type=local", "deployment.imagee=typo"])
+
+
+@pytest.mark.parametrize(
+    "text, overrides",
+    [("deployment:\n  type: local\n  memory: 8g\n", []), ("deployment:\n  type: local\n", ["deployment.memory=8g"])],
+    ids=["beside-the-type-in-a-file", "by-set"],
+)
+def test_an_option_the_type_in_force_lacks_is_the_same_error_in_a_file_and_by_set(tmp_path, text, overrides):
+    """One rule: an option given with or after the type in force must be one of its options (the file case
+    dropped `memory` silently while --set refused it)."""
+    path = tmp_path / "c.yaml"
+    path.write_text(text)
+    with pytest.raises(ConfigError, match=re.escape("deployment: memory is an option of docker and ray, not of local (deployment.type)")):
+        load_config(path, overrides=overrides)
 
 
 def test_options_without_a_type_merge_with_the_default_type():
@@ -102,7 +115,8 @@ def test_an_option_the_type_lacks_is_an_error_naming_the_types_that_have_it(file
 def test_a_dict_without_a_type_is_checked_against_the_default_type():
     with pytest.raises(ConfigError, match=re.escape("memory_mb is an option of modal, not of docker (the default type)")):
         deployment_config({"memory_mb": 512})
-    assert deployment_config({"type": "local", "memory_mb": 512}) == LocalDeploymentConfig()  # a switch
+    with pytest.raises(ConfigError, match=re.escape("memory_mb is an option of modal, not of local (deployment.type)")):
+        deployment_config({"type": "local", "memory_mb": 512})  # one dict, one layer: no switch left it behind
 
 
 MEMORY = "deployment.docker.memory: expects a size Docker reads, a number with the unit b, k, m or g of at least 6m, e.g. 512m or 4g"
@@ -171,19 +185,36 @@ def test_secrets_never_appear_in_validation_errors(tmp_path):
     [
         ("deployment:\n  type: docker\n  imgae: x\n", "deployment: imgae is not an option of any deployment type (did you mean image?)"),
         ("deployment:\n  type: podman\n", "deployment: Input tag 'podman' found using 'type' does not match"),
+        ("deployment:\n  type: lcoal\n", "deployment: Input tag 'lcoal' found using 'type' does not match any of the expected tags: "
+                                          "'local', 'docker', 'modal', 'ray' (did you mean local?)"),
+        ("env:\n  workspace: imgae\n", "env.workspace: Input should be 'auto', 'image' or 'mirror' (did you mean image?)"),
         ("deployment:\n  type: docker\n  network: host\n", "deployment.docker.network: Input should be 'bridge' or 'none'"),
         ("deployment:\n  type: local\n  command_timeout: -1\n", "deployment.local.command_timeout: Input should be greater than 0"),
         ("deplyment: {}\n", "deplyment: Extra inputs are not permitted"),
         ("- a\n- b\n", "expects a mapping at the top level, got list"),
+        ("- name: uni_agent\n  _target_: uni_agent_gym.verl.agent_loop.UniAgentLoop\n",
+         "is an agent-loop YAML (a list of agent loops), not gym settings: name it in config.toml's [rollout.agent] "
+         "agent_loop_config_path and check the run with `uni-agent-gym check-config --training CONFIG.toml`"),
         ("deployment: [\n", "is not valid YAML"),
     ],
-    ids=["typo", "unknown-type", "bad-literal", "negative-timeout", "unknown-section", "not-a-mapping", "bad-yaml"],
+    ids=["typo", "unknown-type", "type-typo", "value-typo", "bad-literal", "negative-timeout", "unknown-section", "not-a-mapping",
+         "agent-loop-yaml", "bad-yaml"],
 )
 def test_bad_configs_name_the_problem(tmp_path, text, expected):
     path = tmp_path / "c.yaml"
     path.write_text(text)
     with pytest.raises(ConfigError, match=re.escape(expected)):
         load_config(path)
+
+
+def test_verls_training_config_is_named_as_such_in_one_line():
+    toml = SHIPPED.parent / "config.toml"
+    with pytest.raises(ConfigError) as caught:
+        load_config(toml)
+    assert str(caught.value) == (
+        f"Config file {toml} is verl's training config ([actor_rollout_ref], [algorithm], [async_training], [data], [rollouter], "
+        f"[trainer]), not gym settings: check it with `uni-agent-gym check-config --training {toml}`"
+    )
 
 
 def test_unsupported_extension_and_missing_file(tmp_path):

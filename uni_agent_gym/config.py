@@ -33,6 +33,9 @@ TOOL_FORMATS = Literal[
     "auto", "lenient", "hermes", "hermes-xml", "xml", "glm-4.5", "llama3-json", "json", "mistral", "mistral-args",
     "deepseek-v3", "deepseek-v3.1",
 ]  # fmt: skip  # uni_agent_gym.toolcalls.FORMATS, plus auto; a test keeps them equal
+# top-level tables of verl's trainer config (and the TOML's `[rollouter]`) that no gym settings file has
+VERL_TABLES = frozenset({"actor_rollout_ref", "algorithm", "async_training", "critic", "custom_reward_function", "data", "ray_kwargs",
+                         "reward_model", "rollouter", "trainer"})  # fmt: skip
 _VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
 
 
@@ -202,22 +205,16 @@ def _misplaced_options(selected: str, options: Iterable[str], chosen_by: str) ->
 
 
 def _choose_deployment_type(data: Any) -> Any:
-    """Before `type` picks the model: fill in the default type, and sort out options the type lacks.
-
-    Without `type`, every option was given for the default type, so one it lacks is an error naming the
-    types that have it. With `type`, options of other types are what a switch of `type` left behind and
-    are dropped, so switching is one line; `load_config` rejects those given in a later layer than the
-    switch. Options of no type at all are always errors.
-    """
+    """Before `type` picks the model: fill in the default type, and refuse every option the type lacks,
+    naming the types that have it (options a later layer's switch of `type` left behind are dropped by
+    `load_config` before this sees them)."""
     if not isinstance(data, dict) or data.get("type", DEFAULT_DEPLOYMENT_TYPE) not in _OPTIONS_BY_TYPE:
         return data  # the discriminator's own error names the valid types
     selected = data.get("type", DEFAULT_DEPLOYMENT_TYPE)
-    other_types = set().union(*_OPTIONS_BY_TYPE.values()) - _OPTIONS_BY_TYPE[selected]
-    checked = [key for key in data if "type" not in data or key not in other_types]
-    problems = _misplaced_options(selected, checked, "deployment.type" if "type" in data else "the default type")
+    problems = _misplaced_options(selected, [key for key in data if key != "type"], "deployment.type" if "type" in data else "the default type")
     if problems:
         raise PydanticCustomError("deployment_option", "; ".join(problems))
-    return {"type": selected, **{key: value for key, value in data.items() if key not in other_types}}
+    return {"type": selected, **data}
 
 
 DeploymentConfig = Annotated[
@@ -421,6 +418,11 @@ def read_config_file(path: str | Path) -> dict[str, Any]:
         raise ConfigError(f"Config file {path} is not valid {path.suffix[1:].upper()}: {reason}") from None
     if data is None:
         return {}
+    if isinstance(data, list) and data and all(isinstance(item, dict) and "_target_" in item for item in data):
+        raise ConfigError(
+            f"Config file {path} is an agent-loop YAML (a list of agent loops), not gym settings: name it in config.toml's "
+            "[rollout.agent] agent_loop_config_path and check the run with `uni-agent-gym check-config --training CONFIG.toml`"
+        )
     if not isinstance(data, dict):
         raise ConfigError(f"Config file {path}: expects a mapping at the top level, got {type(data).__name__}")
     return data
@@ -482,11 +484,22 @@ def validate(model: type[BaseModel], data: dict[str, Any], source: str, secrets:
         return model.model_validate(data)
     except ValidationError as exc:
         problems = []
-        for error in exc.errors(include_input=False, include_url=False, include_context=False):
+        for error in exc.errors(include_url=False):
             location = ".".join(str(part) for part in error["loc"]) or "(top level)"
-            hint = _nearest_field(model, error["loc"]) if error["type"] == "extra_forbidden" else None
+            hint = _nearest_field(model, error["loc"]) if error["type"] == "extra_forbidden" else _nearest_choice(error)
             problems.append(f"{location}: {error['msg']}" + (f" (did you mean {hint}?)" if hint else ""))
         raise _invalid(source, problems, secrets) from None
+
+
+def _nearest_choice(error: dict[str, Any]) -> str | None:
+    """The allowed value closest to a value that is not one (a `Literal` or the deployment `type`); the
+    input itself is never shown, only one of the choices."""
+    if error["type"] not in ("literal_error", "union_tag_invalid"):
+        return None
+    given = error["ctx"].get("tag") if error["type"] == "union_tag_invalid" else error.get("input")
+    choices = re.findall(r"'([^']*)'", str(error["ctx"].get("expected_tags") or error["ctx"].get("expected")))
+    close = difflib.get_close_matches(str(given), choices, n=1, cutoff=0.6) if isinstance(given, str) else []
+    return close[0] if close else None
 
 
 def _nearest_field(model: type[BaseModel], location: tuple[Any, ...]) -> str | None:
@@ -508,23 +521,24 @@ def _invalid(source: str, problems: list[str], secrets: set[str]) -> ConfigError
     return ConfigError(message)
 
 
-def _options_given_after_the_type(layers: list[dict[str, Any]]) -> set[str]:
-    """Deployment options set by a layer after the one that last switched `deployment.type`.
+def _options_left_behind(layers: list[dict[str, Any]]) -> set[str]:
+    """Deployment options given only by layers before the last switch of `deployment.type`.
 
-    A layer that sets `type` to a new value is a switch: options of the other types in it and in earlier
-    layers were left behind (dropped). An option given later was meant for the type in force.
+    A layer that sets `type` to another value than the one in force is a switch (`--deployment local` over
+    `-c docker.yaml`): the options of earlier layers were meant for the type it replaces. Options given in the
+    switching layer itself or later are meant for the new type.
     """
-    chosen: Any = None
-    given_after: set[str] = set()
+    chosen: Any = DEFAULT_DEPLOYMENT_TYPE
+    behind: set[str] = set()
+    in_force: set[str] = set()
     for layer in layers:
         section = layer.get("deployment")
         if not isinstance(section, dict):
             continue
         if "type" in section and section["type"] != chosen:
-            chosen, given_after = section["type"], set()
-        else:
-            given_after |= set(section) - {"type"}
-    return given_after
+            chosen, behind, in_force = section["type"], behind | in_force, set()
+        in_force |= set(section) - {"type"}
+    return behind - in_force
 
 
 def load_config(
@@ -538,6 +552,11 @@ def load_config(
     then `key=value` overrides; interpolate, validate. Each layer may use the seed article's names
     (`seed_vocabulary`); what was translated is appended to `translations`."""
     sources = [(read_config_file(path), str(path)) for path in paths] + [(layer, "the agent-loop entry") for layer in layers]
+    for layer, where in sources[: len(paths)]:
+        if VERL_TABLES & set(layer):
+            tables = ", ".join(f"[{table}]" for table in sorted(VERL_TABLES & set(layer)))
+            raise ConfigError(f"Config file {where} is verl's training config ({tables}), not gym settings: "
+                              f"check it with `uni-agent-gym check-config --training {where}`")  # fmt: skip
     sources += [(parse_override(override), f"override {override.partition('=')[0]}") for override in overrides]
     translated = []
     for layer, where in sources:
@@ -553,10 +572,9 @@ def load_config(
     source = ", ".join(str(p) for p in paths) or "defaults"
     deployment = data.get("deployment")
     if isinstance(deployment, dict) and deployment.get("type") in _OPTIONS_BY_TYPE:
-        given_after = _options_given_after_the_type(translated) & set(deployment)
-        problems = _misplaced_options(deployment["type"], sorted(given_after), "deployment.type")
-        if problems:
-            raise _invalid(source, [f"deployment: {problem}" for problem in problems], secrets)
+        kept = _OPTIONS_BY_TYPE[deployment["type"]]
+        behind = _options_left_behind(translated) - kept
+        data["deployment"] = {key: value for key, value in deployment.items() if key not in behind}
     return validate(GymConfig, data, source, secrets)
 
 
