@@ -3,8 +3,10 @@
 Transient failures (408, 409, 429 with its `retry-after`, 5xx, timeouts, dropped connections) are retried by
 the SDK itself (`model.max_retries`, its exponential backoff with jitter: 0.5 s doubling up to 8 s); failures
 no retry can fix stop the run at once with a message that says which: a refused
-key (401/403) or a wrong `base_url` / `model_name` (404, or nothing listening). The key is never in a
-message. Each turn records its token usage and latency.
+key (401/403), a wrong `base_url` / `model_name` (404, or nothing listening), or a server that is not an
+OpenAI-compatible one (405 or 501, or an answer that is not a chat completion, such as an HTML page). The
+key is never in a message. Each turn records its token usage and latency. `ping` asks once, without retries:
+it says what the server answers now, at once where nothing answers.
 """
 
 from __future__ import annotations
@@ -54,8 +56,11 @@ class ChatModel:
         self._client = openai.AsyncOpenAI(base_url=self.base_url, api_key=key, max_retries=config.max_retries, timeout=config.timeout)
         self.native_tools = config.native_tools != "off"
 
-    async def complete(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> ModelTurn:
-        """The next assistant turn for `messages`, with `tools` offered natively when that is on."""
+    async def complete(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]], *, retries: int | None = None) -> ModelTurn:
+        """The next assistant turn for `messages`, with `tools` offered natively when that is on (`retries`:
+        in place of `model.max_retries`)."""
+        client = self._client if retries is None else self._client.with_options(max_retries=retries)
+        url = f"{self.base_url}/chat/completions"
         request: dict[str, Any] = {
             "model": self.config.model_name,
             "messages": messages,
@@ -69,7 +74,7 @@ class ChatModel:
         started = time.monotonic()
         while True:
             try:
-                raw = await self._client.chat.completions.with_raw_response.create(
+                raw = await client.chat.completions.with_raw_response.create(
                     **request, **({"tools": tools} if self.native_tools and tools else {})
                 )
                 break
@@ -83,19 +88,22 @@ class ChatModel:
                     f"The endpoint {self.base_url} refused the API key ({exc.status_code}): check model.api_key"
                 ) from None
             except openai.NotFoundError:
-                raise ModelError(
-                    f"{self.base_url}/chat/completions answered 404: check model.base_url and model.model_name "
-                    f"({self.config.model_name!r})"
-                ) from None
+                raise ModelError(f"{url} answered 404: check model.base_url and model.model_name ({self.config.model_name!r})") from None
             except openai.APIConnectionError as exc:  # the SDK's retries are spent (timeouts are connection errors too)
                 if not isinstance(exc, openai.APITimeoutError):
                     raise ModelError(f"Cannot connect to {self.base_url}: check model.base_url ({exc})") from None
-                raise ModelError(f"The endpoint kept failing after {self.config.max_retries} retries: {_reason(exc)}") from None
+                raise ModelError(f"The endpoint kept failing after {client.max_retries} retries: {_reason(exc)}") from None
             except openai.APIStatusError as exc:  # 408, 409, 429, 5xx after the SDK's retries, or a status no retry fixes
+                if exc.status_code in (405, 501):  # no such method or endpoint: another kind of server
+                    raise ModelError(f"{url} answered {_reason(exc)}: {NOT_OPENAI}") from None
                 if exc.status_code in (408, 409, 429) or exc.status_code >= 500:
-                    raise ModelError(f"The endpoint kept failing after {self.config.max_retries} retries: {_reason(exc)}") from None
-                raise ModelError(f"The endpoint answered {_reason(exc)}") from None
-        return self._turn(raw.parse(), time.monotonic() - started, _retries_of(raw))
+                    raise ModelError(f"The endpoint kept failing after {client.max_retries} retries: {_reason(exc)}") from None
+                raise ModelError(f"{url} answered {_reason(exc)}") from None
+        response = raw.parse()
+        if not getattr(response, "choices", None):  # the SDK hands back the body as text where it is not JSON
+            kind = raw.headers.get("content-type", "no content type").split(";")[0]
+            raise ModelError(f"{url} answered {raw.status_code} with {kind}, not an OpenAI chat completion: {NOT_OPENAI}")
+        return self._turn(response, time.monotonic() - started, _retries_of(raw))
 
     def _turn(self, response: Any, latency: float, retries: int) -> ModelTurn:
         choice = response.choices[0]
@@ -130,8 +138,8 @@ class ChatModel:
         return (prompt_tokens * self.config.cost_per_million_input + completion_tokens * self.config.cost_per_million_output) / 1e6
 
     async def ping(self) -> tuple[str, float]:
-        """One tiny request: (the reply, seconds). Raises `ModelError` like any turn."""
-        turn = await self.complete([{"role": "user", "content": "Reply with the single word: pong"}], tools=[])
+        """One tiny request, asked once: (the reply, seconds). Raises `ModelError` like any turn."""
+        turn = await self.complete([{"role": "user", "content": "Reply with the single word: pong"}], tools=[], retries=0)
         return turn.message["content"], turn.latency
 
     async def close(self) -> None:
@@ -147,6 +155,13 @@ def _retries_of(raw: Any) -> int:
 
 
 def _reason(exc: Exception) -> str:
+    """The status and the server's message; a body that is not JSON (a web page) by its reason phrase only."""
     status = getattr(exc, "status_code", None)
+    response = getattr(exc, "response", None)
+    if status and response is not None and "json" not in response.headers.get("content-type", ""):
+        return f"{status} {response.reason_phrase}"
     text = getattr(exc, "message", None) or str(exc)
     return f"{status} {text}"[:300] if status else text[:300]
+
+
+NOT_OPENAI = "check model.base_url (an OpenAI-compatible server, e.g. http://host:8000/v1)"
