@@ -101,10 +101,7 @@ def environment_spec(instance: dict[str, Any], environments: dict[str, dict[str,
     recipe = instance.get("environment")
     if override is None and recipe is not None:
         if recipe.get("unbuildable"):
-            raise SpecError(
-                f"Instance {instance_id!r}: its environment cannot be built offline: {recipe['unbuildable']}; "
-                "give exact pins in an environments file"
-            )
+            raise SpecError(f"Instance {instance_id!r}: its environment cannot be built offline: {recipe['unbuildable']}")  # it says what to do
         override, source = recipe, "the row's install_config"
     else:
         source = "environments file"

@@ -59,7 +59,8 @@ def normalise(row: dict[str, Any]) -> dict[str, Any]:
     command = fork_test_command(task["repo"], task["version"])
     task["test_command"] = " ".join([command.strip(), *get_test_directives(task)]) if command else None
     if command:  # the fork's own recipes (conda environment.yml, make init, apt-get) need the network
-        task["environment"] = {"unbuildable": f"SWE-Gym's recipe for {task['repo']} (its fork of swebench) installs with the network"}
+        task["environment"] = {"unbuildable": f"SWE-Gym's recipe for {task['repo']} (its fork of swebench) installs with the network; "
+                                              "give exact pins in an environments file"}  # fmt: skip
     task["log_parser"] = row.get("log_parser") or PARSERS.get(task["repo"].lower()) or (
         "parse_log_pytest" if command else repo_parser_name(task["repo"])
     )

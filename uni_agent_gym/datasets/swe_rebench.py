@@ -62,22 +62,28 @@ def normalise(row: dict[str, Any]) -> dict[str, Any]:
     return task
 
 
+PINS = "give exact pins in an environments file"
+
+
 def recipe(row: dict[str, Any], config: dict[str, Any], python_row: bool) -> dict[str, Any]:
-    """The row's environment in the environments-file shape, or {"unbuildable": why} (see the module doc)."""
-    why = _unbuildable(row, config, python_row)
+    """The row's environment in the environments-file shape, or {"unbuildable": why, and what to do} (see the module doc)."""
+    if not python_row:
+        return {"unbuildable": f"its language is {row.get('language')} and images build makes Python environments only: "
+                               "run it on its own image (env.workspace: image)"}  # fmt: skip
+    why = _unbuildable(row, config)
     if why:
-        return {"unbuildable": why}
+        return {"unbuildable": f"{why}; {PINS}"}
     pins = [line.strip() for line in str(row.get("requirements") or "").splitlines()]
     pins = [pin for pin in pins if pin and not pin.startswith(("#", "-e ")) and " @ " not in pin]
     if not pins:
         pins = list(config.get("pip_packages") or [])
         loose = [pin for pin in pins if not _PIN.match(pin)]
         if loose:
-            return {"unbuildable": f"install_config.pip_packages has packages without an exact version ({', '.join(loose[:3])}) and the row has no requirements (pip freeze)"}
+            return {"unbuildable": f"install_config.pip_packages has packages without an exact version ({', '.join(loose[:3])}) and the row has no requirements (pip freeze); {PINS}"}
     else:
         loose = [pin for pin in pins if not _PIN.match(pin)]
         if loose:
-            return {"unbuildable": f"the requirements column has lines that are not exact pins ({', '.join(loose[:3])})"}
+            return {"unbuildable": f"the requirements column has lines that are not exact pins ({', '.join(loose[:3])}); {PINS}"}
     install = config.get("install")
     return {
         "python": str(config["python"]),
@@ -88,9 +94,7 @@ def recipe(row: dict[str, Any], config: dict[str, Any], python_row: bool) -> dic
     }
 
 
-def _unbuildable(row: dict[str, Any], config: dict[str, Any], python_row: bool) -> str | None:
-    if not python_row:
-        return f"a {row.get('language')} row: images build makes Python environments only"
+def _unbuildable(row: dict[str, Any], config: dict[str, Any]) -> str | None:
     if not config.get("python"):
         return "install_config.python is missing"
     if config.get("env_yml_path") or config.get("packages") == "environment.yml":

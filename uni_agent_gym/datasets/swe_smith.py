@@ -65,7 +65,8 @@ def normalise(row: dict[str, Any]) -> dict[str, Any]:
         family=NAME, base_commit=profile.commit, image_name=profile.image_name, workdir=IMAGE_REPO_DIR, test_command=command,
         log_parser="swesmith", grading=FAIL_TO_PASS_GRADING, test_patch="", start_patch=row["patch"],
         hidden_files=sorted(set(f2p_files)), reset_files=sorted(set(f2p_files) | set(p2p_files)), history="none",
-        environment={"unbuildable": f"swesmith's profile {type(profile).__name__} installs a conda environment from its GitHub mirror"},
+        environment={"unbuildable": f"swesmith's profile {type(profile).__name__} installs a conda environment from its GitHub mirror; "
+                                    "give exact pins in an environments file"},  # fmt: skip
     )  # fmt: skip
     return task
 
