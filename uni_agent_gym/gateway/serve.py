@@ -19,27 +19,18 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from uni_agent_gym.errors import UniAgentGymError
 from uni_agent_gym.gateway.backends import HttpTokenBackend
 from uni_agent_gym.gateway.server import Gateway, quiet_server
 from uni_agent_gym.gateway.session import Limits
 
 
-class TokenizerError(UniAgentGymError, ValueError):
-    """The tokenizer cannot be loaded, or its chat template cannot be followed token for token."""
-
-
 def load_tokenizer(source: str) -> Any:
-    """The served model's tokenizer, its chat template probed (a template the rollout cache cannot
-    follow fails here, not at the first request)."""
-    from transformers import AutoTokenizer
-
+    """The served model's tokenizer (a hub name fails at once where the hub does not answer), its chat template
+    probed (a template the rollout cache cannot follow fails here, not at the first request)."""
     from uni_agent_gym.tokens.boundary import probe
+    from uni_agent_gym.toolcalls import load_tokenizer as load
 
-    try:
-        tokenizer = AutoTokenizer.from_pretrained(source)
-    except (OSError, ValueError) as exc:
-        raise TokenizerError(f"cannot load a tokenizer from {source}: {exc}") from None
+    tokenizer = load(source)
     probe(tokenizer)
     return tokenizer
 

@@ -58,7 +58,15 @@ class Boundary:
 def render(tokenizer: Any, messages: list[dict[str, Any]], *, tools: list[dict] | None = None, generation_prompt: bool) -> list[int]:
     """The template's token ids for `messages`: what `apply_chat_template(tokenize=True)` gives (the
     rendered text tokenized without added special tokens), as a plain list."""
-    text = tokenizer.apply_chat_template(messages, tools=tools, tokenize=False, add_generation_prompt=generation_prompt)
+    if not getattr(tokenizer, "chat_template", None):
+        raise BoundaryError("the tokenizer has no chat template (no chat_template in its tokenizer_config.json, no chat_template.jinja): "
+                            "the gym renders every prompt with it")  # fmt: skip
+    import jinja2  # what transformers renders chat templates with
+
+    try:
+        text = tokenizer.apply_chat_template(messages, tools=tools, tokenize=False, add_generation_prompt=generation_prompt)
+    except (jinja2.TemplateError, ValueError, TypeError, KeyError, IndexError) as exc:  # what a broken template raises as it renders
+        raise BoundaryError(f"the chat template cannot render a conversation ({type(exc).__name__}: {exc})") from None
     return encode_text(tokenizer, text)
 
 
@@ -110,8 +118,6 @@ def probe(tokenizer: Any) -> Boundary:
 
 
 def _probe(tokenizer: Any) -> Boundary:
-    if not getattr(tokenizer, "chat_template", None):
-        raise BoundaryError("the tokenizer has no chat_template")
     stops = stop_token_ids(tokenizer)
     turn = render(tokenizer, [PROBE_USER, {"role": "assistant", "content": MARKER}], generation_prompt=False)
     prompt = render(tokenizer, [PROBE_USER], generation_prompt=True)

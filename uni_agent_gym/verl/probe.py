@@ -78,7 +78,11 @@ def mask_runs(mask: list[int]) -> str:
 def check_boundary(tokenizer: Any) -> tuple[Section, Boundary | None, ToolCallFormat | None]:
     """The template's glue, generation prompt and tool-call format."""
     section = Section("boundary")
-    without, with_prompt = (render(tokenizer, [PROBE_USER], generation_prompt=flag) for flag in (False, True))
+    try:
+        without, with_prompt = (render(tokenizer, [PROBE_USER], generation_prompt=flag) for flag in (False, True))
+    except BoundaryError as exc:
+        section.fail(str(exc))
+        return section, None, None
     generation_prompt = with_prompt[len(without) :] if with_prompt[: len(without)] == without else None
     try:
         boundary = probe(tokenizer)
@@ -318,6 +322,10 @@ class ProbeFailed(UniAgentGymError):
 
 
 def failed_summary(sections: list[Section]) -> str:
-    failed = [section.name for section in sections if not section.ok]
-    return f"the probe failed in {', '.join(failed)}: see FAILED above" if failed else ""
+    """One line: the sections that failed, and the first failure's own line."""
+    failed = [section for section in sections if not section.ok]
+    if not failed:
+        return ""
+    first = next(line for line in failed[0].lines if line.startswith("FAILED: ")).removeprefix("FAILED: ")
+    return f"the probe failed in {', '.join(section.name for section in failed)}: {first}"
 
