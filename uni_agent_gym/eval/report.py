@@ -25,6 +25,10 @@ def build_report(trajectories: list[dict[str, Any]], repos: dict[str, str], retr
     for entry in per_repo.values():
         entry["resolved_rate"] = entry["resolved"] / entry["instances"]
     tokens = [t["usage"]["prompt_tokens"] + t["usage"]["completion_tokens"] for t in trajectories]
+    # no verdict: the sandbox failed before grading (env_error), or the grading failed on the infrastructure
+    ungraded = {t["instance_id"]: t.get("error") or f"grading {(t.get('reward_report') or {}).get('status')}"
+                for t in trajectories if (t.get("reward_report") or {}).get("caused_by", "none") == "infrastructure"
+                or not t.get("reward_report")}  # fmt: skip
     seconds = [t["seconds"] for t in trajectories]
     return {
         "instances": total,
@@ -39,6 +43,8 @@ def build_report(trajectories: list[dict[str, Any]], repos: dict[str, str], retr
             for t in trajectories if (t.get("reward_report") or {}).get("caused_by")
         )),
         "retried": retried,
+        "graded": total - len(ungraded),
+        "ungraded": ungraded,
         "turns": {t["instance_id"]: t["turns"] for t in trajectories},
         "tokens": {t["instance_id"]: tok for t, tok in zip(trajectories, tokens)},
         "total_tokens": sum(tokens),

@@ -23,11 +23,26 @@ from uni_agent_gym.agent.model import ChatModel, ModelError
 from uni_agent_gym.agent.react import run_episode
 from uni_agent_gym.config import GymConfig
 from uni_agent_gym.envs import AsyncSWEEnv
+from uni_agent_gym.errors import UniAgentGymError
 from uni_agent_gym.eval.records import keep_earlier_errors, read_record, to_redo, write_record
 from uni_agent_gym.eval.report import build_report, write_report
 from uni_agent_gym.rewards.swebench import SWEBenchReward
 
 logger = logging.getLogger(__name__)
+
+
+class NothingGraded(UniAgentGymError):
+    """Every instance of a run ended without a verdict: the run is a failure, whatever its files say."""
+
+
+def check_graded(report: dict[str, Any]) -> None:
+    """`NothingGraded` when instances were played and none was graded, naming the first one's failure."""
+    if not report["instances"] or report["graded"]:
+        return
+    first, reason = next(iter(report["ungraded"].items()))
+    how = ("ended in env_error before grading (their sandbox failed)" if set(report["exit_reasons"]) == {"env_error"}
+           else "ended without a verdict (their sandbox, or their grading's infrastructure, failed)")  # fmt: skip
+    raise NothingGraded(f"nothing was graded: all {report['instances']} instance(s) {how}, the first ({first}): {reason}")
 
 
 def _name(instance_id: str) -> str:
