@@ -176,6 +176,7 @@ class RayDeploymentConfig(DockerDeploymentConfig):
 _DEPLOYMENT_MODELS = (LocalDeploymentConfig, DockerDeploymentConfig, ModalDeploymentConfig, RayDeploymentConfig)
 DEFAULT_DEPLOYMENT_TYPE = "docker"
 _OPTIONS_BY_TYPE = {model.model_fields["type"].default: set(model.model_fields) for model in _DEPLOYMENT_MODELS}
+DEPLOYMENT_TYPES = tuple(_OPTIONS_BY_TYPE)  # local, docker, modal, ray
 
 
 def _listed(names: list[str], conjunction: str) -> str:
@@ -515,7 +516,10 @@ def _nearest_field(model: type[BaseModel], location: tuple[Any, ...]) -> str | N
 
 
 def _invalid(source: str, problems: list[str], secrets: set[str]) -> ConfigError:
-    message = f"Invalid config ({source}):\n" + "\n".join(f"  {problem}" for problem in problems)
+    if len(problems) == 1:
+        message = f"Invalid config ({source}): {problems[0]}"
+    else:
+        message = f"Invalid config ({source}):\n" + "\n".join(f"  {problem}" for problem in problems)
     for secret in secrets:
         message = message.replace(secret, "***")
     return ConfigError(message)

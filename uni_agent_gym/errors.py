@@ -34,3 +34,22 @@ class SandboxFileNotFoundError(UniAgentGymError, FileNotFoundError):
 
 class ToolCallFormatError(UniAgentGymError, ValueError):
     """The model's call cannot be run as written (no call, malformed, unknown tool, missing or mistyped argument)."""
+
+
+# optional dependencies (their top-level import names) -> the extra of pyproject.toml that installs them
+EXTRA_OF = {"verl": "verl", "transformers": "verl", "torch": "verl", "hydra": "verl", "omegaconf": "verl", "ray": "ray",
+            "modal": "modal", "fastapi": "view", "uvicorn": "view", "orjson": "view", "swesmith": "swesmith"}  # fmt: skip
+
+
+class MissingExtraError(UniAgentGymError, ModuleNotFoundError):
+    """A command needs an optional dependency that is not installed; the message names the extra that brings it."""
+
+    @classmethod
+    def of(cls, exc: ModuleNotFoundError, command: str) -> "MissingExtraError | None":
+        """The error to show for `exc` raised by `command`, or None when the module is not an optional dependency."""
+        module = (exc.name or "").partition(".")[0]
+        if module not in EXTRA_OF:
+            return None
+        extra = EXTRA_OF[module]
+        return cls(f"{command} needs {module}, which is not installed here: pip install -e '.[{extra}]' in a checkout "
+                   f"(make demo and make test install every extra), or pip install 'uni-agent-gym[{extra}]'", name=module)  # fmt: skip

@@ -68,7 +68,7 @@ def _write_page(path: Path, tokenizer_dir: Path | None, args: argparse.Namespace
     for problem in problems:
         console.print(f"[yellow]skipped:[/yellow] {escape(problem)}", highlight=False, soft_wrap=True)
     output = write_html(records, output, str(path), problems, tokenizer)
-    console.print(f"{len(records)} trajectories: {output}", highlight=False, soft_wrap=True)
+    console.print(f"{len(records)} trajector{'y' if len(records) == 1 else 'ies'}: {output}", highlight=False, soft_wrap=True)
 
 
 def _serve(path: Path, tokenizer_dir: Path | None, args: argparse.Namespace, console: Console) -> None:
@@ -95,7 +95,7 @@ def _serve(path: Path, tokenizer_dir: Path | None, args: argparse.Namespace, con
 
         read = index.update(progress)
         total, skipped = index.query("SELECT (SELECT COUNT(*) FROM trajectories), (SELECT COUNT(*) FROM problems)")[0]
-        console.print(f"{total:,} trajectories ({read:,} file(s) read now, {skipped:,} skipped)", highlight=False)
+        console.print(f"{total:,} trajector{'y' if total == 1 else 'ies'} ({read:,} file(s) read now, {skipped:,} skipped)", highlight=False)
         if args.host not in ("127.0.0.1", "localhost", "::1"):
             console.print(f"[yellow]note:[/yellow] serving on {args.host}: anyone who reaches this machine can read these records")
         serve(sock, index, str(path), tokenizer, lambda line: console.print(line, highlight=False, soft_wrap=True))
