@@ -188,7 +188,7 @@ def loop_yaml(tmp_path: Path, mask: bool, target: str) -> Path:
 ])  # fmt: skip
 def test_check_config_asks_for_ours_where_loops_mask_beside_verls_own(tmp_path, target, estimator, mask, line):
     text = (CONFIGS / "config.toml").read_text().replace('adv_estimator = "grpo_drop_masked"', f'adv_estimator = "{estimator}"')
-    text = text.replace('"configs/uni_agent_loop.yaml"', json.dumps(str(loop_yaml(tmp_path, mask, target))))
+    text = text.replace('"uni_agent_loop.yaml"', json.dumps(str(loop_yaml(tmp_path, mask, target))))
     (tmp_path / "config.toml").write_text(text)
     check = check_training(load_training(tmp_path / "config.toml"))
     said = [warning for warning in check.warnings if "adv_estimator" in warning]
@@ -293,7 +293,7 @@ def test_two_dead_sandboxes_leave_the_group_of_8(dead_group, model_dir):
 def test_check_config_stops_an_estimator_verl_does_not_know(tmp_path):
     """verl looks the name up only at its first training step, after the rollout: check-config says it first."""
     text = (CONFIGS / "config.toml").read_text().replace('adv_estimator = "grpo_drop_masked"', 'adv_estimator = "grpo_dropmasked"')
-    (tmp_path / "config.toml").write_text(text.replace('"configs/uni_agent_loop.yaml"', json.dumps(str(CONFIGS / "uni_agent_loop.yaml"))))
+    (tmp_path / "config.toml").write_text(text.replace('"uni_agent_loop.yaml"', json.dumps(str(CONFIGS / "uni_agent_loop.yaml"))))
     problems = check_training(load_training(tmp_path / "config.toml")).problems
     assert any("adv_estimator = 'grpo_dropmasked' is not an estimator verl knows" in problem and "grpo_drop_masked" in problem
                for problem in problems), problems  # fmt: skip

@@ -22,6 +22,30 @@ def test_every_command_has_help(args):
     assert done.returncode == 0 and "usage: uni-agent-gym" in done.stdout
 
 
+def test_help_shows_each_default_and_every_deployment_type(capsys):
+    with pytest.raises(SystemExit):
+        main(["eval", "--help"])
+    out = " ".join(capsys.readouterr().out.split())
+    assert "--output OUTPUT directory for predictions, trajectories and report (default: runs/eval)" in out
+    assert "--workers WORKERS episodes at once (default: 1)" in out and "--deployment {local,docker,modal,ray}" in out
+    assert "(default: None)" not in out and "(default: [])" not in out
+
+
+def test_deployment_ray_is_accepted_on_the_command_line(capsys):
+    assert main(["check-config", "--deployment", "ray"]) == 0
+    assert '"type": "ray"' in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("where", ["before", "after"])
+def test_verbose_works_before_and_after_the_subcommand(tmp_path, where):
+    """--verbose adds the traceback to the error line, wherever it is written."""
+    missing = str(tmp_path / "absent.yaml")
+    words = ["--verbose", "check-config", "-c", missing] if where == "before" else ["check-config", "-c", missing, "--verbose"]
+    done = uni_agent_gym(*words)
+    assert done.returncode == 1 and f"error: --config: Config file {missing} does not exist" in done.stdout
+    assert "Traceback" in done.stderr
+
+
 def test_check_config_prints_the_validated_config(tmp_path):
     path = tmp_path / "c.yaml"
     path.write_text("deployment:\n  type: docker\n  image: img:1\n")

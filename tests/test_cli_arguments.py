@@ -8,6 +8,8 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -258,3 +260,117 @@ def test_the_real_process_exits_non_zero_and_verbose_adds_the_traceback(tmp_path
     assert done.stdout.strip() == f"error: --dataset: Dataset file {missing} does not exist"
     verbose = subprocess.run([*command[:3], "--verbose", *command[3:]], capture_output=True, text=True, timeout=300)
     assert verbose.returncode == 1 and "Traceback" in verbose.stderr and "--dataset" in verbose.stdout
+
+
+# What a first trial of the gym ran into (issue 43, item 5): each a single `error:` line that says what is wrong
+# and what to do, no traceback. id -> (argv from (tmp_path, the good values, a web server's URL), the words of the
+# error line). Faked: nothing; the web server is http.server's own (it answers a POST with 501).
+def _typo_agent_name(tmp: Path, valid: dict[str, str]) -> list[str]:
+    data = tmp / "train.parquet"
+    assert main(["prepare-data", "--dataset", valid["--dataset"], "--agent-name", "uni_agnet", "--output", str(data)]) == 0
+    text = (ROOT / "configs" / "config.toml").read_text()
+    for old, new in (("../data/swe_train.parquet", data), ("../data/swe_val.parquet", data), ("uni_agent_loop.yaml", ROOT / "configs" / "uni_agent_loop.yaml")):
+        text = text.replace(f'"{old}"', json.dumps(str(new)))
+    return ["check-config", "--training", str(_write(tmp / "config.toml", text))]
+
+
+def _tokenizer(tmp: Path, template: str | None) -> str:
+    """The Qwen2.5 tokenizer with `template` as its chat template, or with none."""
+    directory = tmp / "tokenizer"
+    shutil.copytree(ROOT.parent / "shared" / "tokenizers" / "qwen2.5-instruct", directory)
+    (directory / "chat_template.jinja").unlink(missing_ok=True)
+    config = json.loads((directory / "tokenizer_config.json").read_text())
+    config.pop("chat_template", None)
+    (directory / "tokenizer_config.json").write_text(json.dumps({**config, **({"chat_template": template} if template else {})}))
+    return str(directory)
+
+
+def _probe(tmp: Path, tokenizer: str) -> list[str]:
+    return ["probe", "--tokenizer", tokenizer, "--set", f"env.cache_dir={tmp / 'cache'}"]
+
+
+MISUSES = {
+    "prepare-data agent-name typo, then check-config --training": (
+        _typo_agent_name, "go to the agent loop 'uni_agnet' (their agent_name)", "did you mean uni_agent? write them again with "
+        "uni-agent-gym prepare-data --agent-name uni_agent"),
+    "probe a tokenizer without a chat template": (
+        lambda tmp, valid, url: _probe(tmp, _tokenizer(tmp, None)), "the probe failed in boundary: the tokenizer has no chat template",
+        "the gym renders every prompt with it"),
+    "probe a chat template that does not compile": (
+        lambda tmp, valid, url: _probe(tmp, _tokenizer(tmp, "{% for message in messages %}{{ message.content }}")),
+        "the probe failed in boundary: the chat template cannot render a conversation (TemplateSyntaxError:", ""),
+    "probe a chat template that raises": (
+        lambda tmp, valid, url: _probe(tmp, _tokenizer(tmp, "{{ raise_exception('only user turns') }}")),
+        "the chat template cannot render a conversation (TemplateError: only user turns)", ""),
+    "ping a server that is not OpenAI-compatible": (
+        lambda tmp, valid, url: ["ping", "-c", str(_write(tmp / "c.json", json.dumps({"model": {"base_url": url}})))],
+        "/v1/chat/completions answered 501 Unsupported method ('POST')", "check model.base_url (an OpenAI-compatible server"),
+    "-c given verl's config.toml": (
+        lambda tmp, valid, url: ["check-config", "-c", str(ROOT / "configs" / "config.toml")], "is verl's training config",
+        f"check it with `uni-agent-gym check-config --training {ROOT / 'configs' / 'config.toml'}`"),
+    "-c given the agent-loop YAML": (
+        lambda tmp, valid, url: ["demo", "-c", str(ROOT / "configs" / "uni_agent_loop.yaml")], "is an agent-loop YAML",
+        "check the run with `uni-agent-gym check-config --training CONFIG.toml`"),
+    "a mistyped deployment type": (
+        lambda tmp, valid, url: ["check-config", "-c", str(_write(tmp / "c.yaml", "deployment:\n  type: lcoal\n"))],
+        "deployment: Input tag 'lcoal' found using 'type' does not match any of the expected tags", "(did you mean local?)"),
+}  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def web_server():
+    """http.server on 127.0.0.1: a web server, not a model server."""
+    import threading
+    from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
+
+    quiet = type("Quiet", (SimpleHTTPRequestHandler,), {"log_message": lambda self, *args: None})
+    server = ThreadingHTTPServer(("127.0.0.1", 0), quiet)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_address[1]}"
+    server.shutdown()
+    server.server_close()
+
+
+@pytest.mark.parametrize("case", list(MISUSES))
+def test_what_a_first_trial_ran_into_is_one_error_line_saying_what_to_do(case, valid, tmp_path, capsys, monkeypatch, web_server):
+    monkeypatch.setenv("COLUMNS", "80")
+    make, *expected = MISUSES[case]
+    argv = make(tmp_path, valid) if make is _typo_agent_name else make(tmp_path, valid, web_server)
+    capsys.readouterr()
+    code, output = run_cli(argv, capsys)
+    errors = [line for line in output.splitlines() if "error:" in line]
+    assert code not in (0, None) and "Traceback" not in output, output
+    assert len(errors) == 1 and all(words in errors[0] for words in expected), output
+
+
+@pytest.mark.parametrize("command, module", [
+    (["probe", "--tokenizer", str(ROOT.parent / "shared" / "tokenizers" / "qwen2.5-instruct")], "transformers"),
+    (["check-config", "--training", str(ROOT / "configs" / "config.toml")], "verl"),
+], ids=["probe-without-transformers", "check-config-training-without-verl"])  # fmt: skip
+def test_a_command_whose_extra_is_not_installed_names_the_extra(command, module):
+    """A fresh process where `module` cannot be imported (as without the extra): one line naming the extra."""
+    blocked = f"import sys; sys.modules[{module!r}] = None; from uni_agent_gym.cli import main; sys.exit(main({command!r}))"
+    done = subprocess.run([sys.executable, "-c", blocked], capture_output=True, text=True, timeout=300, cwd=ROOT)
+    assert done.returncode == 1 and "Traceback" not in done.stdout + done.stderr, done.stdout + done.stderr
+    assert done.stdout.strip().splitlines()[-1] == (
+        f"error: {command[0]} needs {module}, which is not installed here: pip install -e '.[verl]' in a checkout (make demo and make "
+        "test install every extra), or pip install 'uni-agent-gym[verl]'"), done.stdout
+
+
+def test_probe_fails_at_once_where_the_hub_does_not_answer(tmp_path):
+    """A hub name not in the cache and a hub that does not answer (a closed port here, a machine offline in the
+    trial): one error line, with no retry loop (the hub's client retried each file: 22 retries, 53 s)."""
+    with socket.socket() as closed:
+        closed.bind(("127.0.0.1", 0))
+        port = closed.getsockname()[1]
+    env = {**os.environ, "HF_ENDPOINT": f"http://127.0.0.1:{port}", "HF_HOME": str(tmp_path / "hf")}
+    env.pop("HF_HUB_OFFLINE", None)
+    done = subprocess.run([sys.executable, "-m", "uni_agent_gym.cli", "probe", "--tokenizer", "nobody/no-such-model"],
+                          capture_output=True, text=True, timeout=300, env=env)  # fmt: skip
+    assert done.returncode == 1 and "Traceback" not in done.stdout + done.stderr
+    assert "thrown while requesting" not in done.stderr, "the hub's client retried"
+    assert done.stdout.strip().splitlines()[-1] == (
+        "error: --tokenizer: model.tokenizer: cannot load a tokenizer from 'nobody/no-such-model': it is not in the local Hugging Face "
+        f"cache, and the hub at http://127.0.0.1:{port} does not answer ([Errno 111] Connection refused): give a tokenizer directory, "
+        "or run where the hub answers")

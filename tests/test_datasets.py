@@ -66,8 +66,10 @@ def test_what_real_rows_become():
     v2 = normalise(real_rows("swe-rebench-v2.jsonl")[0])
     assert (v2["image_name"], v2["log_parser"], v2["test_command"]) == (
         "docker.io/swerebenchv2/unidata-netcdf-c:1925-ad6bff3", "parse_log_jq", "LANG=C.UTF-8 LC_ALL=C.UTF-8 make check")
-    with pytest.raises(SpecError, match=re.escape("its environment cannot be built offline: a c row: images build makes Python environments only")):
+    with pytest.raises(SpecError) as caught:
         environment_spec(v2)
+    assert str(caught.value).endswith("its environment cannot be built offline: its language is c and images build makes Python "
+                                      "environments only: run it on its own image (env.workspace: image)"), caught.value  # not "give exact pins"
     verified = normalise(real_rows("swe-bench-verified.legacy.jsonl")[0])
     assert verified["log_parser"] == "parse_log_pytest_v2" and verified["image_name"] == "swebench/sweb.eval.x86_64.astropy_1776_astropy-12907:latest"
 
@@ -210,6 +212,21 @@ def test_drop_files_removes_protected_sections():
     kept, dropped = drop_files(patch, ["run_tests.sh", "r2e_tests"])
     assert dropped == ["run_tests.sh", "r2e_tests/test_1.py"]
     assert kept == "diff --git a/src/x.py b/src/x.py\n--- a/src/x.py\n+++ b/src/x.py\n@@ -1 +1 @@\n-a\n+b\n"
+
+
+def test_the_datasets_tables_are_never_cut_when_not_on_a_terminal(capsys, monkeypatch):
+    """Piped (not a terminal, no COLUMNS), every cell is whole: names, images and reasons were cut at 80 columns."""
+    from uni_agent_gym.cli import main
+
+    monkeypatch.delenv("COLUMNS", raising=False)
+    assert main(["datasets", "--dataset", str(REAL / "swe-rebench-v2.jsonl")]) == 0
+    out = capsys.readouterr().out
+    assert "…" not in out and f"{REAL / 'swe-rebench-v2.jsonl'}: 1 row" in out and ": 1 rows" not in out
+    row = next(line for line in out.splitlines() if "│ swe-rebench" in line)
+    assert "Unidata/netcdf-c" in row and "its language is c and images build makes Python environments only: run it on its own image" in row
+    assert main(["datasets"]) == 0
+    out = capsys.readouterr().out
+    assert "…" not in out and all(family.columns in out for family in FAMILIES.values())
 
 
 def test_the_datasets_command_lists_the_families_and_what_a_file_holds(tmp_path, derived, capsys, monkeypatch):

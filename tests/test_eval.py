@@ -271,10 +271,13 @@ def test_a_rerun_plays_again_the_instances_whose_sandbox_failed(tmp_path, capsys
         settings = tmp_path / "settings.json"
         settings.write_text(json.dumps(blocked.settings(model={"base_url": endpoint.base_url})))
         command = ["eval", "-c", str(settings), "--dataset", str(blocked.dataset), "--output", str(output)]
-        assert main(command) == 0
+        assert main(command) == 1, "nothing was graded: a script must not read success"
         failed = trajectory()
         assert failed["exit_reason"] == "env_error" and "neither empty nor a git checkout" in failed["error"]
-        assert main([*command, "--no-retry-errors"]) == 0 and trajectory() == failed and endpoint.requests == []
+        errors = [line for line in capsys.readouterr().out.splitlines() if "error:" in line]
+        assert errors == [f"error: nothing was graded: all 1 instance(s) ended in env_error before grading (their sandbox failed), "
+                          f"the first ({toy.INSTANCE_ID}): {failed['error']}"], errors  # fmt: skip
+        assert main([*command, "--no-retry-errors"]) == 1 and trajectory() == failed and endpoint.requests == []
         capsys.readouterr()
 
         blocked.stray.unlink()  # the cause, fixed

@@ -18,6 +18,7 @@ from uni_agent_gym.cli import main
 
 TOKENIZERS = Path(__file__).resolve().parents[2] / "shared" / "tokenizers"
 TEMPLATES = Path(__file__).parent / "chat_templates"
+CONFIGS = Path(__file__).resolve().parents[1] / "configs"
 PLAIN_TURN = "{{- '<|im_start|>' + message.role + '\\n' + message.content + '<|im_end|>' + '\\n' }}"
 
 
@@ -109,7 +110,7 @@ def test_every_section_holds_on_the_shared_tokenizers(tmp_path, capsys, name, to
 def test_the_text_report_prints_the_three_sections(tmp_path, capsys):
     assert main(["probe", "--tokenizer", str(TOKENIZERS / "qwen2.5-instruct"), "--set", f"env.cache_dir={tmp_path / 'cache'}"]) == 0
     out = capsys.readouterr().out
-    for line in ('boundary ok', 'generation prompt: [151644, 77091, 198] "<|im_start|>assistant\\n"', 'stop: [151645] "<|im_end|>"',
+    for line in ("episode sandbox: local (probe's default: nothing to build;", 'boundary ok', 'generation prompt: [151644, 77091, 198] "<|im_start|>assistant\\n"', 'stop: [151645] "<|im_end|>"',
                  "cache ok", "mask: 1 x 21, 0 x 24", "invariant 3 (the ids are the template's rendering of the conversation): holds",
                  "episode ok", "traj_exit_reason finished, traj_masked False, reward 1.0"):  # fmt: skip
         assert line in out, out
@@ -133,8 +134,12 @@ def test_a_broken_template_fails_naming_what(tmp_path, capsys, broken, section, 
 
 
 @pytest.mark.docker
-def test_the_episode_runs_on_docker_too(tmp_path, capsys, docker_image):
+def test_the_episode_runs_on_the_deployment_a_config_names_and_says_which(tmp_path, capsys, docker_image):
+    """-c configs/deployment/docker.yaml is the episode's sandbox (probe ran it on local without a word before)."""
     require_docker()
-    code, report = probe(capsys, "--tokenizer", str(TOKENIZERS / "qwen2.5-instruct"), "--deployment", "docker",
-                         "--set", f"deployment.image={docker_image}", "--set", f"env.cache_dir={tmp_path / 'cache'}")  # fmt: skip
-    assert code == 0 and report["sections"][2]["reward"] == 1.0, report
+    main(["probe", "--json", "--tokenizer", str(TOKENIZERS / "qwen2.5-instruct"), "-c", str(CONFIGS / "deployment" / "docker.yaml"),
+          "--set", f"deployment.image={docker_image}", "--set", f"env.cache_dir={tmp_path / 'cache'}"])  # fmt: skip
+    captured = capsys.readouterr()
+    assert "episode sandbox: docker (from --config/--set/--deployment)" in captured.err
+    report = json.loads(next(line for line in captured.out.splitlines() if line.startswith("{")))
+    assert report["ok"] and report["sections"][2]["reward"] == 1.0, report

@@ -42,10 +42,20 @@ def model_dir(tmp_path_factory) -> Path:
 
 @pytest.fixture
 def seed(tmp_path, monkeypatch) -> Path:
-    """A copy of the article's files; the working directory is where its config.toml's relative paths start."""
+    """A copy of the article's files, run from the folder above them as the article does. Its config.toml names
+    the agent-loop YAML as `configs/uni_agent_loop.yaml`, from that folder; relative paths in a config.toml are
+    taken from the file's own folder, so the copy names the YAML beside it, the line check-config asks for
+    (`test_the_articles_agent_loop_path_is_taken_from_the_tomls_folder_with_the_line_to_write`)."""
     shutil.copytree(SEED, tmp_path / "seed")
     monkeypatch.chdir(tmp_path / "seed")
+    toml = tmp_path / "seed" / "configs" / "config.toml"
+    toml.write_text(toml.read_text().replace('"configs/uni_agent_loop.yaml"', '"uni_agent_loop.yaml"'))
     return tmp_path / "seed" / "configs"
+
+
+# the lines only the user can write (check-config names each; verl's defaults are its example data and model)
+DATA_AND_MODEL = {"data.train_files": "data/swe_train.parquet", "data.val_files": "data/swe_val.parquet",
+                  "actor_rollout_ref.model.path": "Qwen/Qwen2.5-Coder-7B-Instruct"}  # fmt: skip
 
 
 def build_as_verl_does(loop_yaml: Path, server, *, prompt_length=8192, response_length=24576, max_model_len=32768):
@@ -154,6 +164,14 @@ def test_our_own_names_beside_the_articles_agree(seed):
     assert config.rollout.max_prompt_length == 8192 and config.rollout.max_tokens_per_turn == 2048
 
 
+def test_the_articles_agent_loop_path_is_taken_from_the_tomls_folder_with_the_line_to_write(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    problems = check_training(load_training(SEED / "configs" / "config.toml")).problems
+    expected = (f"rollout.agent.agent_loop_config_path: {SEED / 'configs' / 'configs' / 'uni_agent_loop.yaml'} does not exist (a relative "
+                'path is taken from config.toml\'s folder). uni_agent_loop.yaml is beside it: write agent_loop_config_path = "uni_agent_loop.yaml".')  # fmt: skip
+    assert expected in problems, problems
+
+
 def test_check_config_lists_every_problem_of_the_articles_toml_at_once(seed):
     run = load_training(seed / "config.toml", settings=seed / "settings.json")
     check = check_training(run)
@@ -166,7 +184,9 @@ def test_check_config_lists_every_problem_of_the_articles_toml_at_once(seed):
     joined = "\n".join(check.problems)
     for problem in ("Missing mandatory value: actor_rollout_ref.rollout.name", "ppo_micro_batch_size_per_gpu",
                     "rollout.max_prompt_length = 8192 exceeds verl's data.max_prompt_length", "data.train_batch_size = 0",
-                    "hybrid_engine = false", "total_rollout_steps"):  # fmt: skip
+                    "hybrid_engine = false", "total_rollout_steps", "data.train_files is not set", "data.val_files is not set",
+                    'actor_rollout_ref.model.path is not set: verl would train its example model (~/models/deepseek-llm-7b-chat). '
+                    'Add to [model]: path = "Qwen/Qwen2.5-Coder-7B-Instruct" (the gym settings\' model.model_name)'):  # fmt: skip
         assert problem in joined, problem
     assert check.additions["actor_rollout_ref.rollout.name"] == "vllm"
     assert check.additions["data.max_response_length"] == 24576 and check.additions["actor_rollout_ref.rollout.max_model_len"] == 32768
@@ -189,7 +209,7 @@ def test_the_articles_files_plus_the_lines_check_config_prints_pass(seed, capsys
     original = tomllib.loads((seed / "config.toml").read_text())
     values = verl_keys(original)
     values["actor_rollout_ref.rollout.n"] = values.pop("actor_rollout_ref.rollout.n_resp_per_prompt")  # as the note says
-    (seed / "config.toml").write_text(toml_lines({**values, **lines}) + "\n")
+    (seed / "config.toml").write_text(toml_lines({**values, **lines, **DATA_AND_MODEL}) + "\n")
     assert main(arguments) == 0, capsys.readouterr().out
 
 
@@ -200,12 +220,21 @@ def test_an_entry_with_target_instead_of_underscore_target_is_asked_about(seed, 
     assert any("says `target: uni_agent_gym.verl.agent_loop.UniAgentLoop`: did you mean `_target_`?" in problem for problem in problems)
 
 
-def test_init_from_seed_writes_a_consistent_set_keeping_every_value(seed, tmp_path, capsys):
+def test_init_from_seed_writes_the_set_keeping_every_value_and_names_the_lines_only_the_user_can_write(seed, tmp_path, capsys):
+    """The article names no data and no model: init writes everything else and ends naming those lines (verl
+    would train on its own examples); with them added the set passes."""
     loop_yaml = seed / "uni_agent_loop.yaml"
     loop_yaml.write_text(loop_yaml.read_text().replace("_target_:", "target:"))  # as the article prints it
-    assert main(["init", "--from-seed", str(seed), "--output", "out"]) == 0, capsys.readouterr().out
-    assert main(["check-config", "--training", "out/config.toml"]) == 0, capsys.readouterr().out
+    assert main(["init", "--from-seed", str(seed), "--output", "out"]) == 1
+    out = " ".join(capsys.readouterr().out.split())
+    for key in DATA_AND_MODEL:
+        assert f"problem: {key} is not set" in out, key
+    assert "error: wrote the set to out, but 3 problem(s) are left (above, each with the line to add)" in out
+    assert main(["check-config", "--training", "out/config.toml"]) == 1, "not consistent without the data and the model"
+    capsys.readouterr()
     written = load_training("out/config.toml")
+    Path("out/config.toml").write_text(toml_lines({**verl_keys(tomllib.loads(Path("out/config.toml").read_text())), **DATA_AND_MODEL}))
+    assert main(["check-config", "--training", "out/config.toml"]) == 0, capsys.readouterr().out
     assert written.values["actor_rollout_ref.rollout.n"] == 8 and written.values["async_training.require_batches"] == 2
     assert written.values["actor_rollout_ref.actor.clip_ratio"] == 4e-4
     assert written.values["actor_rollout_ref.rollout.multi_turn.max_user_turns"] == 12
@@ -215,3 +244,16 @@ def test_init_from_seed_writes_a_consistent_set_keeping_every_value(seed, tmp_pa
     assert json.loads(Path("out/settings.json").read_text())["model"]["api_key"] == "${OPENAI_API_KEY:-EMPTY}"  # placeholders stay
     assert main(["init", "--from-seed", str(seed), "--output", "out"]) != 0  # nothing is overwritten unasked
     assert "already has config.toml, uni_agent_loop.yaml, settings.json" in capsys.readouterr().out
+
+
+def test_the_set_init_writes_works_from_any_directory(seed, tmp_path, monkeypatch, capsys):
+    """init ran with a relative --output; the set it wrote names its agent-loop YAML so that it is found from
+    anywhere (it named `out/uni_agent_loop.yaml`, found only from where init ran)."""
+    main(["init", "--from-seed", str(seed), "--output", "out"])
+    written = seed.parent / "out"
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    run = load_training(written / "config.toml")
+    assert run.loop_yaml == written / "uni_agent_loop.yaml" and run.loop_entries, run.loop_yaml
+    assert run.gym_config().env.max_turns == 12

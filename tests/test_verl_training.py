@@ -22,7 +22,7 @@ SHARED = Path(__file__).resolve().parents[2] / "shared"
 
 def edited_toml(tmp_path: Path, *edits: tuple[str, str]) -> Path:
     """The seed config.toml with text replacements, the agent-loop path made absolute."""
-    text = SEED_TOML.replace('"configs/uni_agent_loop.yaml"', json.dumps(str(CONFIGS / "uni_agent_loop.yaml")))
+    text = SEED_TOML.replace('"uni_agent_loop.yaml"', json.dumps(str(CONFIGS / "uni_agent_loop.yaml")))
     for old, new in edits:
         assert old in text, old
         text = text.replace(old, new)
@@ -151,19 +151,24 @@ def test_a_malformed_agent_loop_yaml_is_one_error_line(tmp_path, capsys):
     assert "Traceback" not in out and f"{loop} (rollout.agent.agent_loop_config_path in {toml}) is not valid YAML" in out
 
 
-def test_train_dry_run_prints_the_command_and_resolves_the_agent_loop(tmp_path, capsys, monkeypatch):
+def test_train_dry_run_prints_the_command_and_the_agent_loop_and_writes_nothing(tmp_path, capsys, monkeypatch):
+    """--dry-run only prints: the agent-loop YAML train would write (absolute paths, --settings applied) and a
+    command that names it by its absolute path, beside the absolute data paths, though --output is relative."""
     import subprocess
 
     monkeypatch.setattr(subprocess, "call", lambda *a, **k: pytest.fail("--dry-run must not launch"))
+    monkeypatch.chdir(tmp_path)
     settings = tmp_path / "my-settings.json"
     settings.write_text((CONFIGS / "settings.json").read_text())
     toml = edited_toml(tmp_path)
-    assert main(["train", "--config", str(toml), "--settings", str(settings), "--dry-run", "--output", str(tmp_path / "runs")]) == 0
+    assert main(["train", "--config", str(toml), "--settings", str(settings), "--dry-run", "--output", "runs"]) == 0
     out = capsys.readouterr().out
     generated = tmp_path / "runs" / "swe-grpo" / "uni_agent_loop.yaml"
+    assert not (tmp_path / "runs").exists(), "--dry-run wrote files"
     assert "python -m verl.experimental.fully_async_policy.fully_async_main" in out
-    assert f"actor_rollout_ref.rollout.agent.agent_loop_config_path={generated}" in out
-    entry = yaml.safe_load(generated.read_text())[0]
+    assert f"actor_rollout_ref.rollout.agent.agent_loop_config_path={generated}" in out and f"data.train_files={tmp_path.parent / 'data' / 'swe_train.parquet'}" in out
+    printed = out[out.index("(not written: --dry-run)"):out.index("python -m verl")].split("\n", 1)[1]
+    entry = yaml.safe_load(printed)[0]
     assert entry["settings"] == str(settings) and entry["deployment"] == str(CONFIGS / "deployment" / "docker.yaml")
 
 
@@ -192,3 +197,68 @@ def test_prepare_data_rows_read_back_by_verls_dataset(tmp_path):
     assert sample["agent_name"] == "uni_agent"
     instance = instance_from_sample(sample)
     assert instance["instance_id"] == rows[1]["instance_id"] and instance["patch"] == rows[1]["patch"]
+
+
+@pytest.mark.parametrize(
+    "removed, expected",
+    [
+        ('train_files = "../data/swe_train.parquet"\n', 'data.train_files is not set: verl would train on its example data '
+                                                     '(~/data/rlhf/gsm8k/train.parquet). Add to [data]: train_files = "'),
+        ('val_files = "../data/swe_val.parquet"\n', 'data.val_files is not set: verl would validate on its example data '
+                                                 '(~/data/rlhf/gsm8k/test.parquet). Add to [data]: val_files = "'),
+        ('path = "${MODEL_PATH:-Qwen/Qwen2.5-Coder-7B-Instruct}"\n', "actor_rollout_ref.model.path is not set: verl would train its "
+                                                                      'example model (~/models/deepseek-llm-7b-chat). Add to [model]: path = "'),
+    ],
+    ids=["train-files", "val-files", "model-path"],
+)  # fmt: skip
+def test_the_data_and_the_model_are_required_with_the_line_to_add(tmp_path, capsys, monkeypatch, removed, expected):
+    """verl has defaults for both (its example data and model): a set without them is not consistent, in
+    check-config --training and in train --dry-run alike."""
+    import subprocess
+
+    monkeypatch.setattr(subprocess, "call", lambda *a, **k: pytest.fail("must not launch"))
+    toml = edited_toml(tmp_path, (removed, ""))
+    assert any(expected in problem for problem in check_training(load_training(toml)).problems)
+    for command in (["check-config", "--training", str(toml)], ["train", "--config", str(toml), "--dry-run", "--output", str(tmp_path / "runs")]):
+        assert main(command) == 1
+        assert expected in " ".join(capsys.readouterr().out.split()), command
+
+
+@pytest.mark.parametrize("given", [["--config", "/nowhere/settings.yaml"], ["--set", "bogus.key=1"], ["--deployment", "local"]],
+                         ids=["config", "set", "deployment"])  # fmt: skip
+def test_check_config_training_refuses_gym_options_it_would_not_apply(tmp_path, capsys, given):
+    assert main(["check-config", "--training", str(edited_toml(tmp_path)), *given]) == 1
+    out = capsys.readouterr().out
+    assert out.count("error:") == 1 and "Traceback" not in out, out
+    assert out.startswith(f"error: {given[0]}: not used with --training (the run's gym settings are its agent-loop entry's"), out
+
+
+def test_the_agent_loop_yaml_checked_is_the_one_the_toml_names_from_its_own_folder(tmp_path, capsys, monkeypatch):
+    """Run from a directory that has a YAML of the same relative name, check-config --training still checks
+    (and prints) the one beside the TOML, the one train hands verl."""
+    seed, elsewhere = tmp_path / "seed", tmp_path / "elsewhere"
+    for folder in (seed, elsewhere):
+        folder.mkdir()
+    entry = yaml.safe_load((CONFIGS / "uni_agent_loop.yaml").read_text())[0]
+    entry.update(settings=str(CONFIGS / "settings.json"), deployment=str(CONFIGS / "deployment" / "docker.yaml"))
+    (seed / "uni_agent_loop.yaml").write_text(yaml.safe_dump([entry]))
+    (elsewhere / "uni_agent_loop.yaml").write_text(yaml.safe_dump([{**entry, "name": "another_loop"}]))
+    toml = edited_toml(seed, (json.dumps(str(CONFIGS / "uni_agent_loop.yaml")), '"uni_agent_loop.yaml"'))
+    monkeypatch.chdir(elsewhere)
+    assert main(["check-config", "--training", str(toml)]) == 0, capsys.readouterr().out
+    out = " ".join(capsys.readouterr().out.split())
+    assert f"agent-loop YAML: {seed / 'uni_agent_loop.yaml'}" in out and str(elsewhere) not in out, out
+
+
+def test_relative_paths_in_the_toml_are_taken_from_its_folder(tmp_path, monkeypatch):
+    """A copied config.toml keeps working wherever it is run from."""
+    folder, elsewhere = tmp_path / "copied", tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    toml = edited_toml(tmp_path, (json.dumps(str(CONFIGS / "uni_agent_loop.yaml")), '"loops/uni_agent_loop.yaml"'))
+    folder.mkdir()
+    toml = toml.rename(folder / "config.toml")
+    monkeypatch.chdir(elsewhere)
+    run = load_training(toml)
+    assert run.values["data.train_files"] == str(tmp_path / "data" / "swe_train.parquet")  # ../data/ from the TOML's folder
+    assert run.values["data.val_files"] == str(tmp_path / "data" / "swe_val.parquet")
+    assert run.loop_yaml == folder / "loops" / "uni_agent_loop.yaml"

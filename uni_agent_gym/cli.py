@@ -26,8 +26,8 @@ from uni_agent_gym.arguments import (
     positive_int,
     tokenizer_source,
 )
-from uni_agent_gym.config import load_config, read_config_file
-from uni_agent_gym.errors import ConfigError, UniAgentGymError
+from uni_agent_gym.config import DEPLOYMENT_TYPES, LocalDeploymentConfig, load_config, read_config_file
+from uni_agent_gym.errors import ConfigError, MissingExtraError, UniAgentGymError
 
 
 class DemoFailed(UniAgentGymError):
@@ -38,10 +38,27 @@ class ImageBuildFailed(UniAgentGymError):
     """Some instance images could not be built (each failure was printed)."""
 
 
+class _HelpFormatter(argparse.ArgumentDefaultsHelpFormatter):
+    """--help with each option's default where it has one to say (not None, an empty list or a flag's off)."""
+
+    def _get_help_string(self, action: argparse.Action) -> str | None:
+        if action.default is None or action.default is False or action.default == []:
+            return action.help
+        return super()._get_help_string(action)
+
+
+class _Parser(argparse.ArgumentParser):
+    """Every command and subcommand: defaults in --help, and --verbose after the command's name as well as before."""
+
+    def __init__(self, **kwargs) -> None:
+        super().__init__(formatter_class=_HelpFormatter, **kwargs)
+        self.add_argument("--verbose", "-v", action="store_true", default=argparse.SUPPRESS, help="log debug messages; an error shows its traceback")
+
+
 def _config_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--config", "-c", action="append", default=[], help="YAML/JSON/TOML config; repeat to layer")
     parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="override, e.g. deployment.type=local")
-    parser.add_argument("--deployment", choices=["local", "docker", "modal"], help="override deployment.type")
+    parser.add_argument("--deployment", choices=list(DEPLOYMENT_TYPES), help="override deployment.type")
 
 
 def _load(args: argparse.Namespace):
@@ -89,6 +106,10 @@ class ConfigContradiction(ConfigError):
 
 def cmd_check_config(args: argparse.Namespace, console: Console) -> None:
     if args.training:
+        given = [name for name, value in (("--config", args.config), ("--set", args.set), ("--deployment", args.deployment)) if value]
+        if given:
+            raise BadArgument(f"{given[0]}: not used with --training (the run's gym settings are its agent-loop entry's: its settings, "
+                              "deployment and overrides; --settings replaces its settings file)")  # fmt: skip
         _check_training(args, console, "--training")
         return
     if args.settings:
@@ -113,16 +134,16 @@ def _check_training(args: argparse.Namespace, console: Console, toml_argument: s
         console.print(f"[yellow]lines to add to {escape(str(args.training))}[/yellow] (what the file lacks; each resolves a problem or warning above):")
         console.print(toml_lines(check.additions), markup=False, highlight=False, soft_wrap=True)
     if check.problems:
-        raise ConfigContradiction(f"{len(check.problems)} problem(s) in {args.training} and the configs it names")
+        raise ConfigContradiction(f"{len(check.problems)} problem(s) in {args.training} and the configs it names; the first: {check.problems[0]}")
     trainer = "verl fully-async trainer" if run.async_training else "verl PPO trainer"
-    console.print(f"[green]training configs are consistent[/green] ({trainer}, agent loop {escape(str(run.loop_yaml))})")
+    console.print(f"[green]training configs are consistent[/green] ({trainer}, agent loop {escape(str(run.loop_yaml))})", soft_wrap=True)
     return run
 
 
 def _print_check(console: Console, notes: list[str], warnings: list[str], problems: list[str]) -> None:
     for kind, colour, lines in (("note", "cyan", notes), ("warning", "yellow", warnings), ("problem", "red", problems)):
-        for line in lines:
-            console.print(f"[{colour}]{kind}:[/{colour}] {escape(line)}", highlight=False)
+        for line in lines:  # one line each, never cut: a path or a line to copy must survive a pipe
+            console.print(f"[{colour}]{kind}:[/{colour}] {escape(line)}", highlight=False, soft_wrap=True)
 
 
 def cmd_train(args: argparse.Namespace, console: Console) -> None:
@@ -133,8 +154,12 @@ def cmd_train(args: argparse.Namespace, console: Console) -> None:
     output_directory("--output", args.output)
     run = _check_training(args, console, "--config")
     experiment = run.values.get("trainer.experiment_name", "uni-agent-gym")
-    generated = run.write_loop_yaml(Path(args.output) / str(experiment))
-    console.print(f"agent loop config: {generated}")
+    generated, text = run.write_loop_yaml(Path(args.output) / str(experiment), dry_run=args.dry_run)
+    if args.dry_run:
+        console.print(f"agent loop config (not written: --dry-run): {generated}", markup=False, highlight=False, soft_wrap=True)
+        console.print(text.rstrip(), markup=False, highlight=False, soft_wrap=True)
+    else:
+        console.print(f"agent loop config: {generated}", markup=False, highlight=False, soft_wrap=True)
     console.print(run.shell_command(), markup=False, highlight=False, soft_wrap=True)
     if args.dry_run:
         return
@@ -158,7 +183,8 @@ def cmd_init(args: argparse.Namespace, console: Console) -> None:
         said, check = write_from_seed(seed, output, force=args.force)
     _print_check(console, said, check.warnings, check.problems)
     if check.problems:
-        raise ConfigContradiction(f"{len(check.problems)} problem(s) left in the set written to {output}")
+        raise ConfigContradiction(f"wrote the set to {output}, but {len(check.problems)} problem(s) are left (above, each with the line "
+                                  f"to add); then check it: uni-agent-gym check-config --training {output / 'config.toml'}")  # fmt: skip
     console.print(f"[green]wrote a consistent set to {escape(str(output))}[/green]: config.toml, uni_agent_loop.yaml, settings.json "
                   f"(check it: uni-agent-gym check-config --training {escape(str(output / 'config.toml'))})")  # fmt: skip
 
@@ -168,7 +194,7 @@ def cmd_prepare_data(args: argparse.Namespace, console: Console) -> None:
 
     instances = _instances(args.dataset, args.split, ids=args.instance_ids, slice_spec=args.slice)
     path = write_parquet(verl_rows(instances, args.agent_name), output_file("--output", args.output))
-    console.print(f"wrote {len(instances)} rows for agent loop {args.agent_name!r} to {path}")
+    console.print(f"wrote {len(instances)} row{'s' * (len(instances) != 1)} for agent loop {args.agent_name!r} to {path}")
 
 
 def cmd_cleanup(args: argparse.Namespace, console: Console) -> None:
@@ -288,12 +314,18 @@ def cmd_probe(args: argparse.Namespace, console: Console) -> None:
 
     source = tokenizer_source("--tokenizer", args.tokenizer)
     config = _load(args)
+    said = Console(stderr=True) if args.json else console
+    if "deployment" in config.model_fields_set:
+        said.print(f"episode sandbox: {config.deployment.type} (from --config/--set/--deployment)", highlight=False, soft_wrap=True)
+    else:
+        config = config.model_copy(update={"deployment": LocalDeploymentConfig()})
+        said.print("episode sandbox: local (probe's default: nothing to build; --deployment or a config's deployment chooses another)", highlight=False, soft_wrap=True)
     with argument("--tokenizer"):
         tokenizer = load_tokenizer(source)
     if config.deployment.type == "docker":
         from uni_agent_gym.demo import prepare_deployment
 
-        config = asyncio.run(prepare_deployment(config, Console(stderr=True) if args.json else console))
+        config = asyncio.run(prepare_deployment(config, said))
     sections = run_probe(tokenizer, config)
     if args.json:
         print(json.dumps({"tokenizer": source, "ok": all(s.ok for s in sections),
@@ -308,7 +340,7 @@ def cmd_probe(args: argparse.Namespace, console: Console) -> None:
 
 
 def cmd_eval(args: argparse.Namespace, console: Console) -> None:
-    from uni_agent_gym.eval.run import pending_instances, run_eval
+    from uni_agent_gym.eval.run import check_graded, pending_instances, run_eval
 
     config = _run_config(args)
     instances = _instances(args.dataset, config.env.split, config.env.dataset_format, ids=args.instance_ids, slice_spec=args.slice)
@@ -329,6 +361,7 @@ def cmd_eval(args: argparse.Namespace, console: Console) -> None:
         f"resolved {report['resolved']} / {report['instances']} ({report['resolved_rate']:.1%}){retried}; "
         f"predictions: {output / 'predictions.jsonl'}; report: {output / 'report.md'}"
     )
+    check_graded(report)
 
 
 def cmd_build_images(args: argparse.Namespace, console: Console) -> None:
@@ -358,7 +391,7 @@ def cmd_datasets(args: argparse.Namespace, console: Console) -> None:
     config = _run_config(args)
     tasks = _instances(args.dataset, args.split, config.env.dataset_format)
     lines = summarise(tasks, config, _environments(config.env.environments))
-    table = Table("family", "repository", "rows", "images here", "buildable offline", "why not", title=f"{args.dataset}: {len(tasks)} rows")
+    table = Table("family", "repository", "rows", "images here", "buildable offline", "why not", title=f"{args.dataset}: {len(tasks)} row{'s' * (len(tasks) != 1)}")
     for line in lines:
         present = "?" if line.images_present is None else str(line.images_present)
         why = "; ".join(f"{count}: {reason}" for reason, count in line.reasons.most_common(3))
@@ -391,9 +424,9 @@ def cmd_view(args: argparse.Namespace, console: Console) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="uni-agent-gym", description="SWE-bench environment and reward gym for agentic RL")
-    parser.add_argument("--verbose", "-v", action="store_true", help="log debug messages")
-    commands = parser.add_subparsers(dest="command", required=True)
+    parser = _Parser(prog="uni-agent-gym", description="SWE-bench environment and reward gym for agentic RL")
+    parser.set_defaults(verbose=False)
+    commands = parser.add_subparsers(dest="command", required=True)  # subcommands are _Parsers too (argparse uses the parent's class)
 
     demo = commands.add_parser("demo", help="run the main job on a built-in default task")
     _config_arguments(demo)
@@ -439,7 +472,7 @@ def build_parser() -> argparse.ArgumentParser:
     cleanup = commands.add_parser("cleanup", help="remove containers left by uni-agent-gym (label uni-agent-gym=1)")
     cleanup.add_argument("--run-id", help="only the containers of this run")
     cleanup.add_argument("--deployment", choices=["docker", "ray"], default="docker", help="this machine's engine (docker), or every node's of a Ray cluster (ray)")
-    cleanup.add_argument("--address", default="auto", help="with --deployment ray: the cluster's head, HOST:PORT (default: auto)")
+    cleanup.add_argument("--address", default="auto", help="with --deployment ray: the cluster's head, HOST:PORT")
     cleanup.add_argument("--resource", default="uni_agent_gym_sandbox", help="with --deployment ray: the nodes offering this resource are cleaned")
     cleanup.set_defaults(func=cmd_cleanup)
 
@@ -451,7 +484,7 @@ def build_parser() -> argparse.ArgumentParser:
     probe.add_argument("--tokenizer", required=True, metavar="PATH", help="the model's tokenizer: a directory or a hub name")
     probe.add_argument("--json", action="store_true", help="print the sections as one JSON object")
     _config_arguments(probe)
-    probe.set_defaults(func=cmd_probe, deployment="local")
+    probe.set_defaults(func=cmd_probe)
 
     evaluate = commands.add_parser("eval", help="run the ReAct agent over SWE-bench instances and report")
     _config_arguments(evaluate)
@@ -525,10 +558,10 @@ def build_parser() -> argparse.ArgumentParser:
     view.add_argument("path", metavar="PATH", help="an eval run or grade output directory, a rollout.trajectory_dir, a trajectory .json, a gateway or token-record .jsonl")
     view.add_argument("--output", help="HTML file to write (default: PATH/view.html for a directory, else beside the file)")
     view.add_argument("--tokenizer", metavar="DIR", help="a local tokenizer directory: token texts of records without them, and message spans from its chat template for the mask check")
-    view.add_argument("--max-page-mb", type=positive_int, default=100, help="refuse a page of more than this many MB of records (use --serve) (default: 100)")
-    view.add_argument("--serve", action="store_true", help="serve a web app instead of writing a page: an index beside the records, updated as they land (default: off)")
-    view.add_argument("--host", default="127.0.0.1", help="address for --serve (default: 127.0.0.1, this machine only)")
-    view.add_argument("--port", type=int, default=8010, help="port for --serve, 0: any free port (default: 8010)")
+    view.add_argument("--max-page-mb", type=positive_int, default=100, help="refuse a page of more than this many MB of records (use --serve)")
+    view.add_argument("--serve", action="store_true", help="serve a web app instead of writing a page: an index beside the records, updated as they land")
+    view.add_argument("--host", default="127.0.0.1", help="address for --serve (127.0.0.1: this machine only)")
+    view.add_argument("--port", type=int, default=8010, help="port for --serve, 0: any free port")
     view.set_defaults(func=cmd_view)
     return parser
 
@@ -537,8 +570,14 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     logging.basicConfig(level=logging.DEBUG if args.verbose else logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
     console = Console()
+    if not console.is_terminal:  # a pipe or a file: nothing is wrapped or cut (names, paths, lines to copy)
+        console.width = 10_000
     try:
-        args.func(args, console)
+        try:
+            args.func(args, console)
+        except ModuleNotFoundError as exc:  # an optional dependency: say which extra installs it
+            command = " ".join(filter(None, (args.command, getattr(args, "images_command", None), getattr(args, "gateway_command", None))))
+            raise MissingExtraError.of(exc, command) or exc
     except (UniAgentGymError, OSError) as exc:  # a bad input or an unusable machine: one line, the trace with -v
         if args.verbose:
             traceback.print_exc()

@@ -12,6 +12,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+from uni_agent_gym.errors import ConfigError
+
 def verl_rows(instances: list[dict[str, Any]], agent_name: str = "uni_agent") -> list[dict[str, Any]]:
     """The rows verl's dataset expects, in the order given."""
     return [
@@ -35,3 +37,17 @@ def write_parquet(rows: list[dict[str, Any]], path: str | Path) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     Dataset.from_list(rows).to_parquet(str(path))
     return path
+
+
+def agent_names(path: str | Path) -> set[str]:
+    """The agent loops a parquet file's rows go to (its `agent_name` column; none without one)."""
+    import pyarrow
+    import pyarrow.parquet as pq
+
+    try:
+        if "agent_name" not in pq.read_schema(path).names:
+            return set()
+        column = pq.read_table(path, columns=["agent_name"]).column("agent_name")
+    except (pyarrow.ArrowException, OSError) as exc:
+        raise ConfigError(f"{path} is not a parquet file verl can read: {exc}") from None
+    return {str(name) for name in column.to_pylist() if name is not None}

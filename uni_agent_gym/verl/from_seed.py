@@ -49,7 +49,7 @@ def write_from_seed(seed_dir: Path, output: Path, *, force: bool = False, rounds
     (output / "settings.json").write_text(json.dumps(settings, indent=2) + "\n")
     (output / "uni_agent_loop.yaml").write_text(yaml.safe_dump([entry], sort_keys=False))
     values = _verl_values(seed_dir, said)
-    values[f"{ROLLOUT}.agent.agent_loop_config_path"] = str(output / "uni_agent_loop.yaml")
+    values[f"{ROLLOUT}.agent.agent_loop_config_path"] = "uni_agent_loop.yaml"  # beside it: relative paths are taken from the TOML's folder
     for _ in range(rounds):  # an added line can bring the next check further (lengths, then batch sizes)
         _write_toml(output / "config.toml", values, seed_dir)
         check = check_training(load_training(output / "config.toml"))

@@ -36,3 +36,10 @@ def compose_trainer_config(overrides: list[str], *, async_training: bool = False
     GlobalHydra.instance().clear()
     with initialize_config_dir(config_dir=str(directory), version_base=None):
         return compose(name, overrides=list(overrides))
+
+
+def example_default(key: str, async_training: bool = False) -> str:
+    """The value verl's trainer config gives `key` when a run leaves it unset (its examples' data and model)."""
+    from omegaconf import OmegaConf
+
+    return str(OmegaConf.select(compose_trainer_config([], async_training=async_training), key))

@@ -10,7 +10,8 @@ The TOML's tables are verl's Hydra keys, with three shorthands: `[model]` is `ac
 `[rollouter]` is the fully-async trainer's top-level `rollout` (its GPUs and total steps). An
 `[async_training]` table selects verl's fully-async trainer; without it, PPO (`main_ppo`).
 `${VAR}` / `${VAR:-default}` are resolved from the environment; relative paths are taken from the
-current directory and made absolute, so Ray workers started elsewhere find them.
+TOML's own folder (wherever the command runs, a copied config keeps working) and made absolute, so Ray
+workers started elsewhere find them, and `train` hands verl the agent-loop YAML by an absolute path.
 """
 
 from __future__ import annotations
@@ -33,6 +34,14 @@ from uni_agent_gym.verl.trainer_config import ASYNC_ENTRY, PPO_ENTRY, compose_tr
 LOOP_TARGET = "uni_agent_gym.verl.agent_loop.UniAgentLoop"
 SHORTHANDS = {"model": "actor_rollout_ref.model", "rollout": "actor_rollout_ref.rollout", "rollouter": "rollout"}
 PATH_KEYS = ("data.train_files", "data.val_files", "actor_rollout_ref.rollout.agent.agent_loop_config_path")
+# keys verl reads at every run whose defaults are its own examples: a run without them trains on those, silently
+REQUIRED = {
+    "data.train_files": ("train on its example data", "train_files", '"data/swe_train.parquet" (rows: uni-agent-gym prepare-data; '
+                         "a relative path is taken from this file's folder)"),
+    "data.val_files": ("validate on its example data", "val_files", '"data/swe_val.parquet" (rows: uni-agent-gym prepare-data; '
+                       "a relative path is taken from this file's folder)"),
+    "actor_rollout_ref.model.path": ("train its example model", "path", None),
+}  # fmt: skip
 ROLLOUT = "actor_rollout_ref.rollout"
 # the seed article's names for verl keys, in whichever table it puts them
 TOML_ALIASES = {"n_resp_per_prompt": f"{ROLLOUT}.n"}
@@ -122,9 +131,9 @@ class TrainingRun:
 
         return gym_config_of_entry(self.loop_dir, self.loop_entry() or {}, translations)
 
-    def write_loop_yaml(self, directory: Path) -> Path:
-        """A copy of the agent-loop YAML with absolute paths (and `--settings`), for the launch."""
-        directory.mkdir(parents=True, exist_ok=True)
+    def write_loop_yaml(self, directory: Path, *, dry_run: bool = False) -> tuple[Path, str]:
+        """A copy of the agent-loop YAML with absolute paths (and `--settings`), for the launch: (its absolute
+        path, its text); with `dry_run` nothing is written (the command names the path all the same)."""
         base = self.loop_dir
 
         def absolute(value: Any) -> Any:
@@ -138,9 +147,12 @@ class TrainingRun:
                 entry = self.loop_entry()
                 entry.update({key: absolute(entry[key]) for key in ("settings", "deployment") if entry.get(key)})
             entries.append(entry)
-        self.generated_loop_yaml = directory / "uni_agent_loop.yaml"
-        self.generated_loop_yaml.write_text(yaml.safe_dump(entries, sort_keys=False))
-        return self.generated_loop_yaml
+        self.generated_loop_yaml = directory.resolve() / "uni_agent_loop.yaml"
+        text = yaml.safe_dump(entries, sort_keys=False)
+        if not dry_run:
+            directory.mkdir(parents=True, exist_ok=True)
+            self.generated_loop_yaml.write_text(text)
+        return self.generated_loop_yaml, text
 
 
 def load_training(toml_path: str | Path, *, settings: str | Path | None = None, environ: dict[str, str] | None = None) -> TrainingRun:
@@ -150,11 +162,12 @@ def load_training(toml_path: str | Path, *, settings: str | Path | None = None, 
     async_training = "async_training" in data
     values = verl_keys(data)
     translations = translate_toml_keys(values, toml_path)
+    folder = toml_path.resolve().parent
     for key in PATH_KEYS:
         if isinstance(values.get(key), str):
-            values[key] = str(Path(values[key]).expanduser().resolve())
+            values[key] = str((folder / Path(values[key]).expanduser()).resolve())
         elif isinstance(values.get(key), list):
-            values[key] = [str(Path(item).expanduser().resolve()) for item in values[key]]
+            values[key] = [str((folder / Path(item).expanduser()).resolve()) for item in values[key]]
     loop_path = values.get(f"{ROLLOUT}.agent.agent_loop_config_path")
     loop_yaml = Path(loop_path) if loop_path else None
     entries: list[dict[str, Any]] = []
@@ -211,6 +224,9 @@ def check_training(run: TrainingRun) -> TrainingCheck:
     additions: dict[str, Any] = {}
     notes += run.translations
     entry = _check_loop(run, problems)
+    if entry is not None:
+        notes.insert(0, f"agent-loop YAML: {run.loop_yaml} (rollout.agent.agent_loop_config_path; train hands verl a copy of it)")
+    problems += _required_problems(run)
     unknown = _keys_verl_lacks(run)
     problems += unknown.values()
     try:
@@ -262,13 +278,56 @@ def check_training(run: TrainingRun) -> TrainingCheck:
             "verl's PPO trainer (no [async_training] table) needs actor_rollout_ref.hybrid_engine = true and "
             f"data.train_batch_size >= 1 (got {trainer.actor_rollout_ref.hybrid_engine}, {trainer.data.train_batch_size})."
         )
+    names = [item.get("name") for item in run.loop_entries]
     for key in ("data.train_files", "data.val_files"):
         paths = run.values.get(key)
         for path in [paths] if isinstance(paths, str) else paths or []:
             if not Path(path).exists():
                 warnings.append(f"{key}: {path} does not exist yet (make it with `uni-agent-gym prepare-data`).")
+            elif run.loop_entries:
+                problems += _routing_problems(key, path, names, run.loop_yaml)
     additions = {key: value for key, value in additions.items() if key not in run.values}  # a key set is fixed by the message
     return TrainingCheck(problems, warnings, notes, additions)
+
+
+def _required_problems(run: TrainingRun) -> list[str]:
+    """The keys of `REQUIRED` the TOML leaves to verl's example defaults, each with the line to add."""
+    from uni_agent_gym.verl.trainer_config import example_default
+
+    problems = []
+    for key, (what, name, line) in REQUIRED.items():
+        if key in run.values:
+            continue
+        if line is None:  # the model: the gym settings' model_name where they name one
+            try:
+                served = run.gym_config().model.model_name
+            except ConfigError:
+                served = "default"
+            line = json.dumps(served) + " (the gym settings' model.model_name)" if served != "default" else \
+                '"Qwen/Qwen2.5-Coder-7B-Instruct" (the model to train: a hub name or a directory)'
+        table, _ = toml_place(key)
+        problems.append(f"{key} is not set: verl would {what} ({example_default(key, run.async_training)}). "
+                        f"Add to [{table}]: {name} = {line}")  # fmt: skip
+    return problems
+
+
+def _routing_problems(key: str, path: str, names: list[Any], loop_yaml: Path | None) -> list[str]:
+    """Rows of a data file whose `agent_name` names no entry of the agent-loop YAML (verl fails on the first)."""
+    from uni_agent_gym.verl.data import agent_names
+
+    try:
+        routed = agent_names(path)
+    except ConfigError as exc:
+        return [f"{key}: {exc}"]
+    problems = []
+    for name in sorted(routed - set(names)):
+        close = difflib.get_close_matches(name, [str(known) for known in names], n=1)
+        fix = f"did you mean {close[0]}? " if close else ""
+        problems.append(
+            f"{key}: the rows of {path} go to the agent loop {name!r} (their agent_name), which {loop_yaml} does not have "
+            f"({', '.join(map(str, names))}): {fix}write them again with uni-agent-gym prepare-data --agent-name {close[0] if close else names[0]}."
+        )
+    return problems
 
 
 def toml_place(key: str) -> tuple[str, str]:
@@ -306,7 +365,10 @@ def _check_loop(run: TrainingRun, problems: list[str]) -> dict[str, Any] | None:
         problems.append("rollout.agent.agent_loop_config_path is not set: verl cannot find UniAgentLoop. Point it at configs/uni_agent_loop.yaml.")
         return None
     if not run.loop_yaml.is_file():
-        problems.append(f"rollout.agent.agent_loop_config_path: {run.loop_yaml} does not exist.")
+        beside = run.toml_path.resolve().parent / run.loop_yaml.name
+        hint = f' {beside.name} is beside it: write agent_loop_config_path = "{beside.name}".' if beside.is_file() else ""
+        problems.append(f"rollout.agent.agent_loop_config_path: {run.loop_yaml} does not exist (a relative path is taken from "
+                        f"{run.toml_path.name}'s folder).{hint}")  # fmt: skip
         return None
     entry = run.loop_entry()
     misspelt = [item for item in run.loop_entries if "_target_" not in item and "target" in item]
