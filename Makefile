@@ -7,7 +7,7 @@ TEST_WORKERS ?= 2
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: setup demo test bench docker-engine docs docs-check
+.PHONY: setup demo test test-fast bench docker-engine docs docs-check
 
 $(STAMP): pyproject.toml Makefile
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -39,6 +39,11 @@ test: setup
 	$(BIN)/python -m tests.ray_cluster stop || status=$$?; \
 	$(BIN)/python -m pytest -ra -m serial || status=$$?; \
 	exit $$status
+
+# The edit-test loop's tier: no Docker, no Ray cluster, no image or venv build, no slow test (tests/conftest.py's
+# FAST); a few minutes of the suite's hour of worker time. `make test` stays the whole suite, and CI runs that.
+test-fast: setup
+	UNI_AGENT_GYM_TESTS=fast $(BIN)/python -m pytest -q -ra --durations=10 -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder -m "not serial"
 
 # The documentation site (mkdocs.yml, docs/): served locally, or built strictly as .ci/run does (build/ is ignored).
 docs: setup

@@ -18,6 +18,10 @@ import pytest
 from uni_agent_gym.deployments import make_deployment
 
 IN_CI = os.environ.get("CI") == "true"
+# `make test-fast`: the edit-test loop's tier. No Docker, no Ray cluster, no image or venv build: the tests that need
+# them are left out (at collection where their fixtures or parameters say so, else skipped when they ask for an engine).
+FAST = os.environ.get("UNI_AGENT_GYM_TESTS") == "fast"
+NEEDS_AN_ENGINE = {"docker_image", "fixture_images", "ray_cluster", "extra_node", "capture_image", "leaky_image"}
 # The Hugging Face hub is unreachable on these machines; offline mode fails at once instead of
 # retrying for ~25 s. Set before anything imports datasets / huggingface_hub.
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -26,6 +30,8 @@ DEPLOYMENT_TYPES = ["local", "docker", "modal", "ray"]
 
 @functools.cache
 def docker_engine_reachable() -> bool:
+    if FAST:
+        return False
     from uni_agent_gym.deployments.docker import docker_client
     from uni_agent_gym.errors import DeploymentError
 
@@ -39,6 +45,8 @@ def docker_engine_reachable() -> bool:
 def require_docker() -> None:
     if docker_engine_reachable():
         return
+    if FAST:
+        pytest.skip("make test-fast runs no Docker test (make test does)")
     if IN_CI:
         pytest.fail("CI=true but no Docker engine is reachable: .ci/run must start dockerd")
     pytest.skip("no Docker engine reachable")
@@ -107,8 +115,23 @@ def pytest_xdist_make_scheduler(config, log):
     return ByWorkerGroup(config, log)
 
 
+def needs_an_engine(item) -> bool:
+    """Whether a test runs sandboxes on Docker or the Ray cluster: by its fixtures, or a docker/ray parameter."""
+    params = getattr(getattr(item, "callspec", None), "params", {})
+    return bool(NEEDS_AN_ENGINE & set(getattr(item, "fixturenames", ()))) or any(
+        value in ("docker", "ray") or (isinstance(value, dict) and value.get("type") in ("docker", "ray")) for value in params.values()
+    )
+
+
 def pytest_collection_modifyitems(config, items):
-    """The longest groups first (xdist hands groups out in collection order; `--no-loadscope-reorder`)."""
+    """The longest groups first (xdist hands groups out in collection order; `--no-loadscope-reorder`); under
+    `make test-fast`, no slow test and none that needs an engine."""
+    if FAST:
+        left_out = [item for item in items if item.get_closest_marker("slow") or needs_an_engine(item)]
+        if left_out:
+            config.hook.pytest_deselected(items=left_out)
+            gone = {id(item) for item in left_out}
+            items[:] = [item for item in items if id(item) not in gone]
     rank = {group: position for position, group in enumerate(LONGEST_FIRST)}
     items.sort(key=lambda item: rank.get(worker_group(item.nodeid).rsplit("/", 1)[-1], len(rank)))  # stable
 

@@ -9,11 +9,42 @@ import resource
 import secrets
 
 import pytest
+import pytest_asyncio
 
-from tests.conftest import DEPLOYMENT_TYPES
+from tests.conftest import DEPLOYMENT_TYPES, SESSION_RUN_ID
+from uni_agent_gym.deployments import make_deployment
 from uni_agent_gym.errors import DeploymentNotStartedError, SandboxDiedError, SandboxFileNotFoundError
 
 RESTART_NOTE = "a new shell session was started"
+# The tests that leave a sandbox as they found it (they read, write under a fresh name and run commands; none
+# kills the shell, times out, exits or stops it) share one started sandbox of each type: starting one is most
+# of such a test's time (a second on docker, three on ray). The others get a `deployment` of their own.
+SHARED = pytest.mark.asyncio(loop_scope="module")
+
+
+@pytest_asyncio.fixture(scope="module", loop_scope="module", params=DEPLOYMENT_TYPES)
+async def sandbox(request):
+    """One started deployment of each type for the module's sharing tests (its containers carry a run id of
+    their own under the session's, so the per-test container checks leave them and the session's finds them)."""
+    kind = request.param
+    options: dict = {"type": kind, "command_timeout": 60}
+    if kind in ("docker", "ray"):
+        options["run_id"] = f"{SESSION_RUN_ID}-shared-{kind}"
+    if kind in ("docker", "ray"):
+        options["image"] = request.getfixturevalue("docker_image")
+    if kind == "ray":
+        options = {**request.getfixturevalue("ray_cluster").deployment(), **options}
+    with pytest.MonkeyPatch.context() as patch:
+        if kind == "modal":
+            from tests import modal_standin
+
+            modal_standin.install(patch)
+        deployment = make_deployment(options)
+        await deployment.start()
+        try:
+            yield deployment
+        finally:
+            await deployment.stop()
 
 
 def count_processes(pattern: str) -> str:
@@ -45,16 +76,18 @@ async def test_cwd_and_exported_variables_persist(deployment):
     ],
     ids=["false", "stderr-and-status", "missing-path", "no-newline", "blank-lines", "heredoc", "multiline", "group"],
 )
-async def test_output_and_exit_code(deployment, command, output, exit_code):
-    result = await deployment.run(command)
+@SHARED
+async def test_output_and_exit_code(sandbox, command, output, exit_code):
+    result = await sandbox.run(command)
     assert (result.output, result.exit_code) == (output, exit_code)
 
 
-async def test_a_syntax_error_is_a_failed_command_not_a_hang(deployment):
+@SHARED
+async def test_a_syntax_error_is_a_failed_command_not_a_hang(sandbox):
     """bash 5.2 mis-parses `{` on the line after an eval syntax error; the framing must not trip on it."""
-    broken = await deployment.run("echo 'unbalanced")
+    broken = await sandbox.run("echo 'unbalanced")
     assert broken.exit_code == 2 and "unexpected EOF while looking for matching" in broken.output
-    result = await deployment.run("{ echo ok; }")
+    result = await sandbox.run("{ echo ok; }")
     assert (result.output, result.exit_code) == ("ok\n", 0)
 
 
@@ -97,33 +130,37 @@ async def test_a_gigabyte_of_output_is_capped_without_memory_growth(deployment):
     assert peak_growth_mb < 200
 
 
-async def test_binary_output_is_replaced_not_raised(deployment):
-    result = await deployment.run("printf 'ok\\377\\376\\000end'; head -c 4096 /dev/urandom")
+@SHARED
+async def test_binary_output_is_replaced_not_raised(sandbox):
+    result = await sandbox.run("printf 'ok\\377\\376\\000end'; head -c 4096 /dev/urandom")
     assert result.exit_code == 0
     assert result.output.startswith("ok\ufffd\ufffd\x00end")
 
 
-async def test_a_fake_sentinel_cannot_end_a_command(deployment):
+@SHARED
+async def test_a_fake_sentinel_cannot_end_a_command(sandbox):
     fakes = "".join(f"printf '\\n%s:0\\n' {secrets.token_hex(16)}; " for _ in range(3))
-    result = await deployment.run(fakes + "echo after; (exit 7)")
+    result = await sandbox.run(fakes + "echo after; (exit 7)")
     assert result.exit_code == 7
     assert result.output.endswith("after\n")
     assert result.output.count(":0\n") == 3
 
 
-async def test_commands_reading_stdin_get_eof(deployment):
-    result = await deployment.run('cat; read -r line; echo "read=$? line=[$line]"', timeout=10)
+@SHARED
+async def test_commands_reading_stdin_get_eof(sandbox):
+    result = await sandbox.run('cat; read -r line; echo "read=$? line=[$line]"', timeout=10)
     assert (result.output, result.exit_code, result.timed_out) == ("read=1 line=[]\n", 0, False)
 
 
-async def test_missing_file(deployment):
+@SHARED
+async def test_missing_file(sandbox):
     with pytest.raises(SandboxFileNotFoundError, match="/no/such/file"):
-        await deployment.read_file("/no/such/file")
+        await sandbox.read_file("/no/such/file")
     with pytest.raises(FileNotFoundError):  # ours is also the builtin
-        await deployment.read_file("/no/such/file")
+        await sandbox.read_file("/no/such/file")
     with pytest.raises(IsADirectoryError):
-        await deployment.read_file("/tmp")
-    result = await deployment.run("cat /no/such/file")
+        await sandbox.read_file("/tmp")
+    result = await sandbox.run("cat /no/such/file")
     assert result.exit_code == 1 and "No such file" in result.output
 
 
@@ -131,20 +168,22 @@ async def test_missing_file(deployment):
     "name",
     ["plain.txt", "with space.txt", "ünïcødé – 文件.txt", "quote's \"double\".txt", "-starts-with-dash", "$(not run).txt"],
 )
-async def test_files_with_awkward_names(deployment, name):
+@SHARED
+async def test_files_with_awkward_names(sandbox, name):
     directory = f"/tmp/uag {secrets.token_hex(4)}/sub dir"
     path = f"{directory}/{name}"
-    await deployment.write_file(path, "content ✓\n")
-    assert await deployment.read_file(path) == "content ✓\n".encode()
-    listing = await deployment.run(f"ls -- '{directory}'")
+    await sandbox.write_file(path, "content ✓\n")
+    assert await sandbox.read_file(path) == "content ✓\n".encode()
+    listing = await sandbox.run(f"ls -- '{directory}'")
     assert listing.output == f"{name}\n"
 
 
-async def test_binary_file_roundtrip(deployment):
+@SHARED
+async def test_binary_file_roundtrip(sandbox):
     data = bytes(range(256)) * 4096 + b"\n\x00tail"  # 1 MiB, every byte value, larger than the output cap
-    await deployment.write_file("/tmp/binary.bin", data)
-    assert await deployment.read_file("/tmp/binary.bin") == data
-    size = await deployment.run("wc -c < /tmp/binary.bin")
+    await sandbox.write_file("/tmp/binary.bin", data)
+    assert await sandbox.read_file("/tmp/binary.bin") == data
+    size = await sandbox.run("wc -c < /tmp/binary.bin")
     assert int(size.output) == len(data)
 
 
@@ -161,38 +200,42 @@ async def test_binary_file_roundtrip(deployment):
     ],
     ids=["empty", "no-newline", "unicode", "shell-characters", "replacement-char", "large", "nul"],
 )
-async def test_read_text_is_exact(deployment, content):
+@SHARED
+async def test_read_text_is_exact(sandbox, content):
     """`read_text` (shell builtins, no process) returns exactly what `read_file` would, decoded."""
     path = f"/tmp/uag-text-{secrets.token_hex(4)}.txt"
-    await deployment.write_file(path, content)
-    assert await deployment.read_text(path) == content
-    assert (await deployment.run("echo ${__uag_text-unset}")).output == "unset\n"  # no variable left behind
+    await sandbox.write_file(path, content)
+    assert await sandbox.read_text(path) == content
+    assert (await sandbox.run("echo ${__uag_text-unset}")).output == "unset\n"  # no variable left behind
 
 
-async def test_read_text_errors(deployment):
-    await deployment.write_file("/tmp/uag-latin1.txt", "caf\xe9".encode("latin-1"))
+@SHARED
+async def test_read_text_errors(sandbox):
+    await sandbox.write_file("/tmp/uag-latin1.txt", "caf\xe9".encode("latin-1"))
     with pytest.raises(UnicodeDecodeError):
-        await deployment.read_text("/tmp/uag-latin1.txt")
+        await sandbox.read_text("/tmp/uag-latin1.txt")
     with pytest.raises(SandboxFileNotFoundError):
-        await deployment.read_text("/no/such/file")
+        await sandbox.read_text("/no/such/file")
     with pytest.raises(IsADirectoryError):
-        await deployment.read_text("/tmp")
+        await sandbox.read_text("/tmp")
 
 
-async def test_upload_a_directory_tree(deployment, tmp_path):
+@SHARED
+async def test_upload_a_directory_tree(sandbox, tmp_path):
     source = tmp_path / "src tree"
     (source / "nested dir").mkdir(parents=True)
     (source / "top.txt").write_text("top\n")
     (source / "nested dir" / "ünï.py").write_text("print('hi')\n")
     target = f"/tmp/upload-{secrets.token_hex(4)}"
-    await deployment.upload(source, target)
-    result = await deployment.run(f"cd {target} && cat top.txt 'nested dir/ünï.py'")
+    await sandbox.upload(source, target)
+    result = await sandbox.run(f"cd {target} && cat top.txt 'nested dir/ünï.py'")
     assert result.output == "top\nprint('hi')\n"
-    await deployment.upload(source / "top.txt", f"{target}/single/copy.txt")
-    assert await deployment.read_file(f"{target}/single/copy.txt") == b"top\n"
+    await sandbox.upload(source / "top.txt", f"{target}/single/copy.txt")
+    assert await sandbox.read_file(f"{target}/single/copy.txt") == b"top\n"
 
 
-async def test_an_uploaded_tree_keeps_modes_links_and_large_files(deployment, tmp_path):
+@SHARED
+async def test_an_uploaded_tree_keeps_modes_links_and_large_files(sandbox, tmp_path):
     source = tmp_path / "tree"
     source.mkdir()
     (source / "run.sh").write_text("#!/bin/sh\necho ran\n")
@@ -201,8 +244,8 @@ async def test_an_uploaded_tree_keeps_modes_links_and_large_files(deployment, tm
     blob = secrets.token_bytes(3 * 1024 * 1024 // 2)  # incompressible, past one upload chunk
     (source / "blob.bin").write_bytes(blob)
     target = f"/tmp/upload-{secrets.token_hex(4)}"
-    await deployment.upload(source, target)
-    result = await deployment.run(f"cd {target} && ./link && readlink link && sha256sum blob.bin | cut -c1-64")
+    await sandbox.upload(source, target)
+    result = await sandbox.run(f"cd {target} && ./link && readlink link && sha256sum blob.bin | cut -c1-64")
     assert result.output == f"ran\nrun.sh\n{hashlib.sha256(blob).hexdigest()}\n", result.output
 
 
@@ -218,8 +261,9 @@ async def test_separate_deployments_are_isolated_and_concurrent(deployment, depl
     assert (await deployment.run("echo ${WHO:-unset}")).output == "unset\n"
 
 
-async def test_concurrent_commands_on_one_deployment_are_serialised(deployment):
-    results = await asyncio.gather(*(deployment.run(f"echo start {i}; sleep 0.05; echo end {i}") for i in range(5)))
+@SHARED
+async def test_concurrent_commands_on_one_deployment_are_serialised(sandbox):
+    results = await asyncio.gather(*(sandbox.run(f"echo start {i}; sleep 0.05; echo end {i}") for i in range(5)))
     assert [r.output for r in results] == [f"start {i}\nend {i}\n" for i in range(5)]
 
 
@@ -324,14 +368,15 @@ async def test_the_same_episode_earns_the_same_reward_everywhere(kind, workspace
 
 
 @pytest.mark.parametrize("under", ["/tmp/uag-view-{token}", "/tmp/uag-view-{token}/.cache/uni-agent-gym/workspaces/x"])
-async def test_a_directory_view_lists_the_same_everywhere(deployment, under):
+@SHARED
+async def test_a_directory_view_lists_the_same_everywhere(sandbox, under):
     """`str_replace_editor view DIR` hides what is hidden inside DIR, never DIR itself for a dot in its own path (a
     local workspace lives under ~/.cache: the listing was empty there, in demos and in training data)."""
     from uni_agent_gym.tools import make_tools
 
     root = under.format(token=secrets.token_hex(4))
     for path in ("s.py", "sub/t.txt", "sub/deeper/u.txt", ".hidden/h.txt", "sub/.env"):
-        await deployment.write_file(f"{root}/{path}", "x\n")
-    result = await make_tools()["str_replace_editor"].call(deployment, {"command": "view", "path": root})
+        await sandbox.write_file(f"{root}/{path}", "x\n")
+    result = await make_tools()["str_replace_editor"].call(sandbox, {"command": "view", "path": root})
     assert result.output == (f"Here's the files and directories up to 2 levels deep in {root}, excluding hidden items:\n"
                            f"{root}\n{root}/s.py\n{root}/sub\n{root}/sub/deeper\n{root}/sub/t.txt\n\n")  # fmt: skip

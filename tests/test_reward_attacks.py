@@ -153,9 +153,16 @@ async def test_an_attack_earns_nothing(instance, attack):
     assert report["status"] in ("unresolved", "patch_rejected"), report
 
 
-@pytest.mark.parametrize("attack", list(ATTACKS), ids=list(ATTACKS))
+# On ray the reward runs the same code; what differs is how it reaches the sandboxes: the agent's changes, its
+# freezing and the files copied out go through the node's actor, the grading sandbox is beside the agent's, the
+# log streams back through actor calls. One attack on each of those (every class runs on docker above).
+ON_RAY = ["shell function", "a detached process that fixes the code once grading starts", "a poisoned bytecode file",
+          "the code under test rewriting the whole log at exit", "a symlink to a fixed copy outside the repository"]  # fmt: skip
+
+
+@pytest.mark.parametrize("attack", ON_RAY, ids=ON_RAY)
 async def test_an_attack_earns_nothing_on_ray(instance, attack, ray_cluster):
-    """Each class again with the sandboxes on a Ray cluster's worker nodes (the grading one beside the agent's)."""
+    """Attacks again with the sandboxes on a Ray cluster's worker nodes (the grading one beside the agent's)."""
     report = await episode(instance, ATTACKS[attack][0], deployment={"type": "ray"})
     assert report["reward"] == 0.0 and report["sandbox"] == "fresh", report["status"]
     assert report["status"] in ("unresolved", "patch_rejected"), report
@@ -270,7 +277,7 @@ async def test_breaking_the_grader_is_the_patchs_doing(instance, attack, request
     code, deployment, status = BREAKERS[attack]
     if deployment == "ray":
         request.getfixturevalue("ray_cluster")
-    report = await episode(instance, breaking(code), deployment={"type": deployment}, timeout=20)  # the hang waits it out
+    report = await episode(instance, breaking(code), deployment={"type": deployment}, timeout=8)  # the hang waits it out
     assert (report["status"], report["reward"], report["exit_reason"]) == (status, 0.0, "finished"), report
     assert report["caused_by"] == (None if status == "unresolved" else "patch"), report
 
@@ -316,7 +323,7 @@ def prepended(path: str, code: str) -> list[str]:
     return [write("$UAG_TMP/prepended.py", code), f"cp {path} $UAG_TMP/orig.py && cat $UAG_TMP/prepended.py $UAG_TMP/orig.py > {path}"]
 
 
-@pytest.mark.parametrize("deployment", ["docker", "local", "ray"])
+@pytest.mark.parametrize("deployment", ["docker", "local"])  # the guard runs inside the tests' process: ray's path is docker's
 @pytest.mark.parametrize("attack", list(VERDICT_ATTACKS), ids=list(VERDICT_ATTACKS))
 async def test_a_verdict_rewritten_in_process_earns_nothing(flask_instance, attack, deployment, request):
     code, expected = VERDICT_ATTACKS[attack]
