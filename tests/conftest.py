@@ -18,10 +18,11 @@ import pytest
 from uni_agent_gym.deployments import make_deployment
 
 IN_CI = os.environ.get("CI") == "true"
-# `make test-fast`: the edit-test loop's tier. No Docker, no Ray cluster, no image or venv build: the tests that need
-# them are left out (at collection where their fixtures or parameters say so, else skipped when they ask for an engine).
+# `make test-fast`: the edit-test loop's tier. No Docker, no Ray cluster, no image or venv build, no browser, no slow
+# test (`slow`: whole episodes, verl's trainer, templates walked at length): those are left out at collection where
+# their markers, fixtures or parameters say so, else skipped when they ask for an engine.
 FAST = os.environ.get("UNI_AGENT_GYM_TESTS") == "fast"
-NEEDS_AN_ENGINE = {"docker_image", "fixture_images", "ray_cluster", "extra_node", "capture_image", "leaky_image"}
+NOT_FAST = {"docker_image", "fixture_images", "ray_cluster", "extra_node", "capture_image", "leaky_image", "browser"}
 # The Hugging Face hub is unreachable on these machines; offline mode fails at once instead of
 # retrying for ~25 s. Set before anything imports datasets / huggingface_hub.
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -115,10 +116,11 @@ def pytest_xdist_make_scheduler(config, log):
     return ByWorkerGroup(config, log)
 
 
-def needs_an_engine(item) -> bool:
-    """Whether a test runs sandboxes on Docker or the Ray cluster: by its fixtures, or a docker/ray parameter."""
+def left_out_of_fast(item) -> bool:
+    """Whether `make test-fast` leaves a test out: slow, or it runs sandboxes on Docker or the Ray cluster or a
+    browser (by its fixtures, or a docker/ray parameter)."""
     params = getattr(getattr(item, "callspec", None), "params", {})
-    return bool(NEEDS_AN_ENGINE & set(getattr(item, "fixturenames", ()))) or any(
+    return bool(item.get_closest_marker("slow") or NOT_FAST & set(getattr(item, "fixturenames", ()))) or any(
         value in ("docker", "ray") or (isinstance(value, dict) and value.get("type") in ("docker", "ray")) for value in params.values()
     )
 
@@ -127,7 +129,7 @@ def pytest_collection_modifyitems(config, items):
     """The longest groups first (xdist hands groups out in collection order; `--no-loadscope-reorder`); under
     `make test-fast`, no slow test and none that needs an engine."""
     if FAST:
-        left_out = [item for item in items if item.get_closest_marker("slow") or needs_an_engine(item)]
+        left_out = [item for item in items if left_out_of_fast(item)]
         if left_out:
             config.hook.pytest_deselected(items=left_out)
             gone = {id(item) for item in left_out}

@@ -48,6 +48,8 @@ from tests.test_verl_fully_async import (  # noqa: F401 - model_dir is a fixture
 )
 from tests.conftest import run_to_completion
 from tests.weight_sync import SyncingServer
+
+pytestmark = pytest.mark.slow  # verl's worker and trainer on UniAgentLoop episodes: not in make test-fast
 from uni_agent_gym.verl.training import check_training, load_training
 
 CONFIGS = Path(__file__).resolve().parents[1] / "configs"

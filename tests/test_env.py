@@ -19,6 +19,8 @@ from uni_agent_gym.errors import SandboxDiedError
 from tests import fixture_sources
 from tests.conftest import require_docker, run_to_completion
 
+pytestmark = pytest.mark.slow  # env episodes on every deployment: not in make test-fast
+
 
 def config_for(deployment_type: str, repo_dir: str, **env) -> GymConfig:
     """Local keeps the repository at `repo_dir` itself; docker puts it at the same path in the container."""

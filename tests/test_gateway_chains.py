@@ -22,6 +22,8 @@ from uni_agent_gym.gateway.server import Gateway, RunningServer
 from uni_agent_gym.gateway.session import Limits
 from uni_agent_gym.tokens.boundary import render
 
+pytestmark = pytest.mark.slow  # a sampling model behind the gateway's HTTP endpoints: not in make test-fast
+
 BASH = {"type": "function", "function": {"name": "bash", "description": "Run a command",
         "parameters": {"type": "object", "properties": {"command": {"type": "string"}}, "required": ["command"]}}}  # fmt: skip
 EDIT = {"type": "function", "function": {"name": "edit", "description": "Edit a file",

@@ -24,6 +24,8 @@ from uni_agent_gym import toy
 from uni_agent_gym.errors import ConfigError
 from uni_agent_gym.verl.gateway_loop import GatewayAgentLoop, stop_worker_gateway
 
+pytestmark = pytest.mark.slow  # harness processes through the gateway: not in make test-fast
+
 HARNESS = Path(__file__).parent / "gateway_harness.py"
 TOY_SAMPLE = {"extra_info": {"index": 0, "instance_id": toy.INSTANCE_ID}, "raw_prompt": []}
 FIX = 'I will fix mean().\n<tool_call>\n{"name": "bash", "arguments": {"command": "sed -i \'s/(len(values) - 1)/len(values)/\' stats.py"}}\n</tool_call>'

@@ -27,6 +27,8 @@ from uni_agent_gym.cli import main
 from uni_agent_gym.gateway.backends import BackendError, HttpTokenBackend
 from uni_agent_gym.gateway.server import Gateway, RunningServer
 
+pytestmark = pytest.mark.slow  # gateway processes with a sampling model: not in make test-fast
+
 ROOT = Path(__file__).resolve().parents[1]
 
 

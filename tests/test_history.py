@@ -25,6 +25,8 @@ from uni_agent_gym.workspaces.history_images import SOURCE_LABEL
 from uni_agent_gym.workspaces.local_checkout import local_workspace_dir, recreate_checkout, trusted_git_dir
 from uni_agent_gym.workspaces.host_git import WorkspaceError
 
+pytestmark = pytest.mark.slow  # episodes on every workspace kind: not in make test-fast
+
 MODES = ["ancestry", "none"]
 PULLED = "uni-agent-gym-test/pulled-future:latest"  # plays an official image: built here, history left in
 

@@ -16,6 +16,8 @@ from transformers import AutoTokenizer
 from tests.conftest import require_docker
 from uni_agent_gym.cli import main
 
+pytestmark = pytest.mark.slow  # the probe plays a UniAgentLoop episode per tokenizer: not in make test-fast
+
 TOKENIZERS = Path(__file__).resolve().parents[2] / "shared" / "tokenizers"
 TEMPLATES = Path(__file__).parent / "chat_templates"
 CONFIGS = Path(__file__).resolve().parents[1] / "configs"

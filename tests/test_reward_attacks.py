@@ -22,6 +22,8 @@ from uni_agent_gym.envs import AsyncSWEEnv
 from uni_agent_gym.instances import normalise
 from uni_agent_gym.rewards.swebench import SWEBenchReward
 
+pytestmark = pytest.mark.slow  # every test is an episode graded on a fixture: not in make test-fast
+
 PYTEST = "pytest-dev__pytest-7168"
 SOURCE = "src/_pytest/_io/saferepr.py"
 FIX = f"sed -i 's/exc_info, obj.__class__.__name__, id(obj)/exc_info, type(obj).__name__, id(obj)/' {SOURCE}"

@@ -73,10 +73,11 @@ def check_mask_and_logprobs(cache: RolloutCache, spans: list[tuple[int, int]]) -
 
 # 50 turns of 8 kB observations prove no more than 5 of them and 50 short ones (each turn renders the whole
 # conversation again: half a minute of the suite)
-SIZES = [(content, turns) for content in CONTENTS for turns in (1, 5, 50) if (content, turns) != ("long", 50)]
+SIZES = [pytest.param(content, turns, id=f"{content}-{turns}", marks=[pytest.mark.slow] if turns == 50 else [])
+         for content in CONTENTS for turns in (1, 5, 50) if (content, turns) != ("long", 50)]  # fmt: skip
 
 
-@pytest.mark.parametrize("content, turns", SIZES, ids=[f"{content}-{turns}" for content, turns in SIZES])
+@pytest.mark.parametrize("content, turns", SIZES)
 @pytest.mark.parametrize("name", ["qwen2.5-instruct", "llama-3.2-instruct"])
 def test_prefix_stable_templates_match_token_for_token(name, content, turns):
     tok = tokenizer(name)

@@ -32,6 +32,8 @@ from uni_agent_gym.errors import ConfigError
 from uni_agent_gym.verl.agent_loop import UniAgentLoop
 from uni_agent_gym.verl.training import check_training, load_training, toml_lines, verl_keys
 
+pytestmark = pytest.mark.slow  # each check composes verl's trainer config: not in make test-fast
+
 SEED = Path(__file__).parent / "seed_article"
 
 

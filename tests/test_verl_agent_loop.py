@@ -26,6 +26,8 @@ from uni_agent_gym.toolcalls import ToolCall, call_text
 from uni_agent_gym.verl.agent_loop import UniAgentLoop, instance_from_sample
 from uni_agent_gym.tokens.boundary import render
 
+pytestmark = pytest.mark.slow  # UniAgentLoop episodes with a sampling model: not in make test-fast
+
 TOY_SAMPLE = {"extra_info": {"index": 0, "instance_id": toy.INSTANCE_ID}, "raw_prompt": []}
 TEMPLATES = Path(__file__).parent / "chat_templates"
 

@@ -52,6 +52,8 @@ from uni_agent_gym.verl.gateway_loop import stop_worker_gateway
 from uni_agent_gym.verl.trainer_config import compose_trainer_config
 from uni_agent_gym.verl.training import load_training
 
+pytestmark = pytest.mark.slow  # verl's worker and trainer on UniAgentLoop episodes: not in make test-fast
+
 CONFIGS = Path(__file__).resolve().parents[1] / "configs"
 SHARED = Path(__file__).resolve().parents[2] / "shared"
 HARNESS = Path(__file__).parent / "gateway_harness.py"

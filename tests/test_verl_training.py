@@ -15,6 +15,8 @@ from uni_agent_gym.verl.agent_loop import instance_from_sample
 from uni_agent_gym.verl.trainer_config import compose_trainer_config
 from uni_agent_gym.verl.training import check_training, load_training
 
+pytestmark = pytest.mark.slow  # each check composes verl's trainer config: not in make test-fast
+
 CONFIGS = Path(__file__).resolve().parents[1] / "configs"
 SEED_TOML = (CONFIGS / "config.toml").read_text()
 SHARED = Path(__file__).resolve().parents[2] / "shared"

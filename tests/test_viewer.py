@@ -185,6 +185,7 @@ def page_check(tmp_path: Path, record: dict, *tokenizer: str) -> dict:
     return json.loads(re.search(r'<script type="application/json" id="t-0">(.*?)</script>', html).group(1))["check"]
 
 
+@pytest.mark.slow  # each template walked through the boundary probe
 @pytest.mark.parametrize("template", ["deepseek-v3", "deepseek-v3.1", "mistral-v0.3", "mistral-small-3.2", "glm-4.5"])
 def test_the_mask_check_reads_message_spans_from_any_template_through_the_tokenizer(tmp_path, template):
     """A record without spans from a family whose headers the viewer cannot read: with --tokenizer its tool

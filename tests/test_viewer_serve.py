@@ -23,6 +23,8 @@ from tests.browser import artifacts, browser, wait_for  # noqa: F401 (browser is
 from uni_agent_gym.viewer.index import Index
 from uni_agent_gym.viewer.records import load
 
+pytestmark = pytest.mark.slow  # the served app in a browser: not in make test-fast
+
 EXITS = ["finished", "finished", "max_turns", "format_error", "env_error", "timeout", "aborted", "finished"]
 MASKED_EXITS = ("env_error", "timeout", "aborted")
 
