@@ -31,11 +31,13 @@ demo: setup docker-engine
 # tests/conftest.py says), then the few `serial` tests (a dockerd restart, the soak) alone. Both always run; either
 # failing fails `make test`. Where a Docker engine answers, the ray deployment's test cluster (tests/ray_cluster.py:
 # a head and two worker nodes on loopback, their own dockerds, a registry) is started first, shared by the
-# workers, and stopped by its PIDs before the serial tests.
+# workers (started beside the first tests: a test that needs it waits on the harness's lock), and stopped by its PIDs
+# before the serial tests.
 test: setup
-	@status=0; \
-	if docker info >/dev/null 2>&1; then $(BIN)/python -m tests.ray_cluster start >/dev/null || status=$$?; fi; \
-	$(BIN)/python -m pytest -ra --durations=25 -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder -m "not serial" || status=$$?; \
+	@status=0; cluster=; \
+	if docker info >/dev/null 2>&1; then $(BIN)/python -m tests.ray_cluster start >/dev/null & cluster=$$!; fi; \
+	UNI_AGENT_GYM_TEST_CLUSTER_KEPT=1 $(BIN)/python -m pytest -ra --durations=25 -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder -m "not serial" || status=$$?; \
+	if [ -n "$$cluster" ]; then wait $$cluster || status=$$?; fi; \
 	$(BIN)/python -m tests.ray_cluster stop || status=$$?; \
 	$(BIN)/python -m pytest -ra -m serial || status=$$?; \
 	exit $$status

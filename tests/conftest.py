@@ -272,7 +272,7 @@ def ray_cluster(docker_image):
     cluster, started = harness.start()
     push(docker_image, cluster.registry)
     yield cluster
-    if started:
+    if started and not os.environ.get("UNI_AGENT_GYM_TEST_CLUSTER_KEPT"):  # under make test, make stops it after every worker
         harness.stop()
 
 
