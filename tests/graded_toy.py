@@ -29,13 +29,13 @@ async def graded_toy_row(cache_dir: str) -> dict:
 
 
 async def graded_toy_image(row: dict, base_image: str, cache_dir: str) -> str:
-    """The toy's instance image (the base image with its start commit at /testbed), built here where missing."""
+    """A toy's instance image (the base image with its start commit at /testbed), built here where missing."""
     from uni_agent_gym.workspaces.history import clean_history
     from uni_agent_gym.workspaces.mirror_images import _checkout_archive, build_workspace_image
     from uni_agent_gym.workspaces.mirrors import mirror_repository
 
     name = f"{IMAGE}:{row['base_commit'][:12]}"
-    mirror = await mirror_repository(REPO, str(toy.REPO), cache_dir, row["base_commit"])
+    mirror = await mirror_repository(row["repo"], row["mirror"], cache_dir, row["base_commit"])
     history = await clean_history(mirror, row["base_commit"], "ancestry", row["instance_id"])
     await asyncio.to_thread(build_workspace_image, base_image, name, await _checkout_archive(history), "/testbed", history.start, "missing")
     return name

@@ -310,21 +310,12 @@ def toy_cache(tmp_path_factory):
     return str(tmp_path_factory.mktemp("graded-toy-cache"))
 
 
-@pytest.mark.parametrize("kind,workspace", WORKSPACES, ids=[f"{kind}-{workspace}" for kind, workspace in WORKSPACES])
-async def test_the_same_episode_earns_the_same_reward_everywhere(kind, workspace, toy_cache, tmp_path, request, monkeypatch):
-    """Gold (applied by the agent, beside files whose names hold newlines, quotes, spaces, a leading dash, other
-    scripts or bytes that are not UTF-8, a file whose content is not UTF-8, and a tracked file deleted) earns 1.0
-    and its patch names every one of those files; the empty episode earns 0.0. A one-line switch of `deployment.type` or
-    `env.workspace` never changes a reward (a mirror on ray once made every reward 0: the copied-in repository
-    was all "changed" to the daemon's diff)."""
-    from tests.graded_toy import graded_toy_image, graded_toy_row
-    from tests.test_capture import AWKWARD_WORK, creating, touched
-    from uni_agent_gym import toy
+async def graded_config(kind: str, workspace: str, row: dict, toy_cache: str, tmp_path, request, monkeypatch):
+    """The config of a graded toy episode on `kind` in `workspace` mode; in image mode the row's image is built
+    here (and pushed to the cluster's registry on ray)."""
     from uni_agent_gym.config import GymConfig
-    from uni_agent_gym.envs import AsyncSWEEnv
-    from uni_agent_gym.rewards.swebench import SWEBenchReward
+    from tests.graded_toy import graded_toy_image
 
-    row = await graded_toy_row(toy_cache)
     deployment: dict = {"type": kind}
     env: dict = {"cache_dir": toy_cache, "workspace": workspace}
     if kind in ("docker", "ray"):
@@ -343,28 +334,68 @@ async def test_the_same_episode_earns_the_same_reward_everywhere(kind, workspace
 
         modal_standin.install(monkeypatch)
         env["repo_dir"] = str(tmp_path / "testbed")  # each stand-in sandbox sees its own directory there
-    config = GymConfig.model_validate({"deployment": deployment, "env": env})
+    return GymConfig.model_validate({"deployment": deployment, "env": env})
+
+
+async def graded_episode(config, row: dict, commands: list[str]) -> dict:
+    """The reward report of an episode that runs `commands`, then finishes."""
+    from uni_agent_gym.envs import AsyncSWEEnv
+    from uni_agent_gym.rewards.swebench import SWEBenchReward
+
+    environment = AsyncSWEEnv(config, reward=SWEBenchReward.from_config(config))
+    try:
+        await environment.reset(options={"instance": row})
+        for command in commands:
+            _, _, _, _, info = await environment.step({"name": "execute_bash", "arguments": {"command": command}})
+            assert info["exit_code"] == 0, info
+        _, reward, terminated, _, info = await environment.step({"name": "finish", "arguments": {}})
+        assert terminated and info["exit_reason"] == "finished", info
+        return {**info["reward_report"], "reward": reward}
+    finally:
+        await environment.close()
+
+
+@pytest.mark.parametrize("kind,workspace", WORKSPACES, ids=[f"{kind}-{workspace}" for kind, workspace in WORKSPACES])
+async def test_the_same_episode_earns_the_same_reward_everywhere(kind, workspace, toy_cache, tmp_path, request, monkeypatch):
+    """Gold (applied by the agent, beside files whose names hold newlines, quotes, spaces, a leading dash, other
+    scripts or bytes that are not UTF-8, a file whose content is not UTF-8, and a tracked file deleted) earns 1.0
+    and its patch names every one of those files; the empty episode earns 0.0. A one-line switch of `deployment.type` or
+    `env.workspace` never changes a reward (a mirror on ray once made every reward 0: the copied-in repository
+    was all "changed" to the daemon's diff)."""
+    from tests.graded_toy import graded_toy_row
+    from tests.test_capture import AWKWARD_WORK, creating, touched
+    from uni_agent_gym import toy
+
+    row = await graded_toy_row(toy_cache)
+    config = await graded_config(kind, workspace, row, toy_cache, tmp_path, request, monkeypatch)
     work = {name: data for name, data in AWKWARD_WORK.items()}
     gold = f"{creating(work)} && rm README.md && git apply <<'UAG_EOF'\n{toy.GOLD_PATCH}UAG_EOF"
 
-    async def episode(commands: list[str]) -> dict:
-        environment = AsyncSWEEnv(config, reward=SWEBenchReward.from_config(config))
-        try:
-            await environment.reset(options={"instance": row})
-            for command in commands:
-                _, _, _, _, info = await environment.step({"name": "execute_bash", "arguments": {"command": command}})
-                assert info["exit_code"] == 0, info
-            _, reward, terminated, _, info = await environment.step({"name": "finish", "arguments": {}})
-            assert terminated and info["exit_reason"] == "finished", info
-            return {**info["reward_report"], "reward": reward}
-        finally:
-            await environment.close()
-
-    solved, empty = await episode([gold]), await episode([])
+    solved, empty = await graded_episode(config, row, [gold]), await graded_episode(config, row, [])
     assert (solved["status"], solved["reward"]) == ("resolved", 1.0), solved
     assert touched(solved["patch"]) == sorted([*work, b"README.md", b"stats.py"]) and "\ufffd" not in solved["patch"]
     assert "deleted file mode" in solved["patch"]
     assert (empty["status"], empty["reward"], empty["patch"]) == ("unresolved", 0.0, ""), empty
+
+
+@pytest.mark.parametrize("kind,workspace", WORKSPACES, ids=[f"{kind}-{workspace}" for kind, workspace in WORKSPACES])
+async def test_a_task_in_c_is_built_then_graded_the_same_everywhere(kind, workspace, toy_cache, tmp_path, request, monkeypatch):
+    """A C task (`tests/c_toy.py`) is built after the patch, before its tests: gold earns 1.0 with the build's
+    output kept apart; a patch that does not compile and a build that prints every test as passed (the bug left)
+    earn 0.0, unresolved (the agent's, never the infrastructure's), the same on every deployment."""
+    from tests.c_toy import DOES_NOT_COMPILE, GOLD_PATCH, PASSES_PRINTED_BY_THE_BUILD, c_toy_row
+
+    row = await c_toy_row(toy_cache)
+    config = await graded_config(kind, workspace, row, toy_cache, tmp_path, request, monkeypatch)
+    typed = "git apply <<'UAG_EOF'\n{}UAG_EOF"
+    solved, broken, forged = [await graded_episode(config, row, [typed.format(patch)]) for patch in (GOLD_PATCH, DOES_NOT_COMPILE, PASSES_PRINTED_BY_THE_BUILD)]
+    assert (solved["status"], solved["reward"], solved["build_command"]) == ("resolved", 1.0, "make"), solved
+    assert solved["test_statuses"] == dict.fromkeys(["add of two numbers", "add of a negative number", "add of zeros"], "PASSED")
+    assert "-o check" in solved["build_log"] and "-o check" not in solved["log"]
+    assert (broken["status"], broken["reward"], broken["caused_by"]) == ("unresolved", 0.0, None), broken
+    assert broken["error"].startswith("the build failed") and "error" in broken["build_log"]
+    assert (forged["status"], forged["reward"]) == ("unresolved", 0.0), forged
+    assert forged["test_statuses"]["add of two numbers"] == "FAILED" and "[ok]: add of two numbers" in forged["build_log"]
 
 
 @pytest.mark.parametrize("under", ["/tmp/uag-view-{token}", "/tmp/uag-view-{token}/.cache/uni-agent-gym/workspaces/x"])

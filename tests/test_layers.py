@@ -32,7 +32,7 @@ LAYERS = [
     ["deployments"],
     ["instances", "specs"],
     ["datasets", "toolcalls", "config", "named_locks", "arguments"],
-    ["files", "seed_vocabulary", "diffs"],
+    ["files", "seed_vocabulary", "diffs", "toolchains"],
     ["errors"],
 ]
 LAYER_OF = {name: depth for depth, names in enumerate(LAYERS) for name in names}

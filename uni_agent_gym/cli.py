@@ -173,7 +173,6 @@ class TrainingFailed(UniAgentGymError):
 
 
 def cmd_init(args: argparse.Namespace, console: Console) -> None:
-    from pathlib import Path
 
     from uni_agent_gym.verl.from_seed import write_from_seed
 

@@ -20,6 +20,7 @@ from typing import Any
 
 from uni_agent_gym.errors import UniAgentGymError
 from uni_agent_gym.files import read_text
+from uni_agent_gym.toolchains import PYTHON, TOOLCHAIN_PYTHON, ToolchainError, language_of, toolchain_packages
 
 
 class SpecError(UniAgentGymError, LookupError):
@@ -38,6 +39,9 @@ class EnvironmentSpec:
     pre_install: list[str] = field(default_factory=list)
     env: dict[str, str] = field(default_factory=dict)
     source: str = ""
+    language: str = PYTHON
+    toolchain: list[str] = field(default_factory=list)  # Debian packages (other languages than Python)
+    build: str = ""  # run when grading, after the test patch and before the tests ("" = nothing to build)
 
 
 def load_environments(path: str | Path | None) -> dict[str, dict[str, Any]]:
@@ -77,9 +81,14 @@ def swebench_spec(repo: str, version: str) -> dict[str, Any] | None:
     return MAP_REPO_VERSION_TO_SPECS.get(repo, {}).get(version)
 
 
+def _joined(commands: str | list[str] | None, separator: str) -> str:
+    return separator.join(commands) if isinstance(commands, list) else (commands or "")
+
+
 def command_of_tests(instance: dict[str, Any], environments: dict[str, dict[str, Any]] | None = None) -> str:
     """The instance's test command: its environments-file override, else its family's (the row's own, or
-    a table the family follows), else its swebench spec's runner followed by the test_patch's files."""
+    a table the family follows), else its swebench spec's runner followed by the test_patch's files
+    (another language's spec: its test command as written)."""
     override = (environments or {}).get(instance["instance_id"]) or {}
     if override.get("test_cmd_as_run"):
         return override["test_cmd_as_run"]
@@ -88,7 +97,25 @@ def command_of_tests(instance: dict[str, Any], environments: dict[str, dict[str,
     if instance.get("test_command"):
         return instance["test_command"]
     spec = swebench_spec(instance["repo"], str(instance.get("version"))) or {}
+    if language_of(instance) != PYTHON:
+        if not spec.get("test_cmd"):
+            raise SpecError(f"Instance {instance['instance_id']!r}: no test command (override test_cmd_as_run or swebench spec)")
+        return _joined(spec["test_cmd"], "; ")
     return _with_directives(spec.get("test_cmd"), instance)
+
+
+def build_of_tests(instance: dict[str, Any], environments: dict[str, dict[str, Any]] | None = None) -> str:
+    """What grading builds after the test patch and before the tests ("" for a Python task): the
+    override's `build_cmd`, else the task's `build_command`, else its swebench spec's `build`."""
+    if language_of(instance) == PYTHON:
+        return ""
+    override = (environments or {}).get(instance["instance_id"]) or {}
+    if "build_cmd" in override:
+        return _joined(override["build_cmd"], " && ")
+    if instance.get("build_command") is not None:
+        return instance["build_command"]
+    spec = swebench_spec(instance["repo"], str(instance.get("version"))) or {}
+    return _joined(spec.get("build"), " && ")
 
 
 def environment_spec(instance: dict[str, Any], environments: dict[str, dict[str, Any]] | None = None) -> EnvironmentSpec:
@@ -98,6 +125,8 @@ def environment_spec(instance: dict[str, Any], environments: dict[str, dict[str,
     version = str(instance.get("version"))
     spec = swebench_spec(repo, version) or {}
     override = (environments or {}).get(instance_id)
+    if language_of(instance) != PYTHON:
+        return _toolchain_spec(instance, spec, override, environments)
     recipe = instance.get("environment")
     if override is None and recipe is not None:
         if recipe.get("unbuildable"):
@@ -139,4 +168,36 @@ def environment_spec(instance: dict[str, Any], environments: dict[str, dict[str,
         test_command=command_of_tests(instance, environments),
         pre_install=list(spec.get("pre_install", [])),
         source="swebench spec",
+    )
+
+
+def _toolchain_spec(
+    instance: dict[str, Any], spec: dict[str, Any], override: dict[str, Any] | None, environments: dict[str, dict[str, Any]] | None
+) -> EnvironmentSpec:
+    """The environment of a task in another language than Python: its toolchain, and what the image runs
+    once in the repository (swebench's repo script: `pre_install`, `install`, `build`)."""
+    instance_id, language = instance["instance_id"], language_of(instance)
+    override = override or {}
+    if not spec and not override:
+        raise SpecError(
+            f"Instance {instance_id!r}: swebench has no spec for {instance['repo']} version {instance.get('version')}; "
+            "give its toolchain, install_cmd, build_cmd and test_cmd_as_run in an environments file"
+        )
+    try:
+        packages = toolchain_packages(language, [*spec.get("apt-pkgs", []), *override.get("toolchain", [])])
+    except ToolchainError as exc:
+        raise SpecError(f"Instance {instance_id!r}: {exc}") from None
+    pre_install = list(override.get("pre_install") or spec.get("pre_install") or [])
+    install = _joined(override["install_cmd"], " && ") if "install_cmd" in override else _joined([*spec.get("install", []), *spec.get("build", [])], " && ")
+    return EnvironmentSpec(
+        python=TOOLCHAIN_PYTHON,
+        requirements=[],
+        install=install or "true",
+        test_command=command_of_tests(instance, environments),
+        pre_install=pre_install,
+        env=dict(override.get("env") or {}),
+        source="environments file" if override else "swebench spec",
+        language=language,
+        toolchain=packages,
+        build=build_of_tests(instance, environments),
     )

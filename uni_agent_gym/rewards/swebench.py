@@ -17,7 +17,9 @@ alone:
    the tests (`conftest.py`, pytest's configuration, the runner script: `runner_files.py`), deleting
    files it did not have;
 4. apply `test_patch` (failing to is an infrastructure error, never a pass), then plant beside the
-   graded tests the canary tests that must fail (`canaries.py`);
+   graded tests the canary tests that must fail (`canaries.py`); a task in a compiled language is
+   built here (its spec's `build`, as swebench's eval scripts do), its output kept apart from the log
+   that is graded: a build the patch breaks is `unresolved`, its output in `build_log`;
 5. run the task's test command with a timeout (docker sandboxes are cut off every network first,
    unless `reward.network`), with the grading guard loaded (`guard/`); when the patch changed the
    runner's own modules in the repository, run it again with them as at the start commit
@@ -65,7 +67,7 @@ from uni_agent_gym.rewards.integrity import check_log, runner_for
 from uni_agent_gym.rewards.patches import SAFE_GIT, apply_patch, drop_files, git_in, reset_files
 from uni_agent_gym.rewards.runner_files import runner_files_to_restore
 from uni_agent_gym.rewards.runner_modules import runner_modules_touched
-from uni_agent_gym.specs import load_environments, command_of_tests
+from uni_agent_gym.specs import build_of_tests, load_environments, command_of_tests
 
 logger = logging.getLogger(__name__)
 Status = Literal["resolved", "unresolved", "patch_failed", "patch_rejected", "test_patch_failed", "timeout", "tests_crashed", "infra_error"]
@@ -101,6 +103,8 @@ class RewardResult:
     test_command: str = ""
     exit_code: int | None = None
     log: str = ""
+    build_command: str = ""  # what was built after the test patch, before the tests (other languages than Python)
+    build_log: str = ""  # its output (never parsed for test outcomes)
     error: str | None = None
     network_isolated: bool = False  # the tests ran with no network (docker)
     durations: dict[str, float] = field(default_factory=dict)
@@ -328,6 +332,9 @@ class SWEBenchReward:
         checked = self._log_reader(instance)
         runner = runner_for(checked, command)  # (name, parser) of the runner the log comes from; None: unknown
         canaries = await self._plant_canaries(deployment, instance, repo_dir, runner, command)
+        result.build_command = build_of_tests(instance, self.environments)
+        if result.build_command and not await self._build(deployment, repo_dir, result):
+            return self._finish(result, started)
         await self._run_and_grade(deployment, instance, repo_dir, result, checked, runner, canaries)
         modules = runner_modules_touched(instance.get("repo", ""), result.patch)
         if result.status == "resolved" and modules:  # graded again with the runner's implementation as at the start
@@ -351,6 +358,28 @@ class SWEBenchReward:
             return None
         graded = list(instance["FAIL_TO_PASS"]) + list(instance.get("PASS_TO_PASS") or [])
         return await plant(deployment, repo_dir, runner[0], instance["test_patch"], graded)
+
+    async def _build(self, deployment: Deployment, repo_dir: str, result: RewardResult) -> bool:
+        """The task's build, with the patch and the test patch in place; False (and the result's status
+        set) when it did not build: a build the patch breaks is unresolved, as tests that fail to import are."""
+        started = time.monotonic()
+        try:
+            run = await deployment.run(f"cd {shlex.quote(repo_dir)} && ( {result.build_command} )", timeout=self.config.timeout, output_limit=self.config.log_limit)
+        except DeploymentError as exc:
+            if not await deployment.engine_answers():
+                raise
+            result.status, result.error = "tests_crashed", f"the sandbox failed while the patched code was built, and its engine still answers: {exc}"
+            return False
+        finally:
+            result.durations["build"] = time.monotonic() - started
+        result.build_log = run.output
+        if run.timed_out:
+            result.status, result.error = "timeout", f"the build did not finish in {self.config.timeout} s"
+            return False
+        if run.exit_code != 0:
+            result.status, result.error = "unresolved", f"the build failed (exit code {run.exit_code}): {run.output.strip()[-1500:]}"
+            return False
+        return True
 
     async def _run_and_grade(
         self, deployment: Deployment, instance: dict[str, Any], repo_dir: str, result: RewardResult, checked: Any, runner: Any,

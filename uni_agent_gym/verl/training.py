@@ -27,7 +27,7 @@ from typing import Any, NamedTuple
 
 import yaml
 
-from uni_agent_gym.config import GymConfig, interpolate, load_config, read_config_file
+from uni_agent_gym.config import GymConfig, interpolate, read_config_file
 from uni_agent_gym.errors import ConfigError
 from uni_agent_gym.verl.trainer_config import ASYNC_ENTRY, PPO_ENTRY, compose_trainer_config
 

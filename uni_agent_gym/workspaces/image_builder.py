@@ -14,6 +14,11 @@ environment commit) and the image labelled with the mode, so it needs no derivat
 family's names (SWE-bench's
 `swebench/sweb.eval.x86_64.<id>:latest`, SWE-Gym's, SWE-rebench's, SWE-smith's repository image), so a
 docker env finds them as it would pulled ones.
+
+A task in another language takes a *toolchain* image in place of the environment: the bookworm base
+plus its language's Debian packages (`toolchains.py`; `uni-agent-gym/toolchain:c-<digest>`), installed
+by apt from the Debian mirror, the one step with the network on. Its instance layer runs the spec's
+install and build offline, as the Python layer runs pip.
 """
 
 from __future__ import annotations
@@ -43,6 +48,7 @@ from uni_agent_gym.errors import UniAgentGymError
 from uni_agent_gym.instances import image_name
 from uni_agent_gym.named_locks import machine_lock
 from uni_agent_gym.specs import EnvironmentSpec, environment_spec
+from uni_agent_gym.toolchains import PYTHON
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -160,17 +166,56 @@ def environment_dockerfile(base: str, spec: EnvironmentSpec) -> str:
     ]) + "\n"  # fmt: skip
 
 
+TOOLCHAIN_LABEL = "uni-agent-gym.toolchain"
+
+
+def toolchain_key(spec: EnvironmentSpec) -> str:
+    return hashlib.sha256(json.dumps([spec.python, spec.toolchain]).encode()).hexdigest()[:16]
+
+
+def toolchain_image_name(spec: EnvironmentSpec) -> str:
+    """The toolchain image every instance of a language with the same packages shares."""
+    return f"uni-agent-gym/toolchain:{spec.language}-{toolchain_key(spec)}"
+
+
+def toolchain_dockerfile(base: str, spec: EnvironmentSpec) -> str:
+    """The toolchain layer: the language's Debian packages from the base image's own apt sources."""
+    packages = " ".join(shlex.quote(package) for package in spec.toolchain)
+    return "\n".join([
+        f"FROM {base}",
+        "RUN apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "
+        f"{packages} && rm -rf /var/lib/apt/lists/*",
+        f'LABEL {TOOLCHAIN_LABEL}="{toolchain_key(spec)}"',
+    ]) + "\n"  # fmt: skip
+
+
+async def ensure_toolchain_image(spec: EnvironmentSpec, base: str, cache_dir: Path, log: Callable[[str], None]) -> str:
+    """The toolchain image of `spec`, built once (apt needs the network: the Debian mirror)."""
+    name = toolchain_image_name(spec)
+    async with machine_lock(f"toolchain {name}"):
+        if await asyncio.to_thread(image_exists, name):
+            return name
+        started = time.monotonic()
+        with tempfile.TemporaryDirectory(prefix="toolchain-", dir=cache_dir) as scratch:
+            context = Path(scratch)
+            (context / "Dockerfile").write_text(toolchain_dockerfile(base, spec))
+            log(f"toolchain {name}: {' '.join(spec.toolchain)} (apt, from the base image's Debian mirror)")
+            await asyncio.to_thread(docker_build, context, name, log, "default")
+        log(f"toolchain {name}: built in {time.monotonic() - started:.0f} s")
+    return name
+
+
 def dockerfile(environment: str, spec: EnvironmentSpec, history: str = "ancestry") -> str:
-    """The instance layer on its environment image: the repository at /testbed with the spec's build
-    requirements, variables, `pre_install` and install (offline), and the environment commit. The
-    checkout arrives clean (`history`); the environment commit's reflog and leftovers go in the last step."""
-    lines = [f"FROM {environment}", "COPY wheelhouse /opt/wheelhouse", "COPY testbed /testbed", f"COPY clean-history.sh {SCRIPT_PATH}",
-             "WORKDIR /testbed"]  # fmt: skip
+    """The instance layer on its environment (or toolchain) image: the repository at /testbed with the
+    spec's build requirements, variables, `pre_install` and install (offline), and the environment commit.
+    The checkout arrives clean (`history`); the environment commit's reflog and leftovers go in the last step."""
+    wheels = ["COPY wheelhouse /opt/wheelhouse"] if spec.language == PYTHON else []
+    lines = [f"FROM {environment}", *wheels, "COPY testbed /testbed", f"COPY clean-history.sh {SCRIPT_PATH}", "WORKDIR /testbed"]
     lines += [f"ENV {key}={shlex.quote(value)}" for key, value in spec.env.items()]
     if spec.pre_install:
         lines.append("RUN " + " && ".join(spec.pre_install))
     lines += [
-        f"RUN {OFFLINE_PIP} {spec.install}",
+        f"RUN {OFFLINE_PIP} {spec.install}" if spec.language == PYTHON else f"RUN {spec.install}",
         "RUN git config --global user.email env@uni-agent-gym.invalid && git config --global user.name uni-agent-gym "
         "&& git config --global --add safe.directory '*' && git add -A && git commit --allow-empty -qm 'uni-agent-gym environment' "
         f"&& sh {SCRIPT_PATH} /testbed ancestry && rm -f {SCRIPT_PATH}",
@@ -232,10 +277,10 @@ def _require_base(python: str, instance_id: str) -> str:
     return base
 
 
-def docker_build(context: Path, name: str, log: Callable[[str], None]) -> None:
-    """`docker build` of `context` with the network off; `ImageBuildError` with the end of its output."""
+def docker_build(context: Path, name: str, log: Callable[[str], None], network: str = "none") -> None:
+    """`docker build` of `context` (with the network off unless named); `ImageBuildError` with the end of its output."""
     last = []
-    for chunk in docker_client().api.build(path=str(context), tag=name, network_mode="none", rm=True, forcerm=True, decode=True):
+    for chunk in docker_client().api.build(path=str(context), tag=name, network_mode=network, rm=True, forcerm=True, decode=True):
         if "error" in chunk:
             raise ImageBuildError(f"docker build of {name} failed: {chunk['error'].strip()}\n{''.join(last)[-3000:]}")
         text = chunk.get("stream", "")
@@ -278,18 +323,22 @@ async def _build_instance_image(
     started = time.monotonic()
     cache_dir = Path(config.env.cache_dir).expanduser()
     cache_dir.mkdir(parents=True, exist_ok=True)
-    environment = await ensure_environment_image(spec, base, cache_dir, log)
+    python = spec.language == PYTHON
+    environment = await (ensure_environment_image if python else ensure_toolchain_image)(spec, base, cache_dir, log)
     with tempfile.TemporaryDirectory(prefix="build-", dir=cache_dir) as scratch:  # beside the wheelhouse: hard links work
         context = Path(scratch)
         cache = await mirror_repository(instance["repo"], source, config.env.cache_dir, instance["base_commit"])
         history = await clean_history(cache, instance["base_commit"], history_mode(instance, config), instance_id)
         await fresh_checkout(history.git_dir, history.start, context / "testbed")
-        build_requirements = spec.build_requirements or project_build_requirements(context / "testbed")
-        wheelhouse = cache_dir / "wheelhouse" / f"py{spec.python}" / "build"
-        log(f"{instance_id}: on {environment} ({spec.source}), {len(build_requirements)} packages for the build")
-        async with machine_lock("pip download"):
-            await asyncio.to_thread(download_wheelhouse, build_requirements, spec.python, wheelhouse / _digest(build_requirements), log, dependencies=True)
-        await asyncio.to_thread(_link_wheels, [wheelhouse / _digest(build_requirements)], context / "wheelhouse")
+        if python:
+            build_requirements = spec.build_requirements or project_build_requirements(context / "testbed")
+            wheelhouse = cache_dir / "wheelhouse" / f"py{spec.python}" / "build"
+            log(f"{instance_id}: on {environment} ({spec.source}), {len(build_requirements)} packages for the build")
+            async with machine_lock("pip download"):
+                await asyncio.to_thread(download_wheelhouse, build_requirements, spec.python, wheelhouse / _digest(build_requirements), log, dependencies=True)
+            await asyncio.to_thread(_link_wheels, [wheelhouse / _digest(build_requirements)], context / "wheelhouse")
+        else:
+            log(f"{instance_id}: on {environment} ({spec.language}, {spec.source})")
         (context / "Dockerfile").write_text(dockerfile(environment, spec, history_mode(instance, config)))
         (context / "clean-history.sh").write_text(CLEAN_SCRIPT)
         log(f"{instance_id}: docker build {name} (network off)")

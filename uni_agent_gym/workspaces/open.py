@@ -29,6 +29,7 @@ from uni_agent_gym.deployments.pool import acquire
 from uni_agent_gym.instances import image_name
 from uni_agent_gym.named_locks import free_slot, machine_lock
 from uni_agent_gym.specs import environment_spec, load_environments
+from uni_agent_gym.toolchains import PYTHON
 from uni_agent_gym.workspaces.history import CleanHistory, clean_history, fresh_checkout, history_mode
 from uni_agent_gym.workspaces.host_git import WorkspaceError
 from uni_agent_gym.workspaces.local_checkout import ensure_trusted_repository, local_workspace_dir, recreate_checkout
@@ -138,6 +139,11 @@ async def _open_local(instance: dict[str, Any], config: GymConfig, history: Clea
     spec = None
     if instance.get("needs_environment", True):
         spec = environment_spec(instance, load_environments(config.env.environments))
+        if spec.language != PYTHON:
+            raise WorkspaceError(
+                f"Instance {instance['instance_id']!r} is a {spec.language} task, and the local deployment makes Python "
+                "environments only: run it on docker or ray (`uni-agent-gym images build` makes its toolchain image)"
+            )
     deployment_config = config.deployment
     workspace = local_workspace_dir(instance["instance_id"], config)
     checkout_lock = f"local checkout {workspace.resolve()}"

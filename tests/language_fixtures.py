@@ -1,0 +1,133 @@
+"""Offline fixtures in other languages than Python: real instances re-based onto Debian's source of a release.
+
+Repository code in C, Go, Java, ... reaches these machines through Debian's source packages (the orig
+tarball is the upstream release), as Python's reached them through PyPI sdists (`fixture_sources.py`).
+A row in `tests/languages/derived.jsonl` is a real dataset row whose `base_commit` is the commit of the
+unpacked orig tarball (fixed identity and date, every file added), and whose `patch` and `test_patch`
+are the row's own re-based onto it (`derived_from` says from where and how); `tests/languages/make_rows.py`
+makes them again from the real rows. Its mirror, toolchain and image are made here, once per machine.
+
+Getting an orig tarball: a private apt configuration with a `deb-src` line for the host's Debian mirror,
+`apt-get source --download-only NAME`; the file is checked against the row's sha256 (Debian's version of a
+package changes with its security updates, its orig tarball does not).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import subprocess
+import tarfile
+from pathlib import Path
+
+from tests.fixture_sources import BUILD_CACHE, CACHE, FIXED_IDENTITY
+from uni_agent_gym.named_locks import blocking_machine_lock
+
+HERE = Path(__file__).resolve().parent / "languages"
+SOURCES = CACHE / "debian-sources"
+
+
+def derived_rows() -> dict[str, dict]:
+    rows = [json.loads(line) for line in (HERE / "derived.jsonl").read_text().splitlines() if line.strip()]
+    return {row["instance_id"]: row for row in rows}
+
+
+def debian_orig(package: str, orig: str, sha256: str, suite: str = "bookworm") -> Path:
+    """Debian's orig tarball `orig` of source package `package` (downloaded once, checked by its sha256)."""
+    target = SOURCES / orig
+    with blocking_machine_lock(f"debian source {orig}"):
+        if not (target.exists() and _sha256(target) == sha256):
+            _download_source(package, suite, target.parent)
+        if _sha256(target) != sha256:
+            raise RuntimeError(f"{orig}: sha256 {_sha256(target)}, expected {sha256} (Debian's archive no longer has this release?)")
+    return target
+
+
+def _sha256(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest() if path.exists() else ""
+
+
+def _download_source(package: str, suite: str, directory: Path) -> None:
+    from uni_agent_gym.workspaces.base_images import host_debian_mirror
+
+    apt = SOURCES / f"apt-{suite}"
+    for sub in ("lists/partial", "archives/partial", "sources"):
+        (apt / sub).mkdir(parents=True, exist_ok=True)
+    (apt / "sources" / "src.list").write_text(f"deb-src {host_debian_mirror()} {suite} main\n")
+    (apt / "apt.conf").write_text(
+        f'Dir::Etc::sourcelist "{apt}/sources/src.list";\nDir::Etc::sourceparts "{apt}/sources";\n'
+        f'Dir::State::lists "{apt}/lists";\nDir::Cache::archives "{apt}/archives";\nAPT::Sandbox::User "root";\n'
+    )
+    env = {**os.environ, "APT_CONFIG": str(apt / "apt.conf")}
+    directory.mkdir(parents=True, exist_ok=True)
+    subprocess.run(["apt-get", "-qq", "update"], check=True, env=env, capture_output=True)
+    subprocess.run(["apt-get", "-qq", "source", "--download-only", package], check=True, env=env, capture_output=True, cwd=directory)
+
+
+def source_directory(row: dict) -> Path:
+    """The unpacked orig tarball of a derived row (its top directory stripped), made once."""
+    source = row["derived_from"]
+    target = CACHE / "debian-unpacked" / source["orig"]
+    with blocking_machine_lock(f"debian unpacked {target}"):
+        if not (target / ".complete").exists():
+            archive = debian_orig(source["debian_source"], source["orig"], source["sha256"], source.get("suite", "bookworm"))
+            subprocess.run(["rm", "-rf", str(target)], check=True)
+            (target / "src").mkdir(parents=True)
+            with tarfile.open(archive) as tar:
+                members = [member for member in tar.getmembers() if "/" in member.name]
+                for member in members:
+                    member.name = member.name.split("/", 1)[1]
+                tar.extractall(target / "src", members=members, filter="fully_trusted")
+            (target / ".complete").touch()
+    return target / "src"
+
+
+def repo_mirror(repo: str) -> Path:
+    """A bare git repository with the base of each derived row of `repo` as a branch named by its id."""
+    mirror = CACHE / "mirrors" / repo.replace("/", "__")
+    rows = [row for row in derived_rows().values() if row["repo"] == repo]
+    with blocking_machine_lock(f"fixture mirror {mirror}"):
+        done = mirror / ".complete"
+        if done.exists() and done.read_text() == ",".join(sorted(row["instance_id"] for row in rows)):
+            return mirror
+        subprocess.run(["rm", "-rf", str(mirror)], check=True)
+        subprocess.run(["git", "init", "--quiet", "--bare", str(mirror)], check=True)
+        for row in rows:
+            commit = base_commit_of(source_directory(row), mirror, row["instance_id"])
+            assert commit == row["base_commit"], f"{row['instance_id']}: rebuilt {commit}, expected {row['base_commit']}"
+            subprocess.run(["git", "--git-dir", str(mirror), "branch", "--force", row["instance_id"], commit], check=True)
+        done.write_text(",".join(sorted(row["instance_id"] for row in rows)))
+    return mirror
+
+
+def base_commit_of(source: Path, git_dir: Path, name: str) -> str:
+    """The commit of every file of `source` (fixed identity and date) written into `git_dir`."""
+    env = {**os.environ, **FIXED_IDENTITY, "GIT_INDEX_FILE": str(git_dir / f"index-{name}")}
+    git = ["git", "-c", "safe.directory=*", "-c", "core.autocrlf=false", "--git-dir", str(git_dir), "--work-tree", str(source)]
+    subprocess.run(git + ["add", "-A", "-f"], check=True, env=env)
+    tree = subprocess.run(git + ["write-tree"], check=True, env=env, capture_output=True, text=True).stdout.strip()
+    os.remove(env["GIT_INDEX_FILE"])
+    return subprocess.run(git + ["commit-tree", tree, "-m", "base"], check=True, env=env, capture_output=True, text=True).stdout.strip()
+
+
+def build_config(rows: list[dict]):
+    """The config that builds these fixtures' images: their mirrors, the test build cache, the bookworm base."""
+    from uni_agent_gym.config import GymConfig
+    from uni_agent_gym.toolchains import TOOLCHAIN_PYTHON
+    from uni_agent_gym.workspaces.base_images import bootstrap_base
+
+    bootstrap_base(TOOLCHAIN_PYTHON, log=lambda message: None)
+    mirrors = {repo: str(repo_mirror(repo)) for repo in sorted({row["repo"] for row in rows})}
+    return GymConfig.model_validate({"env": {"cache_dir": str(BUILD_CACHE), "mirrors": mirrors}})
+
+
+async def ensure_images(rows: list[dict], *, log=lambda message: None) -> list[str]:
+    """The images of these fixtures, built where missing; their names."""
+    from uni_agent_gym.datasets import normalise
+    from uni_agent_gym.workspaces.image_builder import build_instance_images
+
+    names, failures = await build_instance_images([normalise(row) for row in rows], build_config(rows), {}, log=log)
+    if failures:
+        raise RuntimeError(f"fixture images failed to build: {failures}")
+    return names

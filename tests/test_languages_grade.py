@@ -1,0 +1,59 @@
+"""Instances in other languages than Python, graded the way every instance is: the agent's patch taken out of
+its sandbox, applied in a fresh one, the test patch, the task's build, the tests, the dataset's own parser.
+The rows are real SWE-bench Multilingual rows re-based onto Debian's source of a release
+(`tests/language_fixtures.py`); each plays three episodes: the agent types in the gold patch (1.0), types in
+the test patch alone (0.0: test files go back to the start, the fix is missing), or does nothing (0.0)."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from tests import language_fixtures
+from tests.conftest import run_to_completion
+from uni_agent_gym.config import GymConfig
+from uni_agent_gym.envs import AsyncSWEEnv
+from uni_agent_gym.instances import normalise
+
+ROWS = language_fixtures.derived_rows()
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(scope="module")
+def language_images(docker_image) -> list[str]:
+    return run_to_completion(language_fixtures.ensure_images(list(ROWS.values())))
+
+
+async def episode(deployment: str, row: dict, typed_in: str | None) -> dict:
+    """The reward report of an episode in which the agent applies `typed_in` (a diff) or nothing."""
+    config = GymConfig.model_validate({"deployment": {"type": deployment}, "env": {"workspace": "image"}})
+    env = AsyncSWEEnv(config)
+    try:
+        await env.reset(options={"instance": normalise(row)})
+        if typed_in is not None:
+            command = f"cat > /tmp/typed.diff <<'UAG_EOF'\n{typed_in}UAG_EOF\ngit apply /tmp/typed.diff && rm /tmp/typed.diff"
+            _, _, _, _, step = await env.step({"name": "execute_bash", "arguments": {"command": command}})
+            assert step["exit_code"] == 0, step
+        _, reward, terminated, _, info = await env.step({"name": "finish", "arguments": {}})
+        assert terminated
+        return info["reward_report"]
+    finally:
+        await env.close()
+
+
+@pytest.mark.timeout(2400)  # a new machine first builds the toolchain and each instance (redis: about 3 minutes)
+@pytest.mark.parametrize("instance_id", sorted(ROWS))
+def test_gold_resolves_and_the_test_patch_or_nothing_does_not_on_docker(instance_id, language_images):
+    row = ROWS[instance_id]
+    gold, test_only, empty = run_to_completion(asyncio.gather(
+        episode("docker", row, row["patch"]), episode("docker", row, row["test_patch"]), episode("docker", row, None),
+    ))  # fmt: skip
+    graded = row["FAIL_TO_PASS"] + row["PASS_TO_PASS"]
+    assert gold["status"] == "resolved" and gold["reward"] == 1.0, (gold["error"], gold["test_statuses"], gold["build_log"][-2000:], gold["log"][-3000:])
+    assert gold["test_statuses"] == {test: "PASSED" for test in graded}
+    assert gold["build_command"] and gold["integrity_problems"] == []
+    for report in (test_only, empty):
+        assert report["status"] == "unresolved" and report["reward"] == 0.0, report["error"]
+        assert sorted(report["tests"]["FAIL_TO_PASS"]["failure"]) == sorted(row["FAIL_TO_PASS"]), report["test_statuses"]
+        assert report["tests"]["PASS_TO_PASS"]["failure"] == [], report["test_statuses"]

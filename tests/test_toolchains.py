@@ -1,0 +1,54 @@
+"""A task in another language than Python: its environment is a toolchain (Debian packages), the spec's install
+and build run in its image, its build again when grading (swebench's eval-script order), its test command as the
+spec writes it."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests import language_fixtures
+from uni_agent_gym.specs import SpecError, build_of_tests, command_of_tests, environment_spec
+from uni_agent_gym.toolchains import TOOLCHAIN_PYTHON, language_of
+from uni_agent_gym.workspaces.image_builder import dockerfile, toolchain_dockerfile, toolchain_image_name
+
+REDIS = language_fixtures.derived_rows()["redis__redis-12272"]
+
+
+def test_a_c_task_takes_its_toolchain_install_build_and_tests_from_swebenchs_spec():
+    spec = environment_spec(REDIS)
+    assert (spec.language, spec.python, spec.requirements) == ("c", TOOLCHAIN_PYTHON, [])
+    assert {"build-essential", "tcl", "make"} - set(spec.toolchain) == {"make"}  # build-essential brings make
+    assert spec.install == "make distclean && make" and spec.build == "make distclean && make" == build_of_tests(REDIS)
+    # swebench's non-Python specs name their tests: nothing is appended (a Python spec gets the test files)
+    assert spec.test_command == command_of_tests(REDIS) == 'TERM=dumb ./runtest --durable --single unit/type/string --only "/.*(GETRANGE|SETRANGE).*"'
+
+
+def test_an_environments_file_overrides_each_part():
+    override = {REDIS["instance_id"]: {"instance_id": REDIS["instance_id"], "toolchain": ["libssl-dev"], "install_cmd": ["make -j2"],
+                                       "build_cmd": "make", "test_cmd_as_run": "./runtest --single unit/type/string", "env": {"A": "1"}}}  # fmt: skip
+    spec = environment_spec(REDIS, override)
+    assert spec.toolchain[-1] == "libssl-dev" and spec.install == "make -j2" and spec.build == "make"
+    assert spec.test_command == "./runtest --single unit/type/string" and spec.env == {"A": "1"} and spec.source == "environments file"
+
+
+def test_a_python_task_builds_nothing_when_graded():
+    python_task = {**REDIS, "language": None, "repo": "pytest-dev/pytest", "version": "5.4"}
+    assert language_of(python_task) == "python" and build_of_tests(python_task) == ""
+
+
+@pytest.mark.parametrize("row,error", [
+    ({**REDIS, "language": "cobol"}, "no toolchain is known for language 'cobol' (known: python, c, cpp, go, java"),
+    ({**REDIS, "version": "1"}, "swebench has no spec for redis/redis version 1; give its toolchain"),
+])  # fmt: skip
+def test_a_task_with_no_toolchain_or_spec_says_what_to_give(row, error):
+    with pytest.raises(SpecError, match=error.replace("(", r"\(").replace(")", r"\)")):
+        environment_spec(row)
+
+
+def test_the_toolchain_layer_installs_the_packages_by_apt_and_the_instance_layer_has_no_pip():
+    spec = environment_spec(REDIS)
+    toolchain = toolchain_dockerfile("uni-agent-gym/base:py3.11", spec)
+    assert "apt-get install -y -qq --no-install-recommends build-essential" in toolchain and " tcl " in toolchain
+    assert toolchain_image_name(spec).startswith("uni-agent-gym/toolchain:c-")
+    instance = dockerfile(toolchain_image_name(spec), spec)
+    assert "wheelhouse" not in instance and "\nRUN make distclean && make\n" in instance

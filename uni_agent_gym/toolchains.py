@@ -1,0 +1,49 @@
+"""What a task in a given language needs installed: its toolchain as Debian packages.
+
+swebench's images for other languages start from Docker Hub images (`maven:3.9-eclipse-temurin`,
+`rust:`, `php:`, `ruby:`) or download a toolchain at build time (Go from dl.google.com, Node through
+nvm); none of that is reachable where no registry is (these machines, air-gapped clusters). Debian
+packages every one of these toolchains, and its mirror is reachable wherever `images bootstrap-base`
+works, so the toolchain layer of an image is the base image plus the packages below, installed by apt.
+A spec's own `apt-pkgs` (swebench's per-repository extras) come on top.
+
+The packages are those of Debian bookworm (gcc 12, Go 1.19, OpenJDK 17, Node 18, rustc 1.63, PHP 8.2,
+Ruby 3.1): an instance that needs a newer toolchain says so when it builds.
+"""
+
+from __future__ import annotations
+
+from uni_agent_gym.errors import UniAgentGymError
+
+PYTHON = "python"
+TOOLCHAIN_PYTHON = "3.11"  # the base image other languages' toolchains go on: bookworm's (its Python runs the gym's tools)
+_C = ["build-essential", "libtool", "automake", "autoconf", "tcl", "bison", "flex", "cmake", "pkg-config"]  # swebench's C base, in Debian
+TOOLCHAINS: dict[str, list[str]] = {
+    "c": _C,
+    "cpp": [*_C, "googletest"],
+    "go": ["golang-go"],
+    "java": ["default-jdk-headless", "maven"],
+    "javascript": ["nodejs", "npm"],
+    "typescript": ["nodejs", "npm"],
+    "rust": ["rustc", "cargo"],
+    "php": ["php-cli", "php-xml", "php-mbstring", "php-curl", "phpunit"],
+    "ruby": ["ruby", "ruby-dev", "bundler", "rake"],
+}
+
+
+class ToolchainError(UniAgentGymError, LookupError):
+    """A task's language has no known toolchain; the message says which languages do."""
+
+
+def language_of(task: dict) -> str:
+    """The task's language, lower case (a task with none is a Python task: every family before the
+    multilingual ones)."""
+    return str(task.get("language") or PYTHON).lower()
+
+
+def toolchain_packages(language: str, extra: list[str] | tuple[str, ...] = ()) -> list[str]:
+    """The Debian packages of `language`'s toolchain, then `extra` (a spec's `apt-pkgs`), without repeats."""
+    if language not in TOOLCHAINS:
+        known = ", ".join(sorted(TOOLCHAINS))
+        raise ToolchainError(f"no toolchain is known for language {language!r} (known: python, {known})")
+    return list(dict.fromkeys([*TOOLCHAINS[language], *extra]))
