@@ -28,6 +28,9 @@ HERE = Path(__file__).resolve().parent / "languages"
 SOURCES = CACHE / "debian-sources"
 
 
+ENVIRONMENTS = HERE / "environments.json"  # what the rows need beyond swebench's specs offline
+
+
 def derived_rows() -> dict[str, dict]:
     rows = [json.loads(line) for line in (HERE / "derived.jsonl").read_text().splitlines() if line.strip()]
     return {row["instance_id"]: row for row in rows}
@@ -62,7 +65,8 @@ def _download_source(package: str, suite: str, directory: Path) -> None:
     env = {**os.environ, "APT_CONFIG": str(apt / "apt.conf")}
     directory.mkdir(parents=True, exist_ok=True)
     subprocess.run(["apt-get", "-qq", "update"], check=True, env=env, capture_output=True)
-    subprocess.run(["apt-get", "-qq", "source", "--download-only", package], check=True, env=env, capture_output=True, cwd=directory)
+    # not checked: Debian's own tarball of a package may answer 404 where its orig tarball (all we need) is there
+    subprocess.run(["apt-get", "-qq", "source", "--download-only", package], env=env, capture_output=True, cwd=directory)
 
 
 def source_directory(row: dict) -> Path:
@@ -125,9 +129,10 @@ def build_config(rows: list[dict]):
 async def ensure_images(rows: list[dict], *, log=lambda message: None) -> list[str]:
     """The images of these fixtures, built where missing; their names."""
     from uni_agent_gym.datasets import normalise
+    from uni_agent_gym.specs import load_environments
     from uni_agent_gym.workspaces.image_builder import build_instance_images
 
-    names, failures = await build_instance_images([normalise(row) for row in rows], build_config(rows), {}, log=log)
+    names, failures = await build_instance_images([normalise(row) for row in rows], build_config(rows), load_environments(ENVIRONMENTS), log=log)
     if failures:
         raise RuntimeError(f"fixture images failed to build: {failures}")
     return names

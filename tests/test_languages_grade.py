@@ -1,7 +1,7 @@
 """Instances in other languages than Python, graded the way every instance is: the agent's patch taken out of
 its sandbox, applied in a fresh one, the test patch, the task's build, the tests, the dataset's own parser.
 The rows are real SWE-bench Multilingual rows re-based onto Debian's source of a release
-(`tests/language_fixtures.py`); each plays three episodes: the agent types in the gold patch (1.0), types in
+(`tests/language_fixtures.py`: redis in C, gin in Go); each plays three episodes: the agent types in the gold patch (1.0), types in
 the test patch alone (0.0: test files go back to the start, the fix is missing), or does nothing (0.0)."""
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ def language_images(docker_image) -> list[str]:
 
 async def episode(deployment: str, row: dict, typed_in: str | None) -> dict:
     """The reward report of an episode in which the agent applies `typed_in` (a diff) or nothing."""
-    config = GymConfig.model_validate({"deployment": {"type": deployment}, "env": {"workspace": "image"}})
+    config = GymConfig.model_validate({"deployment": {"type": deployment}, "env": {"workspace": "image", "environments": str(language_fixtures.ENVIRONMENTS)}})
     env = AsyncSWEEnv(config)
     try:
         await env.reset(options={"instance": normalise(row)})

@@ -52,3 +52,16 @@ def test_the_toolchain_layer_installs_the_packages_by_apt_and_the_instance_layer
     assert toolchain_image_name(spec).startswith("uni-agent-gym/toolchain:c-")
     instance = dockerfile(toolchain_image_name(spec), spec)
     assert "wheelhouse" not in instance and "\nRUN make distclean && make\n" in instance
+
+
+def test_a_go_task_sits_at_its_import_path_in_a_gopath_with_debians_go_sources():
+    from uni_agent_gym.instances import normalise
+    from uni_agent_gym.specs import load_environments
+
+    gin = normalise(language_fixtures.derived_rows()["gin-gonic__gin-3227"])
+    spec = environment_spec(gin, load_environments(language_fixtures.ENVIRONMENTS))
+    assert gin["workdir"] == "/go/src/github.com/gin-gonic/gin" and spec.build == "" and spec.env["GO111MODULE"] == "off"
+    assert spec.toolchain[0] == "golang-go" and "golang-github-stretchr-testify-dev" in spec.toolchain
+    instance = dockerfile(toolchain_image_name(spec), spec, repo_dir=gin["workdir"])
+    assert "COPY testbed /go/src/github.com/gin-gonic/gin\n" in instance and "WORKDIR /go/src/github.com/gin-gonic/gin\n" in instance
+    assert "sh /tmp/uni-agent-gym-clean-history.sh /go/src/github.com/gin-gonic/gin ancestry" in instance

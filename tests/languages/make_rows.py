@@ -19,12 +19,20 @@ from pathlib import Path
 
 from tests import language_fixtures
 
-RECIPES = {
+RECIPES = {  # "row": columns the derived row adds; the rest is where its base comes from and how
     "redis__redis-12272": {
-        "language": "c",
+        "row": {"language": "c"},
         "debian_source": "redis", "suite": "bookworm", "orig": "redis_7.0.15.orig.tar.gz",
         "sha256": "4b1dc4ee6d622a09fff9c6777191209750fb5e5a725ef78ea012d6eef4c22982",
         "route": "forward: redis 7.0.15 (2024-01) does not have this fix of 7.2 (2023-06); patch and test patch apply with offsets",
+    },
+    "gin-gonic__gin-3227": {
+        # Debian builds Go packages in GOPATH mode with its golang-*-dev sources (no module proxy here): the
+        # repository sits at its import path in a GOPATH (environments.json has the toolchain and variables)
+        "row": {"language": "go", "workdir": "/go/src/github.com/gin-gonic/gin"},
+        "debian_source": "golang-github-gin-gonic-gin", "suite": "bookworm", "orig": "golang-github-gin-gonic-gin_1.8.1.orig.tar.gz",
+        "sha256": "9f6a9a6c2b96c323902d8ee1728152bafdf1894130554a93af5d3f1807c0403b",
+        "route": "forward: gin 1.8.1 (2022-06) predates this fix (2022-07); patch and test patch apply as they are",
     },
 }  # fmt: skip
 DROPPED = ("eval_script", "image")
@@ -48,8 +56,7 @@ def derived_row(real: dict, recipe: dict) -> dict:
         base = language_fixtures.base_commit_of(source, workdir / ".git", "make-rows")
         row["patch"] = rebased(source, base, real["patch"], workdir)
         row["test_patch"] = rebased(source, base, real["test_patch"], workdir)
-    row.update(base_commit=base, language=recipe["language"],
-               derived_from={key: value for key, value in recipe.items() if key != "language"} | {"base_commit": real["base_commit"]})  # fmt: skip
+    row.update(base_commit=base, **recipe["row"], derived_from={key: value for key, value in recipe.items() if key != "row"} | {"base_commit": real["base_commit"]})
     return row
 
 

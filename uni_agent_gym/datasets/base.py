@@ -148,6 +148,6 @@ def fail_to_pass_task(row: dict[str, Any], family: str, *, required: Iterable[st
     if row.get("version") is not None:
         task["version"] = str(row["version"])
     check_diffs(instance_id, row, ("patch", "test_patch"))
-    task.update(family=family, image_name=row.get("image_name") or image_name, workdir=IMAGE_REPO_DIR, grading=FAIL_TO_PASS_GRADING)
+    task.update(family=family, image_name=row.get("image_name") or image_name, workdir=row.get("workdir") or IMAGE_REPO_DIR, grading=FAIL_TO_PASS_GRADING)
     task.setdefault("test_command", None)
     return task

@@ -40,6 +40,7 @@ from typing import Any
 
 
 from uni_agent_gym.config import GymConfig
+from uni_agent_gym.datasets.base import IMAGE_REPO_DIR
 from uni_agent_gym.deployments.docker import docker_client, image_exists
 from uni_agent_gym.workspaces.base_images import DEBIAN_SUITE_BY_PYTHON, GLIBC_MINOR_BY_PYTHON, base_image_name
 from uni_agent_gym.workspaces.history import CLEAN_SCRIPT, HISTORY_LABEL, SCRIPT_PATH, clean_history, fresh_checkout, history_mode
@@ -205,12 +206,13 @@ async def ensure_toolchain_image(spec: EnvironmentSpec, base: str, cache_dir: Pa
     return name
 
 
-def dockerfile(environment: str, spec: EnvironmentSpec, history: str = "ancestry") -> str:
-    """The instance layer on its environment (or toolchain) image: the repository at /testbed with the
-    spec's build requirements, variables, `pre_install` and install (offline), and the environment commit.
-    The checkout arrives clean (`history`); the environment commit's reflog and leftovers go in the last step."""
+def dockerfile(environment: str, spec: EnvironmentSpec, history: str = "ancestry", repo_dir: str = IMAGE_REPO_DIR) -> str:
+    """The instance layer on its environment (or toolchain) image: the repository at `repo_dir` (the task's
+    `workdir`: /testbed, or where its toolchain expects it, such as a GOPATH) with the spec's build
+    requirements, variables, `pre_install` and install (offline), and the environment commit. The checkout
+    arrives clean (`history`); the environment commit's reflog and leftovers go in the last step."""
     wheels = ["COPY wheelhouse /opt/wheelhouse"] if spec.language == PYTHON else []
-    lines = [f"FROM {environment}", *wheels, "COPY testbed /testbed", f"COPY clean-history.sh {SCRIPT_PATH}", "WORKDIR /testbed"]
+    lines = [f"FROM {environment}", *wheels, f"COPY testbed {repo_dir}", f"COPY clean-history.sh {SCRIPT_PATH}", f"WORKDIR {repo_dir}"]
     lines += [f"ENV {key}={shlex.quote(value)}" for key, value in spec.env.items()]
     if spec.pre_install:
         lines.append("RUN " + " && ".join(spec.pre_install))
@@ -218,7 +220,7 @@ def dockerfile(environment: str, spec: EnvironmentSpec, history: str = "ancestry
         f"RUN {OFFLINE_PIP} {spec.install}" if spec.language == PYTHON else f"RUN {spec.install}",
         "RUN git config --global user.email env@uni-agent-gym.invalid && git config --global user.name uni-agent-gym "
         "&& git config --global --add safe.directory '*' && git add -A && git commit --allow-empty -qm 'uni-agent-gym environment' "
-        f"&& sh {SCRIPT_PATH} /testbed ancestry && rm -f {SCRIPT_PATH}",
+        f"&& sh {SCRIPT_PATH} {repo_dir} ancestry && rm -f {SCRIPT_PATH}",
         f'LABEL {HISTORY_LABEL}="{history}"',
     ]
     return "\n".join(lines) + "\n"
@@ -339,7 +341,7 @@ async def _build_instance_image(
             await asyncio.to_thread(_link_wheels, [wheelhouse / _digest(build_requirements)], context / "wheelhouse")
         else:
             log(f"{instance_id}: on {environment} ({spec.language}, {spec.source})")
-        (context / "Dockerfile").write_text(dockerfile(environment, spec, history_mode(instance, config)))
+        (context / "Dockerfile").write_text(dockerfile(environment, spec, history_mode(instance, config), instance.get("workdir") or IMAGE_REPO_DIR))
         (context / "clean-history.sh").write_text(CLEAN_SCRIPT)
         log(f"{instance_id}: docker build {name} (network off)")
         await _build_adding_what_the_install_lacks(context, name, spec.python, log)
