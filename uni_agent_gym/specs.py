@@ -125,12 +125,12 @@ def environment_spec(instance: dict[str, Any], environments: dict[str, dict[str,
     version = str(instance.get("version"))
     spec = swebench_spec(repo, version) or {}
     override = (environments or {}).get(instance_id)
+    recipe = instance.get("environment")
+    if override is None and recipe is not None and recipe.get("unbuildable"):
+        raise SpecError(f"Instance {instance_id!r}: its environment cannot be built offline: {recipe['unbuildable']}")  # it says what to do
     if language_of(instance) != PYTHON:
         return _toolchain_spec(instance, spec, override, environments)
-    recipe = instance.get("environment")
     if override is None and recipe is not None:
-        if recipe.get("unbuildable"):
-            raise SpecError(f"Instance {instance_id!r}: its environment cannot be built offline: {recipe['unbuildable']}")  # it says what to do
         override, source = recipe, "the row's install_config"
     else:
         source = "environments file"
