@@ -25,9 +25,9 @@ def language_images(docker_image) -> list[str]:
     return run_to_completion(language_fixtures.ensure_images(list(ROWS.values())))
 
 
-async def episode(deployment: str, row: dict, typed_in: str | None) -> dict:
+async def episode(deployment: dict, row: dict, typed_in: str | None) -> dict:
     """The reward report of an episode in which the agent applies `typed_in` (a diff) or nothing."""
-    config = GymConfig.model_validate({"deployment": {"type": deployment}, "env": {"workspace": "image", "environments": str(language_fixtures.ENVIRONMENTS)}})
+    config = GymConfig.model_validate({"deployment": deployment, "env": {"workspace": "image", "environments": str(language_fixtures.ENVIRONMENTS)}})
     env = AsyncSWEEnv(config)
     try:
         await env.reset(options={"instance": normalise(row)})
@@ -36,23 +36,31 @@ async def episode(deployment: str, row: dict, typed_in: str | None) -> dict:
             _, _, _, _, step = await env.step({"name": "execute_bash", "arguments": {"command": command}})
             assert step["exit_code"] == 0, step
         _, reward, terminated, _, info = await env.step({"name": "finish", "arguments": {}})
-        assert terminated
+        assert terminated and info["reward_report"]["reward"] == reward
         return info["reward_report"]
     finally:
         await env.close()
 
 
-@pytest.mark.timeout(2400)  # a new machine first builds the toolchain and each instance (redis: about 3 minutes)
+@pytest.mark.timeout(2400)  # a new machine first builds each toolchain and instance (redis: about 3 minutes)
+@pytest.mark.parametrize("kind", ["docker", "ray"])
 @pytest.mark.parametrize("instance_id", sorted(ROWS))
-def test_gold_resolves_and_the_test_patch_or_nothing_does_not_on_docker(instance_id, language_images):
+def test_gold_resolves_and_the_test_patch_or_nothing_does_not(instance_id, kind, language_images, request):
+    """On ray the image goes through the cluster's registry to the nodes, as a pulled image would."""
     row = ROWS[instance_id]
+    deployment: dict = {"type": "docker"}
+    if kind == "ray":
+        from uni_agent_gym.deployments.registry import push
+
+        cluster = request.getfixturevalue("ray_cluster")
+        deployment = cluster.deployment()
+        push(normalise(row)["image_name"], cluster.registry)
     gold, test_only, empty = run_to_completion(asyncio.gather(
-        episode("docker", row, row["patch"]), episode("docker", row, row["test_patch"]), episode("docker", row, None),
+        episode(deployment, row, row["patch"]), episode(deployment, row, row["test_patch"]), episode(deployment, row, None),
     ))  # fmt: skip
     graded = row["FAIL_TO_PASS"] + row["PASS_TO_PASS"]
     assert gold["status"] == "resolved" and gold["reward"] == 1.0, (gold["error"], gold["test_statuses"], gold["build_log"][-2000:], gold["log"][-3000:])
-    assert gold["test_statuses"] == {test: "PASSED" for test in graded}
-    assert gold["build_command"] and gold["integrity_problems"] == []
+    assert gold["test_statuses"] == {test: "PASSED" for test in graded} and gold["integrity_problems"] == []
     for report in (test_only, empty):
         assert report["status"] == "unresolved" and report["reward"] == 0.0, report["error"]
         assert sorted(report["tests"]["FAIL_TO_PASS"]["failure"]) == sorted(row["FAIL_TO_PASS"]), report["test_statuses"]
