@@ -80,6 +80,7 @@ def test_eval_run_reports_what_the_script_implies(tmp_path, browser):
         report = json.loads((output / "report.json").read_text())
         assert (report["resolved"], report["instances"], report["resolved_ids"]) == (1, 2, [PYTEST])
         assert report["per_repo"]["pytest-dev/pytest"]["resolved_rate"] == 1.0 and report["per_repo"]["pallets/flask"]["resolved"] == 0
+        assert report["per_language"] == {"python": {"instances": 2, "resolved": 1, "resolved_rate": 0.5}}
         assert report["exit_reasons"] == {"finished": 2} and report["turns"] == {PYTEST: 3, FLASK: 3}
         assert (output / "report.png").stat().st_size > 10_000 and "| pytest-dev/pytest | 1 | 1 | 100.0% |" in (output / "report.md").read_text()
 
@@ -90,6 +91,7 @@ def test_eval_run_reports_what_the_script_implies(tmp_path, browser):
         assert trajectory["messages"][3]["role"] == "tool"
         flask = json.loads((output / "trajectories" / f"{FLASK}.json").read_text())
         assert flask["steps"][0]["error"] == "format_error"
+        assert json.loads((output / "trajectories" / f"{PYTEST}.json").read_text())["reward_report"]["language"] == "python"
         assert json.loads((output / "results" / f"{PYTEST}.json").read_text())["status"] == "resolved"
 
         looked_at_in_chromium(browser, output)

@@ -65,3 +65,15 @@ def test_a_go_task_sits_at_its_import_path_in_a_gopath_with_debians_go_sources()
     instance = dockerfile(toolchain_image_name(spec), spec, repo_dir=gin["workdir"])
     assert "COPY testbed /go/src/github.com/gin-gonic/gin\n" in instance and "WORKDIR /go/src/github.com/gin-gonic/gin\n" in instance
     assert "sh /tmp/uni-agent-gym-clean-history.sh /go/src/github.com/gin-gonic/gin ancestry" in instance
+
+
+def test_an_eval_report_gives_the_resolved_rate_per_language():
+    from uni_agent_gym.eval.report import build_report
+
+    def trajectory(instance_id: str, resolved: bool) -> dict:
+        return {"instance_id": instance_id, "resolved": resolved, "exit_reason": "finished", "turns": 1, "seconds": 1.0,
+                "usage": {"prompt_tokens": 1, "completion_tokens": 1, "cost": 0.0}, "reward_report": {"caused_by": None}}  # fmt: skip
+
+    trajectories = [trajectory("a", True), trajectory("b", False), trajectory("c", True)]
+    report = build_report(trajectories, {"a": "x/a", "b": "x/b", "c": "x/c"}, languages={"a": "c", "b": "c", "c": "go"})
+    assert report["per_language"] == {"c": {"instances": 2, "resolved": 1, "resolved_rate": 0.5}, "go": {"instances": 1, "resolved": 1, "resolved_rate": 1.0}}

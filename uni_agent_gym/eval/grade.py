@@ -21,6 +21,7 @@ from uni_agent_gym.errors import UniAgentGymError
 from uni_agent_gym.eval.records import keep_earlier_errors, read_record, to_redo, write_record
 from uni_agent_gym.files import read_text
 from uni_agent_gym.rewards.swebench import CAUSED_BY, RewardResult, SWEBenchReward
+from uni_agent_gym.toolchains import language_of
 
 logger = logging.getLogger(__name__)
 
@@ -152,6 +153,7 @@ async def grade_predictions(
             async with limit:
                 result = (await grade_prediction(prediction, rows, reward)).to_dict()
             result["model_name_or_path"] = prediction.get("model_name_or_path")
+            result["language"] = language_of(rows[instance_id]) if instance_id in rows else None
             write_record(path, keep_earlier_errors(result, path))
         results[instance_id] = result
         on_result(result)

@@ -12,18 +12,23 @@ from pathlib import Path
 from typing import Any
 
 
-def build_report(trajectories: list[dict[str, Any]], repos: dict[str, str], retried: int = 0) -> dict[str, Any]:
-    """Aggregate trajectories (`repos` maps instance id to repo; `retried`: instances this run played
-    again because their sandbox failed on an earlier run)."""
-    total = len(trajectories)
-    resolved = [t for t in trajectories if t["resolved"]]
-    per_repo: dict[str, dict[str, Any]] = {}
+def _resolved_by(trajectories: list[dict[str, Any]], key: dict[str, str]) -> dict[str, dict[str, Any]]:
+    """Instances, resolved and the rate per value of `key` (instance id -> repo, or language)."""
+    groups: dict[str, dict[str, Any]] = {}
     for trajectory in trajectories:
-        entry = per_repo.setdefault(repos.get(trajectory["instance_id"], "?"), {"instances": 0, "resolved": 0})
+        entry = groups.setdefault(key.get(trajectory["instance_id"], "?"), {"instances": 0, "resolved": 0})
         entry["instances"] += 1
         entry["resolved"] += trajectory["resolved"]
-    for entry in per_repo.values():
+    for entry in groups.values():
         entry["resolved_rate"] = entry["resolved"] / entry["instances"]
+    return dict(sorted(groups.items()))
+
+
+def build_report(trajectories: list[dict[str, Any]], repos: dict[str, str], retried: int = 0, languages: dict[str, str] | None = None) -> dict[str, Any]:
+    """Aggregate trajectories (`repos` and `languages` map instance id to repo and language; `retried`:
+    instances this run played again because their sandbox failed on an earlier run)."""
+    total = len(trajectories)
+    resolved = [t for t in trajectories if t["resolved"]]
     tokens = [t["usage"]["prompt_tokens"] + t["usage"]["completion_tokens"] for t in trajectories]
     # no verdict: the sandbox failed before grading (env_error), or the grading failed on the infrastructure
     ungraded = {t["instance_id"]: t.get("error") or f"grading {(t.get('reward_report') or {}).get('status')}"
@@ -35,7 +40,8 @@ def build_report(trajectories: list[dict[str, Any]], repos: dict[str, str], retr
         "resolved": len(resolved),
         "resolved_rate": len(resolved) / total if total else 0.0,
         "resolved_ids": sorted(t["instance_id"] for t in resolved),
-        "per_repo": dict(sorted(per_repo.items())),
+        "per_repo": _resolved_by(trajectories, repos),
+        "per_language": _resolved_by(trajectories, languages or {}),
         "exit_reasons": dict(Counter(t["exit_reason"] for t in trajectories)),
         # gradings that ended without a verdict, by whose they are (the patch's keep the episode's exit reason)
         "grading_failures": dict(Counter(
@@ -69,6 +75,10 @@ def write_report(report: dict[str, Any], output_dir: Path) -> None:
         "| repo | instances | resolved | rate |",
         "|---|---|---|---|",
         *(f"| {repo} | {e['instances']} | {e['resolved']} | {e['resolved_rate']:.1%} |" for repo, e in report["per_repo"].items()),
+        "",
+        "| language | instances | resolved | rate |",
+        "|---|---|---|---|",
+        *(f"| {language} | {e['instances']} | {e['resolved']} | {e['resolved_rate']:.1%} |" for language, e in report["per_language"].items()),
         "",
         "| exit reason | episodes |",
         "|---|---|",

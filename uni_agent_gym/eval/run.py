@@ -27,6 +27,7 @@ from uni_agent_gym.errors import UniAgentGymError
 from uni_agent_gym.eval.records import keep_earlier_errors, read_record, to_redo, write_record
 from uni_agent_gym.eval.report import build_report, write_report
 from uni_agent_gym.rewards.swebench import SWEBenchReward
+from uni_agent_gym.toolchains import language_of
 
 logger = logging.getLogger(__name__)
 
@@ -95,7 +96,8 @@ def write_outputs(output_dir: Path, instances: list[dict[str, Any]], retried: in
         for t in trajectories
     ]
     (output_dir / "predictions.jsonl").write_text("".join(json.dumps(p) + "\n" for p in predictions))
-    report = build_report(trajectories, {instance["instance_id"]: instance["repo"] for instance in instances}, retried)
+    languages = {instance["instance_id"]: language_of(instance) for instance in instances}
+    report = build_report(trajectories, {instance["instance_id"]: instance["repo"] for instance in instances}, retried, languages)
     write_report(report, output_dir)
     return report
 

@@ -68,6 +68,7 @@ from uni_agent_gym.rewards.patches import SAFE_GIT, apply_patch, drop_files, git
 from uni_agent_gym.rewards.runner_files import runner_files_to_restore
 from uni_agent_gym.rewards.runner_modules import runner_modules_touched
 from uni_agent_gym.specs import build_of_tests, load_environments, command_of_tests
+from uni_agent_gym.toolchains import language_of
 
 logger = logging.getLogger(__name__)
 Status = Literal["resolved", "unresolved", "patch_failed", "patch_rejected", "test_patch_failed", "timeout", "tests_crashed", "infra_error"]
@@ -109,6 +110,7 @@ class RewardResult:
     network_isolated: bool = False  # the tests ran with no network (docker)
     durations: dict[str, float] = field(default_factory=dict)
     runner_rerun: dict[str, Any] | None = None  # the second grading, with the runner's modules the patch changed as at the start
+    language: str | None = None  # the task's (reports and the viewer group by it)
 
     @property
     def caused_by(self) -> str | None:
@@ -155,7 +157,9 @@ class SWEBenchReward:
         return cls(config.reward, load_environments(config.env.environments), gym=config)
 
     async def __call__(self, deployment: Deployment, instance: dict[str, Any], repo_dir: str) -> dict[str, Any]:
-        return (await self.grade_episode(deployment, instance, repo_dir)).to_dict()
+        result = await self.grade_episode(deployment, instance, repo_dir)
+        result.language = language_of(instance)
+        return result.to_dict()
 
     async def grade_episode(self, deployment: Deployment, instance: dict[str, Any], repo_dir: str) -> RewardResult:
         """The grade of the agent's work in `deployment`, in a fresh sandbox unless `reward.sandbox: same`.
