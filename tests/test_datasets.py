@@ -68,14 +68,15 @@ def test_what_real_rows_become():
         "docker.io/swerebenchv2/unidata-netcdf-c:1925-ad6bff3", "parse_log_jq", "LANG=C.UTF-8 LC_ALL=C.UTF-8 make check")
     with pytest.raises(SpecError) as caught:
         environment_spec(v2)
-    assert str(caught.value).endswith("its environment cannot be built offline: its language is c and images build makes Python "
-                                      "environments only: run it on its own image (env.workspace: image)"), caught.value  # not "give exact pins"
+    assert str(caught.value).endswith("its environment cannot be built offline: its c toolchain and install steps come from its own image "
+                                      "recipe, which needs the network: give them in an environments file (toolchain, install_cmd, build_cmd), "
+                                      "or run it on its own image (env.workspace: image)"), caught.value  # not "give exact pins"
     verified = normalise(real_rows("swe-bench-verified.legacy.jsonl")[0])
     assert verified["log_parser"] == "parse_log_pytest_v2" and verified["image_name"] == "swebench/sweb.eval.x86_64.astropy_1776_astropy-12907:latest"
 
 
 def test_a_row_of_no_family_says_what_each_family_expects():
-    row = real_rows("multi-swe-bench.jsonl")[0]  # Multi-SWE-bench (Java): no family of this gym
+    row = {name: value for name, value in real_rows("multi-swe-bench.jsonl")[0].items() if name != "org"}  # no longer a pull request
     with pytest.raises(InstanceError, match=r"Instance 'google__gson-1787': the row matches no dataset family \(columns: .*\); expects r2e-gym: "):
         normalise(row)
 
@@ -201,7 +202,7 @@ def test_swe_smith_start_is_the_bug_on_the_profiles_commit(derived):
 
 
 def test_every_family_is_listed():
-    assert list(FAMILIES) == ["r2e-gym", "swe-smith", "swe-rebench", "swe-bench", "swe-gym"]
+    assert list(FAMILIES) == ["r2e-gym", "multi-swe-bench", "swe-smith", "swe-rebench", "swe-bench", "swe-gym"]
     assert all(family.columns and family.images and family.offline for family in FAMILIES.values())
 
 
@@ -223,7 +224,7 @@ def test_the_datasets_tables_are_never_cut_when_not_on_a_terminal(capsys, monkey
     out = capsys.readouterr().out
     assert "…" not in out and f"{REAL / 'swe-rebench-v2.jsonl'}: 1 row" in out and ": 1 rows" not in out
     row = next(line for line in out.splitlines() if "│ swe-rebench" in line)
-    assert "Unidata/netcdf-c" in row and "its language is c and images build makes Python environments only: run it on its own image" in row
+    assert "Unidata/netcdf-c" in row and "its c toolchain and install steps come from its own image recipe, which needs the network" in row
     assert main(["datasets"]) == 0
     out = capsys.readouterr().out
     assert "…" not in out and all(family.columns in out for family in FAMILIES.values())
@@ -244,12 +245,12 @@ def test_the_datasets_command_lists_the_families_and_what_a_file_holds(tmp_path,
     environments.write_text(json.dumps([{**value, "instance_id": key} for key, value in family_rows.environments().items()]))
     mirrors = [f"--mirror={repo}={path}" for repo, path in family_rows.mirrors().items()]
     assert main(["datasets", "--dataset", str(rows), "--environments", str(environments), *mirrors]) == 0
-    table = {tuple(cell.strip() for cell in line.split("│")[1:4]): [cell.strip() for cell in line.split("│")[4:7]]
-             for line in capsys.readouterr().out.splitlines() if line.count("│") == 7}  # fmt: skip
+    table = {tuple(cell.strip() for cell in line.split("│")[1:5]): [cell.strip() for cell in line.split("│")[5:8]]
+             for line in capsys.readouterr().out.splitlines() if line.count("│") == 8}  # fmt: skip
     _, fixed = family_rows.fixed_commit()
-    assert table[("swe-gym", "getmoto/moto", "5")][1:] == [
+    assert table[("swe-gym", "getmoto/moto", "python", "5")][1:] == [
         "0", "5: its environment cannot be built offline: SWE-Gym's recipe for getmoto/moto (its fork of swebench) installs with the network; "
         "give exact pins in an environments file"]
-    assert table[("swe-rebench", "pytest-dev/pytest", "1")][1:] == ["1", ""]
-    assert table[("swe-smith", f"swesmith/pytest-dev__pytest.{fixed[:8]}", "1")][1:] == ["1", ""]
-    assert table[("r2e-gym", "pytest", "1")][1:] == ["0", "1: its tests exist only in its image"]
+    assert table[("swe-rebench", "pytest-dev/pytest", "python", "1")][1:] == ["1", ""]
+    assert table[("swe-smith", f"swesmith/pytest-dev__pytest.{fixed[:8]}", "python", "1")][1:] == ["1", ""]
+    assert table[("r2e-gym", "pytest", "python", "1")][1:] == ["0", "1: its tests exist only in its image"]

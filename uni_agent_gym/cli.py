@@ -380,6 +380,7 @@ def cmd_datasets(args: argparse.Namespace, console: Console) -> None:
     from rich.table import Table
 
     from uni_agent_gym.dataset_summary import family_table, summarise
+    from uni_agent_gym.instances import read_rows
 
     if not args.dataset:
         table = Table("family", "recognised by", "images", "images build (offline)", title="dataset families", show_lines=True)
@@ -388,13 +389,15 @@ def cmd_datasets(args: argparse.Namespace, console: Console) -> None:
         console.print(table)
         return
     config = _run_config(args)
-    tasks = _instances(args.dataset, args.split, config.env.dataset_format)
-    lines = summarise(tasks, config, _environments(config.env.environments))
-    table = Table("family", "repository", "rows", "images here", "buildable offline", "why not", title=f"{args.dataset}: {len(tasks)} row{'s' * (len(tasks) != 1)}")
+    with argument("--dataset"):
+        rows = read_rows(args.dataset, split=args.split)
+    lines = summarise(rows, config, _environments(config.env.environments), config.env.dataset_format)
+    table = Table("family", "repository", "language", "rows", "images here", "buildable offline", "why not",
+                  title=f"{args.dataset}: {len(rows)} row{'s' * (len(rows) != 1)}")  # fmt: skip
     for line in lines:
         present = "?" if line.images_present is None else str(line.images_present)
         why = "; ".join(f"{count}: {reason}" for reason, count in line.reasons.most_common(3))
-        table.add_row(line.family, line.repo, str(line.rows), present, str(line.buildable), escape(why))
+        table.add_row(line.family, line.repo, line.language, str(line.rows), present, str(line.buildable), escape(why))
     console.print(table)
     if any(line.images_present is None for line in lines):
         console.print("images here: ? (no Docker engine answered)")

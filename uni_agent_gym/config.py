@@ -234,7 +234,7 @@ class EnvConfig(_Strict):
         "the built-in toy task when null.",
     )
     split: str = Field("test", description="Dataset split, for datasets names.")
-    dataset_format: Literal["auto", "swe-bench", "swe-gym", "swe-rebench", "swe-smith", "r2e-gym"] = Field(
+    dataset_format: Literal["auto", "swe-bench", "swe-gym", "swe-rebench", "swe-smith", "r2e-gym", "multi-swe-bench"] = Field(
         "auto", description="The dataset family of the rows; auto: recognised per row by its columns (uni_agent_gym.datasets)."
     )
     max_turns: int = Field(50, gt=0, description="Steps before the episode is truncated (and graded).")

@@ -1,8 +1,10 @@
 """`uni-agent-gym datasets`: the dataset families, and what a given file or dataset name holds.
 
-For a dataset: its rows by family and repository, whether each row's image is on this machine, and
-whether `images build` can make it here (its environment known with exact pins, a base image for its
-Python, a mirror of its repository) or, if not, why not.
+For a dataset: its rows by family, repository and language, whether each row's image is on this
+machine, and whether `images build` can make it here (its environment known with exact pins, a base
+image for its Python, a mirror of its repository) or, if not, why not. A row that does not make a task
+(no spec for its repository and version, no harness for it, nothing to show a fix) is counted on its
+family's line with the reason, so one such row does not hide what the rest of the file holds.
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from uni_agent_gym.config import GymConfig
-from uni_agent_gym.datasets import FAMILIES
+from uni_agent_gym.datasets import FAMILIES, InstanceError, detect, normalise
 from uni_agent_gym.errors import UniAgentGymError
 
 
@@ -22,6 +24,7 @@ class RepoLine:
 
     family: str
     repo: str
+    language: str  # "?" where the family cannot tell
     rows: int = 0
     images_present: int | None = 0  # None: no Docker engine to ask
     buildable: int = 0
@@ -33,15 +36,26 @@ def family_table() -> list[dict[str, str]]:
     return [{"family": f.name, "recognised by": f.columns, "images": f.images, "images build (offline)": f.offline} for f in FAMILIES.values()]
 
 
-def summarise(tasks: list[dict[str, Any]], config: GymConfig, environments: dict[str, dict[str, Any]]) -> list[RepoLine]:
-    """One line per (family, repository), in the order rows first appear."""
+def summarise(rows: list[dict[str, Any]], config: GymConfig, environments: dict[str, dict[str, Any]], dataset_format: str = "auto") -> list[RepoLine]:
+    """One line per (family, repository, language), in the order rows first appear."""
     from uni_agent_gym.workspaces.base_images import DEBIAN_SUITE_BY_PYTHON
     from uni_agent_gym.specs import environment_spec
 
     present = _image_checker()
-    lines: dict[tuple[str, str], RepoLine] = {}
-    for task in tasks:
-        line = lines.setdefault((task["family"], task["repo"]), RepoLine(task["family"], task["repo"]))
+    lines: dict[tuple[str, str, str], RepoLine] = {}
+    for row in rows:
+        try:
+            task = normalise(row, dataset_format)
+        except InstanceError as exc:  # the row is counted, with why it makes no task
+            family, language = _family_and_language(row, dataset_format)
+            key = (family, _repository(row), language)
+            line = lines.setdefault(key, RepoLine(*key))
+            line.rows += 1
+            line.images_present = None if present is None else line.images_present
+            line.reasons[_short(str(exc))] += 1
+            continue
+        key = (task["family"], task["repo"], task.get("language") or "?")
+        line = lines.setdefault(key, RepoLine(*key))
         line.rows += 1
         if present is None:
             line.images_present = None
@@ -64,6 +78,21 @@ def summarise(tasks: list[dict[str, Any]], config: GymConfig, environments: dict
         else:
             line.reasons[reason] += 1
     return list(lines.values())
+
+
+def _repository(row: dict[str, Any]) -> str:
+    """The repository of a row that makes no task: `org/repo` (Multi-SWE-bench), else `repo` or `repo_name`."""
+    repo = str(row.get("repo") or row.get("repo_name") or "?")
+    return f"{row['org']}/{repo}" if row.get("org") and "/" not in repo else repo
+
+
+def _family_and_language(row: dict[str, Any], dataset_format: str) -> tuple[str, str]:
+    """The family and language of a row that makes no task, "?" for what cannot be told."""
+    try:
+        family, _ = detect(row, dataset_format)
+    except InstanceError:
+        return "?", "?"
+    return family.name, family.language(row) or "?"
 
 
 def _image_checker():

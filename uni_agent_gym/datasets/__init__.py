@@ -4,7 +4,7 @@
     task = normalise(row)                  # the checked task (see `base.py` for its keys)
     statuses = log_parser(task)(log)       # the family's parser of a test log
 
-Families are tried in a fixed order (R2E-Gym, SWE-smith, SWE-rebench, SWE-bench, SWE-Gym): the first
+Families are tried in a fixed order (R2E-Gym, Multi-SWE-bench, SWE-smith, SWE-rebench, SWE-bench, SWE-Gym): the first
 whose columns a row has decides, unless `dataset_format` names one. A task normalised before (it has a
 `family`) keeps its family.
 """
@@ -13,11 +13,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from uni_agent_gym.datasets import r2e_gym, swe_gym, swe_rebench, swe_smith, swebench
+from uni_agent_gym.datasets import multi_swe_bench, r2e_gym, swe_gym, swe_rebench, swe_smith, swebench
 from uni_agent_gym.datasets.base import Family, InstanceError, Parser, patch_files, row_id
 
 FAMILIES: dict[str, Family] = {
-    family.name: family for family in (r2e_gym.FAMILY, swe_smith.FAMILY, swe_rebench.FAMILY, swebench.FAMILY, swe_gym.FAMILY)
+    family.name: family
+    for family in (r2e_gym.FAMILY, multi_swe_bench.FAMILY, swe_smith.FAMILY, swe_rebench.FAMILY, swebench.FAMILY, swe_gym.FAMILY)
 }
 DATASET_FORMATS = ("auto", *FAMILIES)
 
@@ -53,6 +54,8 @@ def instance_id_of(row: dict[str, Any]) -> str:
     """A row's instance id, also for families whose rows have none (R2E-Gym: repo and commit)."""
     if row.get("instance_id"):
         return str(row["instance_id"])
+    if multi_swe_bench.recognise(row):
+        return multi_swe_bench.instance_id_of(row)
     return r2e_gym.instance_id_of(row) if r2e_gym.recognise(row) else row_id(row)
 
 

@@ -1,6 +1,7 @@
 """What every dataset family shares: the task a row becomes, the row checks, swebench's parsers by name.
 
-A family module (`swebench.py`, `swe_gym.py`, `swe_rebench.py`, `swe_smith.py`, `r2e_gym.py`) turns a
+A family module (`swebench.py`, `swe_gym.py`, `swe_rebench.py`, `swe_smith.py`, `r2e_gym.py`,
+`multi_swe_bench.py`) turns a
 row of its dataset into a *task*: the row as a plain dict (it crosses parquet and JSON boundaries) with
 the keys below filled in, which the env, the image builder, the reward, `grade`, `eval`,
 `prepare-data` and `UniAgentLoop` read. Source columns keep their meaning; what a family derives goes
@@ -8,15 +9,17 @@ under its own key, so normalising a task again gives the same task.
 
 | key | what |
 |---|---|
-| `family` | the family's name (`swe-bench`, `swe-gym`, `swe-rebench`, `swe-smith`, `r2e-gym`) |
-| `instance_id`, `repo`, `problem_statement` | as in SWE-bench |
+| `family` | the family's name (`swe-bench`, `swe-gym`, `swe-rebench`, `swe-smith`, `r2e-gym`, `multi-swe-bench`) |
+| `language` | the repository's language, lower case (`python`, `c`, `cpp`, `go`, `java`, `javascript`, `typescript`, `rust`, `php`, `ruby`, ...): what toolchain its image and runner need |
+| `instance_id`, `repo`, `problem_statement` | as in SWE-bench (`repo` is `owner/name`) |
 | `base_commit` | the commit the family's image (or a mirror) holds the repository at |
 | `FAIL_TO_PASS`, `PASS_TO_PASS` | lists of test names (empty for R2E-Gym, graded by `expected_output`) |
 | `test_patch` | the hidden tests as a diff, applied when grading ("" when the family brings them otherwise) |
 | `image_name` | the family's image of the instance (`workspace: image`) |
 | `workdir` | where the repository is in that image |
 | `test_command` | the family's test command for this instance, or None: the environment's (swebench's specs) |
-| `log_parser` | a swebench parser name (`parse_log_pytest`), `swesmith` (the repository's profile) or `r2e-gym` |
+| `build_command` | shell commands the grader runs in `workdir` after applying the patches and before `test_command` (swebench's non-Python `build`: `make distclean && make`), or None |
+| `log_parser` | a swebench parser name (`parse_log_pytest`), `swesmith` (the repository's profile), `r2e-gym` or `multi-swe-bench` (the package's per-repository `parse_log`) |
 | `grading` | `fail-to-pass` (swebench's F2P/P2P rules) or `expected-output` (R2E-Gym's exact comparison) |
 | `start_patch`, `hidden_files` | a start state made from `base_commit` (SWE-smith: the bug applied, its tests removed) |
 | `reset_files` | test files returned to the start commit before grading besides those of `test_patch` |
@@ -35,8 +38,12 @@ from typing import Any
 
 from uni_agent_gym.diffs import patch_files
 from uni_agent_gym.errors import UniAgentGymError
+from uni_agent_gym.toolchains import PYTHON
 
 Parser = Callable[[str], dict[str, str]]  # a test log -> {test name: status}
+# Other spellings of a language, as datasets and harnesses write them (swebench's file extensions, Multi-SWE-bench's folders)
+LANGUAGE_ALIASES = {"py": PYTHON, "js": "javascript", "ts": "typescript", "rs": "rust", "rb": "ruby", "golang": "go",
+                    "c++": "cpp", "cxx": "cpp", "c#": "csharp", "cs": "csharp", "kt": "kotlin"}  # fmt: skip
 FAIL_TO_PASS_GRADING, EXPECTED_OUTPUT_GRADING = "fail-to-pass", "expected-output"
 IMAGE_REPO_DIR = "/testbed"
 
@@ -56,10 +63,25 @@ class Family:
     columns: str  # how a row is recognised, for `uni-agent-gym datasets`
     images: str  # the family's image names
     offline: str  # what `images build` can make of its rows here
+    language: Callable[[dict[str, Any]], str | None] = lambda row: PYTHON  # a row's language, also when it cannot be normalised
 
 
 def row_id(row: dict[str, Any]) -> str:
     return str(row.get("instance_id") or "<no instance_id>")
+
+
+def language_name(value: Any) -> str | None:
+    """A language in the tasks' spelling (lower case, `js` -> `javascript`), None for none."""
+    name = str(value or "").strip().lower()
+    return LANGUAGE_ALIASES.get(name, name) or None
+
+
+def other_language_environment(language: str) -> dict[str, str]:
+    """The `environment` of a task in another language whose row brings its own install recipe (an image
+    recipe that installs with the network): `images build` says what it needs instead."""
+    return {"unbuildable": f"its {language} toolchain and install steps come from its own image recipe, which needs the network: "
+                           "give them in an environments file (toolchain, install_cmd, build_cmd), or run it on its own image "
+                           "(env.workspace: image)"}  # fmt: skip
 
 
 def require(row: dict[str, Any], fields: Iterable[str], *, instance_id: str | None = None, may_be_empty: Iterable[str] = ()) -> None:
@@ -136,7 +158,7 @@ def swebench_columns(row: dict[str, Any]) -> bool:
     return all(name in row for name in ("instance_id", "repo", "base_commit", "test_patch", "FAIL_TO_PASS", "PASS_TO_PASS"))
 
 
-def fail_to_pass_task(row: dict[str, Any], family: str, *, required: Iterable[str], image_name: str) -> dict[str, Any]:
+def fail_to_pass_task(row: dict[str, Any], family: str, *, required: Iterable[str], image_name: str, language: str = PYTHON) -> dict[str, Any]:
     """The checked task of a row with SWE-bench's columns: test lists as lists, patches verified as diffs."""
     instance_id = row_id(row)
     require(row, required, may_be_empty=("FAIL_TO_PASS", "PASS_TO_PASS", "test_patch"))  # graded by visible tests: no test_patch
@@ -148,6 +170,8 @@ def fail_to_pass_task(row: dict[str, Any], family: str, *, required: Iterable[st
     if row.get("version") is not None:
         task["version"] = str(row["version"])
     check_diffs(instance_id, row, ("patch", "test_patch"))
-    task.update(family=family, image_name=row.get("image_name") or image_name, workdir=row.get("workdir") or IMAGE_REPO_DIR, grading=FAIL_TO_PASS_GRADING)
+    task.update(family=family, language=language, image_name=row.get("image_name") or image_name, workdir=row.get("workdir") or IMAGE_REPO_DIR,
+                grading=FAIL_TO_PASS_GRADING)  # fmt: skip
     task.setdefault("test_command", None)
+    task.setdefault("build_command", None)
     return task

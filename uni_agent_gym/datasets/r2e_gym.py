@@ -24,7 +24,7 @@ import re
 from typing import Any
 
 from uni_agent_gym.datasets.base import (
-    EXPECTED_OUTPUT_GRADING, IMAGE_REPO_DIR, Family, InstanceError, Parser, json_field, require,
+    EXPECTED_OUTPUT_GRADING, IMAGE_REPO_DIR, PYTHON, Family, InstanceError, Parser, json_field, require,
 )  # fmt: skip
 
 NAME = "r2e-gym"
@@ -57,9 +57,9 @@ def normalise(row: dict[str, Any]) -> dict[str, Any]:
         raise InstanceError(f"Instance {instance_id!r}: field parsed_commit_content.old_commit_hash is missing")
     task = dict(row)
     task.update(
-        family=NAME, instance_id=instance_id, repo=row["repo_name"], base_commit=commit["old_commit_hash"],
+        family=NAME, language=PYTHON, instance_id=instance_id, repo=row["repo_name"], base_commit=commit["old_commit_hash"],
         patch=gold_patch(commit, instance_id), test_patch="", FAIL_TO_PASS=[], PASS_TO_PASS=[], expected_output=expected,
-        image_name=row["docker_image"], workdir=IMAGE_REPO_DIR, test_command=TEST_COMMAND, log_parser=NAME,
+        image_name=row["docker_image"], workdir=IMAGE_REPO_DIR, test_command=TEST_COMMAND, build_command=None, log_parser=NAME,
         grading=EXPECTED_OUTPUT_GRADING, hidden_paths=list(HIDDEN_PATHS), protected_paths=list(PROTECTED_PATHS),
     )  # fmt: skip
     return task

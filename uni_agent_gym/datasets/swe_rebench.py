@@ -19,7 +19,8 @@ import re
 from typing import Any
 
 from uni_agent_gym.datasets.base import (
-    Family, InstanceError, fail_to_pass_task, json_field, row_id, swebench_columns, swebench_image_name, swebench_parser, list_of_tests,
+    PYTHON, Family, InstanceError, fail_to_pass_task, json_field, language_name, list_of_tests, other_language_environment, row_id,
+    swebench_columns, swebench_image_name, swebench_parser,
 )  # fmt: skip
 from uni_agent_gym.datasets.swebench import parser
 
@@ -34,6 +35,11 @@ def recognise(row: dict[str, Any]) -> str | None:
     return "an install_config column" if "install_config" in row and swebench_columns(row) else None
 
 
+def language(row: dict[str, Any]) -> str:
+    """The row's `language` column (SWE-rebench-V2), else Python (SWE-rebench v1 is Python only)."""
+    return language_name(row.get("language")) or PYTHON
+
+
 def _commands(value: Any) -> str:
     return "; ".join(value) if isinstance(value, list) else str(value)
 
@@ -41,7 +47,8 @@ def _commands(value: Any) -> str:
 def normalise(row: dict[str, Any]) -> dict[str, Any]:
     instance_id = row_id(row)
     default_image = swebench_image_name(instance_id, namespace="swerebench")
-    task = fail_to_pass_task(row, NAME, required=REQUIRED, image_name=row.get("image_name") or row.get("docker_image") or default_image)
+    image_name = row.get("image_name") or row.get("docker_image") or default_image
+    task = fail_to_pass_task(row, NAME, required=REQUIRED, image_name=image_name, language=language(row))
     config = json_field(instance_id, "install_config", row["install_config"], dict)
     for key in ("test_cmd", "log_parser"):
         if not config.get(key):
@@ -50,26 +57,26 @@ def normalise(row: dict[str, Any]) -> dict[str, Any]:
     for name in ("FAIL_TO_FAIL", "PASS_TO_FAIL"):
         if row.get(name) is not None:
             task[name] = list_of_tests(instance_id, name, row[name])
-    python_row = str(row.get("language") or "python").lower() == "python"
+    python_row = task["language"] == PYTHON
     command = LOCALE + _commands(config["test_cmd"])
     if python_row:
         from swebench.harness.test_spec.python import get_test_directives
 
         command = " ".join([command, *get_test_directives(task)])
-    task.update(install_config=config, test_command=command, log_parser=config["log_parser"], environment=recipe(row, config, python_row))
+    task.update(install_config=config, test_command=command, log_parser=config["log_parser"], environment=recipe(row, config, task["language"]))
     if not python_row:
-        task["workdir"] = None  # SWE-rebench-V2 images keep the repository elsewhere, and the row does not say where
+        # SWE-rebench-V2 images keep the repository in their WORKDIR (`/<project>`, not /testbed), and the row does not say which
+        task["workdir"] = None
     return task
 
 
 PINS = "give exact pins in an environments file"
 
 
-def recipe(row: dict[str, Any], config: dict[str, Any], python_row: bool) -> dict[str, Any]:
+def recipe(row: dict[str, Any], config: dict[str, Any], language: str) -> dict[str, Any]:
     """The row's environment in the environments-file shape, or {"unbuildable": why, and what to do} (see the module doc)."""
-    if not python_row:
-        return {"unbuildable": f"its language is {row.get('language')} and images build makes Python environments only: "
-                               "run it on its own image (env.workspace: image)"}  # fmt: skip
+    if language != PYTHON:
+        return other_language_environment(language)
     why = _unbuildable(row, config)
     if why:
         return {"unbuildable": f"{why}; {PINS}"}
@@ -116,4 +123,5 @@ FAMILY = Family(
     columns="an install_config column (python, install, test_cmd, log_parser, pip_packages, ...)",
     images="the row's image_name / docker_image, else swerebench/sweb.eval.x86_64.<id, __ as _1776_>:latest",
     offline="Python rows from the row's own recipe when its pins are exact (requirements or pinned pip_packages)",
+    language=language,
 )

@@ -18,7 +18,7 @@ import re
 from typing import Any
 
 from uni_agent_gym.datasets.base import (
-    FAIL_TO_PASS_GRADING, IMAGE_REPO_DIR, Family, InstanceError, Parser, check_diffs, require, row_id, list_of_tests,
+    FAIL_TO_PASS_GRADING, IMAGE_REPO_DIR, PYTHON, Family, InstanceError, Parser, check_diffs, require, row_id, list_of_tests,
 )  # fmt: skip
 
 NAME = "swe-smith"
@@ -62,7 +62,7 @@ def normalise(row: dict[str, Any]) -> dict[str, Any]:
     except Exception as exc:  # noqa: BLE001 - a profile is third-party code; say which row it failed on
         raise InstanceError(f"Instance {instance_id!r}: swesmith's profile {type(profile).__name__} cannot give its tests: {exc}") from None
     task.update(
-        family=NAME, base_commit=profile.commit, image_name=profile.image_name, workdir=IMAGE_REPO_DIR, test_command=command,
+        family=NAME, language=PYTHON, base_commit=profile.commit, image_name=profile.image_name, workdir=IMAGE_REPO_DIR, test_command=command, build_command=None,
         log_parser="swesmith", grading=FAIL_TO_PASS_GRADING, test_patch="", start_patch=row["patch"],
         hidden_files=sorted(set(f2p_files)), reset_files=sorted(set(f2p_files) | set(p2p_files)), history="none",
         environment={"unbuildable": f"swesmith's profile {type(profile).__name__} installs a conda environment from its GitHub mirror; "

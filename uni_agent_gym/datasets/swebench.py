@@ -1,12 +1,23 @@
-"""SWE-bench (Lite, Verified, the Python part of Multilingual): environments and test commands from
-`swebench==4.1.0`'s specs by repo and version, the repository's swebench parser, F2P/P2P grading."""
+"""SWE-bench (Lite, Verified, Multilingual): environments and test commands from `swebench==4.1.0`'s
+specs by repo and version, the repository's swebench parser, F2P/P2P grading.
+
+A task's language is the one swebench files its repository under (`MAP_REPO_TO_EXT`, from the
+per-language constants modules: C and C++ share `c`). For a repository in another language than
+Python (SWE-bench Multilingual), swebench's eval script runs the spec's `build` commands after
+applying the test patch, then its `test_cmd`, which already names the tests (no test files are
+appended, as they are for Python): the task carries both (`build_command`, `test_command`).
+Multilingual rows come with list test columns and no `environment_setup_commit` (like SWE-Gym's),
+so they are recognised by their repository (a non-Python one swebench has specs for) or by SWE-bench
+5.x's per-row `log_parser` and `eval_script` columns.
+"""
 
 from __future__ import annotations
 
 from typing import Any
 
 from uni_agent_gym.datasets.base import (
-    Family, InstanceError, Parser, fail_to_pass_task, row_id, swebench_columns, swebench_image_name, swebench_parser,
+    PYTHON, Family, InstanceError, Parser, fail_to_pass_task, language_name, row_id, swebench_columns,
+    swebench_image_name, swebench_parser,
 )  # fmt: skip
 
 NAME = "swe-bench"
@@ -20,7 +31,23 @@ def recognise(row: dict[str, Any]) -> str | None:
         return "SWE-bench columns with environment_setup_commit"
     if isinstance(row.get("FAIL_TO_PASS"), str):
         return "SWE-bench columns with FAIL_TO_PASS as a JSON string"
+    if "log_parser" in row and "eval_script" in row:
+        return "SWE-bench columns with log_parser and eval_script (SWE-bench 5.x rows)"
+    language = repo_language(str(row.get("repo")))
+    if language not in (None, PYTHON):
+        return f"SWE-bench columns over a repository swebench lists under {language}"
     return None
+
+
+def repo_language(repo: str) -> str | None:
+    """The language swebench files a repository under (`MAP_REPO_TO_EXT`), None if it has no specs for it."""
+    from swebench.harness.constants import MAP_REPO_TO_EXT
+
+    return language_name(MAP_REPO_TO_EXT.get(repo))
+
+
+def language(row: dict[str, Any]) -> str:
+    return repo_language(str(row.get("repo"))) or language_name(row.get("language")) or PYTHON
 
 
 def repo_parser_name(repo: str) -> str | None:
@@ -32,9 +59,25 @@ def repo_parser_name(repo: str) -> str | None:
 
 
 def normalise(row: dict[str, Any]) -> dict[str, Any]:
-    task = fail_to_pass_task(row, NAME, required=REQUIRED, image_name=swebench_image_name(row_id(row)))
+    task = fail_to_pass_task(row, NAME, required=REQUIRED, image_name=swebench_image_name(row_id(row)), language=language(row))
     task["log_parser"] = row.get("log_parser") or repo_parser_name(task["repo"])
+    if task["language"] != PYTHON:
+        task.update(_commands(task))  # its toolchain and install: swebench's spec (`specs.py`)
     return task
+
+
+def _commands(task: dict[str, Any]) -> dict[str, str | None]:
+    """swebench's `build` and test commands of a non-Python instance (as its eval script runs them)."""
+    from swebench.harness.constants import MAP_REPO_VERSION_TO_SPECS
+    from swebench.harness.test_spec.javascript import MAP_REPO_TO_TEST_CMDS
+    from swebench.harness.test_spec.utils import get_test_cmds
+
+    spec = MAP_REPO_VERSION_TO_SPECS.get(task["repo"], {}).get(task["version"])
+    if spec is None:
+        raise InstanceError(f"Instance {task['instance_id']!r}: swebench 4.1.0 has no spec for {task['repo']} version {task['version']} (fields repo, version)")
+    custom = MAP_REPO_TO_TEST_CMDS.get(task["repo"])  # wp-calypso: commands per test file
+    tests = custom(task) if custom else get_test_cmds(task)
+    return {"test_command": "; ".join(tests), "build_command": " && ".join(spec["build"]) if spec.get("build") else None}
 
 
 def parser(task: dict[str, Any]) -> Parser:
@@ -50,7 +93,9 @@ FAMILY = Family(
     recognise=recognise,
     normalise=normalise,
     parser=parser,
-    columns="SWE-bench columns with environment_setup_commit (or FAIL_TO_PASS as a JSON string)",
+    columns="SWE-bench columns with environment_setup_commit (or FAIL_TO_PASS as a JSON string, or log_parser and eval_script, "
+            "or a repository swebench lists under another language than Python)",
     images="swebench/sweb.eval.x86_64.<id, __ as _1776_>:latest",
-    offline="yes, with exact pins from an environments file where swebench's spec needs GitHub",
+    offline="Python rows, with exact pins from an environments file where swebench's spec needs GitHub; other languages: no",
+    language=language,
 )
