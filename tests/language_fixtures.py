@@ -87,10 +87,17 @@ def source_directory(row: dict) -> Path:
     return target / "src"
 
 
+def repo_of(row: dict) -> str:
+    """The repository of a row as its task names it (Multi-SWE-bench's rows name it apart from its org)."""
+    from uni_agent_gym.instances import normalise
+
+    return normalise(row)["repo"]
+
+
 def repo_mirror(repo: str) -> Path:
     """A bare git repository with the base of each derived row of `repo` as a branch named by its id."""
     mirror = CACHE / "mirrors" / repo.replace("/", "__")
-    rows = [row for row in derived_rows().values() if row["repo"] == repo]
+    rows = [row for row in derived_rows().values() if repo_of(row) == repo]
     with blocking_machine_lock(f"fixture mirror {mirror}"):
         done = mirror / ".complete"
         if done.exists() and done.read_text() == ",".join(sorted(row["instance_id"] for row in rows)):
@@ -122,7 +129,7 @@ def build_config(rows: list[dict]):
     from uni_agent_gym.workspaces.base_images import bootstrap_base
 
     bootstrap_base(TOOLCHAIN_PYTHON, log=lambda message: None)
-    mirrors = {repo: str(repo_mirror(repo)) for repo in sorted({row["repo"] for row in rows})}
+    mirrors = {repo: str(repo_mirror(repo)) for repo in sorted({repo_of(row) for row in rows})}
     return GymConfig.model_validate({"env": {"cache_dir": str(BUILD_CACHE), "mirrors": mirrors}})
 
 

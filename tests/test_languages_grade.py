@@ -55,9 +55,10 @@ def test_gold_resolves_and_the_test_patch_or_nothing_does_not(instance_id, kind,
         cluster = request.getfixturevalue("ray_cluster")
         deployment = cluster.deployment()
         push(normalise(row)["image_name"], cluster.registry)
-    gold, test_only, empty = run_to_completion(asyncio.gather(
-        episode(deployment, row, row["patch"]), episode(deployment, row, row["test_patch"]), episode(deployment, row, None),
-    ))  # fmt: skip
+    async def three() -> list[dict]:
+        return await asyncio.gather(episode(deployment, row, row["patch"]), episode(deployment, row, row["test_patch"]), episode(deployment, row, None))
+
+    gold, test_only, empty = run_to_completion(three())
     graded = row["FAIL_TO_PASS"] + row["PASS_TO_PASS"]
     assert gold["status"] == "resolved" and gold["reward"] == 1.0, (gold["error"], gold["test_statuses"], gold["build_log"][-2000:], gold["log"][-3000:])
     assert gold["test_statuses"] == {test: "PASSED" for test in graded} and gold["integrity_problems"] == []

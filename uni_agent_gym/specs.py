@@ -9,6 +9,14 @@ list (or `{"instances": [...]}`) of objects with `instance_id`, `python`, `pip_r
 pins), and optionally `build_requirements`, `install_cmd`, `pre_install`, `env`, and `test_cmd` (the
 runner; the test_patch's files are appended) or `test_cmd_as_run` (the whole command); the offline
 fixtures' `fixtures.json` has this shape.
+
+A task in another language (its `language`, see `toolchains.py`) has no venv: its environment is its
+toolchain (Debian packages, plus the spec's `apt-pkgs`), the spec's `pre_install`, `install` and
+`build` run once in the image, and `build` again when grading, after the test patch and before the
+tests, as swebench's eval scripts do. Its overrides give `toolchain` (extra packages), `toolchain_setup`
+(commands run after them in the toolchain image, the one step with the network: a Debian source
+package's build files, say), `pre_install`, `install_cmd`, `build_cmd`, `test_cmd_as_run` and `env`;
+its test command is the spec's `test_cmd` as written (swebench's non-Python specs name their tests).
 """
 
 from __future__ import annotations
@@ -41,6 +49,7 @@ class EnvironmentSpec:
     source: str = ""
     language: str = PYTHON
     toolchain: list[str] = field(default_factory=list)  # Debian packages (other languages than Python)
+    toolchain_setup: list[str] = field(default_factory=list)  # commands run in the toolchain image, with the network
     build: str = ""  # run when grading, after the test patch and before the tests ("" = nothing to build)
 
 
@@ -199,5 +208,6 @@ def _toolchain_spec(
         source="environments file" if override else "swebench spec",
         language=language,
         toolchain=packages,
+        toolchain_setup=list(override.get("toolchain_setup") or []),
         build=build_of_tests(instance, environments),
     )

@@ -61,7 +61,7 @@ def repo_parser_name(repo: str) -> str | None:
 def normalise(row: dict[str, Any]) -> dict[str, Any]:
     task = fail_to_pass_task(row, NAME, required=REQUIRED, image_name=swebench_image_name(row_id(row)), language=language(row))
     task["log_parser"] = row.get("log_parser") or repo_parser_name(task["repo"])
-    if task["language"] != PYTHON:
+    if task["language"] != PYTHON and not task.get("test_command"):  # a row's own commands win, as for Python rows
         task.update(_commands(task))  # its toolchain and install: swebench's spec (`specs.py`)
     return task
 

@@ -171,7 +171,7 @@ TOOLCHAIN_LABEL = "uni-agent-gym.toolchain"
 
 
 def toolchain_key(spec: EnvironmentSpec) -> str:
-    return hashlib.sha256(json.dumps([spec.python, spec.toolchain]).encode()).hexdigest()[:16]
+    return hashlib.sha256(json.dumps([spec.python, spec.toolchain, *([spec.toolchain_setup] if spec.toolchain_setup else [])]).encode()).hexdigest()[:16]
 
 
 def toolchain_image_name(spec: EnvironmentSpec) -> str:
@@ -180,12 +180,14 @@ def toolchain_image_name(spec: EnvironmentSpec) -> str:
 
 
 def toolchain_dockerfile(base: str, spec: EnvironmentSpec) -> str:
-    """The toolchain layer: the language's Debian packages from the base image's own apt sources."""
+    """The toolchain layer: the language's Debian packages from the base image's own apt sources, then the
+    spec's `toolchain_setup` (still with the network)."""
     packages = " ".join(shlex.quote(package) for package in spec.toolchain)
     return "\n".join([
         f"FROM {base}",
         "RUN apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "
         f"{packages} && rm -rf /var/lib/apt/lists/*",
+        *(f"RUN {command}" for command in spec.toolchain_setup),
         f'LABEL {TOOLCHAIN_LABEL}="{toolchain_key(spec)}"',
     ]) + "\n"  # fmt: skip
 
