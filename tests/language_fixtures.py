@@ -22,6 +22,7 @@ import tarfile
 from pathlib import Path
 
 from tests.fixture_sources import BUILD_CACHE, CACHE, FIXED_IDENTITY
+from uni_agent_gym.instances import normalise
 from uni_agent_gym.named_locks import blocking_machine_lock
 
 HERE = Path(__file__).resolve().parent / "languages"
@@ -89,8 +90,6 @@ def source_directory(row: dict) -> Path:
 
 def repo_of(row: dict) -> str:
     """The repository of a row as its task names it (Multi-SWE-bench's rows name it apart from its org)."""
-    from uni_agent_gym.instances import normalise
-
     return normalise(row)["repo"]
 
 
@@ -105,8 +104,8 @@ def repo_mirror(repo: str) -> Path:
         subprocess.run(["rm", "-rf", str(mirror)], check=True)
         subprocess.run(["git", "init", "--quiet", "--bare", str(mirror)], check=True)
         for row in rows:
-            commit = base_commit_of(source_directory(row), mirror, row["instance_id"])
-            assert commit == row["base_commit"], f"{row['instance_id']}: rebuilt {commit}, expected {row['base_commit']}"
+            commit, expected = base_commit_of(source_directory(row), mirror, row["instance_id"]), normalise(row)["base_commit"]
+            assert commit == expected, f"{row['instance_id']}: rebuilt {commit}, expected {expected}"
             subprocess.run(["git", "--git-dir", str(mirror), "branch", "--force", row["instance_id"], commit], check=True)
         done.write_text(",".join(sorted(row["instance_id"] for row in rows)))
     return mirror
@@ -135,7 +134,6 @@ def build_config(rows: list[dict]):
 
 async def ensure_images(rows: list[dict], *, log=lambda message: None) -> list[str]:
     """The images of these fixtures, built where missing; their names."""
-    from uni_agent_gym.datasets import normalise
     from uni_agent_gym.specs import load_environments
     from uni_agent_gym.workspaces.image_builder import build_instance_images
 

@@ -30,7 +30,7 @@ async def episode(deployment: dict, row: dict, typed_in: str | None) -> dict:
     config = GymConfig.model_validate({"deployment": deployment, "env": {"workspace": "image", "environments": str(language_fixtures.ENVIRONMENTS)}})
     env = AsyncSWEEnv(config)
     try:
-        await env.reset(options={"instance": normalise(row)})
+        await env.reset(options={"instance": row})
         if typed_in is not None:
             command = f"cat > /tmp/typed.diff <<'UAG_EOF'\n{typed_in}UAG_EOF\ngit apply /tmp/typed.diff && rm /tmp/typed.diff"
             _, _, _, _, step = await env.step({"name": "execute_bash", "arguments": {"command": command}})
@@ -47,14 +47,14 @@ async def episode(deployment: dict, row: dict, typed_in: str | None) -> dict:
 @pytest.mark.parametrize("instance_id", sorted(ROWS))
 def test_gold_resolves_and_the_test_patch_or_nothing_does_not(instance_id, kind, language_images, request):
     """On ray the image goes through the cluster's registry to the nodes, as a pulled image would."""
-    row = ROWS[instance_id]
+    row = normalise(ROWS[instance_id])
     deployment: dict = {"type": "docker"}
     if kind == "ray":
         from uni_agent_gym.deployments.registry import push
 
         cluster = request.getfixturevalue("ray_cluster")
         deployment = cluster.deployment()
-        push(normalise(row)["image_name"], cluster.registry)
+        push(row["image_name"], cluster.registry)
     async def three() -> list[dict]:
         return await asyncio.gather(episode(deployment, row, row["patch"]), episode(deployment, row, row["test_patch"]), episode(deployment, row, None))
 

@@ -4,6 +4,8 @@ spec writes it."""
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
 from tests import language_fixtures
@@ -77,3 +79,16 @@ def test_an_eval_report_gives_the_resolved_rate_per_language():
     trajectories = [trajectory("a", True), trajectory("b", False), trajectory("c", True)]
     report = build_report(trajectories, {"a": "x/a", "b": "x/b", "c": "x/c"}, languages={"a": "c", "b": "c", "c": "go"})
     assert report["per_language"] == {"c": {"instances": 2, "resolved": 1, "resolved_rate": 0.5}, "go": {"instances": 1, "resolved": 1, "resolved_rate": 1.0}}
+
+
+def test_a_toolchain_setup_runs_after_the_packages_and_names_its_own_image():
+    from uni_agent_gym.instances import normalise
+    from uni_agent_gym.specs import load_environments
+
+    environments = load_environments(language_fixtures.ENVIRONMENTS)
+    jackson = environment_spec(normalise(language_fixtures.derived_rows()["fasterxml__jackson-core-922"]), environments)
+    assert jackson.toolchain[:2] == ["default-jdk-headless", "maven"] and jackson.toolchain_setup
+    layer = toolchain_dockerfile("base", jackson)
+    assert layer.index("apt-get install") < layer.index("apt-get source -qq --download-only jackson-core")
+    plain = dataclasses.replace(jackson, toolchain_setup=[])
+    assert toolchain_image_name(plain) != toolchain_image_name(jackson) and "apt-get source" not in toolchain_dockerfile("base", plain)
