@@ -84,26 +84,36 @@ def repo_mirror(repo: str) -> Path:
 
 
 def _built_mirror(repo: str, mirror: Path) -> Path:
-    import os
-
     rows = [row for row in derived_rows().values() if row["repo"] == repo]
+    return mirror_of(mirror, rows, lambda row: sdist_directory(row["derived_from"]["sdist"]), lambda row: row["base_commit"])
+
+
+def mirror_of(mirror: Path, rows: list[dict], source_of, base_commit_of_row) -> Path:
+    """`mirror` made (again, unless it holds exactly these rows) from each row's source directory, committed as
+    its base (which must be the row's) on a branch named by its instance id. The caller holds the mirror's lock."""
     done = mirror / ".complete"
     if done.exists() and done.read_text() == ",".join(sorted(row["instance_id"] for row in rows)):
         return mirror
     subprocess.run(["rm", "-rf", str(mirror)], check=True)
     subprocess.run(["git", "init", "--quiet", "--bare", str(mirror)], check=True)
     for row in rows:
-        source = sdist_directory(row["derived_from"]["sdist"])
-        env = {**os.environ, **FIXED_IDENTITY, "GIT_INDEX_FILE": str(mirror / f"index-{row['instance_id']}")}
-        git = ["git", "-c", "safe.directory=*", "--git-dir", str(mirror), "--work-tree", str(source)]
-        subprocess.run(git + ["add", "-A", "-f"], check=True, env=env)
-        tree = subprocess.run(git + ["write-tree"], check=True, env=env, capture_output=True, text=True).stdout.strip()
-        commit = subprocess.run(git + ["commit-tree", tree, "-m", "base"], check=True, env=env, capture_output=True, text=True).stdout.strip()
-        assert commit == row["base_commit"], f"{row['instance_id']}: rebuilt {commit}, expected {row['base_commit']}"
-        subprocess.run(git + ["branch", "--force", row["instance_id"], commit], check=True, env=env)
-        os.remove(env["GIT_INDEX_FILE"])
+        commit, expected = base_commit_of(source_of(row), mirror, row["instance_id"]), base_commit_of_row(row)
+        assert commit == expected, f"{row['instance_id']}: rebuilt {commit}, expected {expected}"
+        subprocess.run(["git", "--git-dir", str(mirror), "branch", "--force", row["instance_id"], commit], check=True)
     done.write_text(",".join(sorted(row["instance_id"] for row in rows)))
     return mirror
+
+
+def base_commit_of(source: Path, git_dir: Path, name: str) -> str:
+    """The commit of every file of `source` (fixed identity and date, no parent) written into `git_dir`."""
+    import os
+
+    env = {**os.environ, **FIXED_IDENTITY, "GIT_INDEX_FILE": str(git_dir / f"index-{name}")}
+    git = ["git", "-c", "safe.directory=*", "-c", "core.autocrlf=false", "--git-dir", str(git_dir), "--work-tree", str(source)]
+    subprocess.run(git + ["add", "-A", "-f"], check=True, env=env)
+    tree = subprocess.run(git + ["write-tree"], check=True, env=env, capture_output=True, text=True).stdout.strip()
+    os.remove(env["GIT_INDEX_FILE"])
+    return subprocess.run(git + ["commit-tree", tree, "-m", "base"], check=True, env=env, capture_output=True, text=True).stdout.strip()
 
 
 BUILD_CACHE = CACHE / "build-cache"  # wheelhouse, mirrors and local venvs kept between runs

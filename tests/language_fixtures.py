@@ -21,7 +21,7 @@ import subprocess
 import tarfile
 from pathlib import Path
 
-from tests.fixture_sources import BUILD_CACHE, CACHE, FIXED_IDENTITY
+from tests.fixture_sources import BUILD_CACHE, CACHE, mirror_of
 from uni_agent_gym.instances import normalise
 from uni_agent_gym.named_locks import blocking_machine_lock
 
@@ -98,27 +98,7 @@ def repo_mirror(repo: str) -> Path:
     mirror = CACHE / "mirrors" / repo.replace("/", "__")
     rows = [row for row in derived_rows().values() if repo_of(row) == repo]
     with blocking_machine_lock(f"fixture mirror {mirror}"):
-        done = mirror / ".complete"
-        if done.exists() and done.read_text() == ",".join(sorted(row["instance_id"] for row in rows)):
-            return mirror
-        subprocess.run(["rm", "-rf", str(mirror)], check=True)
-        subprocess.run(["git", "init", "--quiet", "--bare", str(mirror)], check=True)
-        for row in rows:
-            commit, expected = base_commit_of(source_directory(row), mirror, row["instance_id"]), normalise(row)["base_commit"]
-            assert commit == expected, f"{row['instance_id']}: rebuilt {commit}, expected {expected}"
-            subprocess.run(["git", "--git-dir", str(mirror), "branch", "--force", row["instance_id"], commit], check=True)
-        done.write_text(",".join(sorted(row["instance_id"] for row in rows)))
-    return mirror
-
-
-def base_commit_of(source: Path, git_dir: Path, name: str) -> str:
-    """The commit of every file of `source` (fixed identity and date) written into `git_dir`."""
-    env = {**os.environ, **FIXED_IDENTITY, "GIT_INDEX_FILE": str(git_dir / f"index-{name}")}
-    git = ["git", "-c", "safe.directory=*", "-c", "core.autocrlf=false", "--git-dir", str(git_dir), "--work-tree", str(source)]
-    subprocess.run(git + ["add", "-A", "-f"], check=True, env=env)
-    tree = subprocess.run(git + ["write-tree"], check=True, env=env, capture_output=True, text=True).stdout.strip()
-    os.remove(env["GIT_INDEX_FILE"])
-    return subprocess.run(git + ["commit-tree", tree, "-m", "base"], check=True, env=env, capture_output=True, text=True).stdout.strip()
+        return mirror_of(mirror, rows, source_directory, lambda row: normalise(row)["base_commit"])
 
 
 def build_config(rows: list[dict]):

@@ -20,6 +20,7 @@ import tempfile
 from pathlib import Path
 
 from tests import language_fixtures
+from tests.fixture_sources import base_commit_of
 
 ROWS = Path(__file__).resolve().parents[1] / "rows"
 RECIPES = {  # "row": columns the derived row adds; the rest says where its base comes from and how
@@ -71,7 +72,7 @@ def derived_row(real: dict, recipe: dict) -> dict:
         workdir = Path(scratch)
         subprocess.run(["git", "init", "-q", str(workdir)], check=True)
         source = language_fixtures.source_directory({"derived_from": recipe})
-        base = language_fixtures.base_commit_of(source, workdir / ".git", "make-rows")
+        base = base_commit_of(source, workdir / ".git", "make-rows")
         row[patch] = rebased(base, real[patch], workdir)
         row["test_patch"] = rebased(base, real["test_patch"], workdir)
     missing = set(recipe.get("not_in_release", []))
