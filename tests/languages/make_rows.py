@@ -39,6 +39,35 @@ RECIPES = {  # "row": columns the derived row adds; the rest says where its base
         "sha256": "9f6a9a6c2b96c323902d8ee1728152bafdf1894130554a93af5d3f1807c0403b",
         "route": "forward: gin 1.8.1 (2022-06) predates this fix (2022-07); patch and test patch apply as they are",
     },
+    "redis__redis-13338": {
+        "rows": "swe-bench-multilingual.jsonl", "row": {"language": "c"},
+        "debian_source": "redis", "suite": "bookworm", "orig": "redis_7.0.15.orig.tar.gz",
+        "sha256": "4b1dc4ee6d622a09fff9c6777191209750fb5e5a725ef78ea012d6eef4c22982",
+        "route": "forward: redis 7.0.15 does not have this fix of 7.4 (2024-06); patch and test patch apply",
+        "not_in_release": [  # tests of unit/type/stream-cgroups that 7.0.15 does not have (7.0.15 spells one 'autclaim')
+            "XGROUP CREATE: with ENTRIESREAD parameter", "XREAD and XREADGROUP against wrong parameter",
+            "Blocking XREADGROUP for stream key that has clients blocked on list",
+            "Blocking XREADGROUP for stream key that has clients blocked on stream - avoid endless loop",
+            "Blocking XREADGROUP for stream key that has clients blocked on stream - reprocessing command",
+            "Consumer seen-time and active-time", "XREADGROUP of multiple entries changes dirty by one",
+            "XREADGROUP from PEL does not change dirty", "Loading from legacy (Redis <= v7.0.x, rdb_ver < 11) persistence",
+            "Replication tests of XCLAIM with deleted entries (autoclaim=0)", "Replication tests of XCLAIM with deleted entries (autoclaim=1)",
+            "XREADGROUP ACK would propagate entries-read", "XREADGROUP from PEL inside MULTI",
+        ],
+    },
+    "gin-gonic__gin-3741": {
+        "rows": "swe-bench-multilingual.jsonl", "row": {"language": "go", "workdir": "/go/src/github.com/gin-gonic/gin"},
+        "debian_source": "golang-github-gin-gonic-gin", "suite": "bookworm", "orig": "golang-github-gin-gonic-gin_1.8.1.orig.tar.gz",
+        "sha256": "9f6a9a6c2b96c323902d8ee1728152bafdf1894130554a93af5d3f1807c0403b",
+        "route": "forward: gin 1.8.1 predates this fix; patch and test patch apply",
+    },
+    "gin-gonic__gin-3820": {
+        "rows": "swe-bench-multilingual.jsonl", "row": {"language": "go", "workdir": "/go/src/github.com/gin-gonic/gin"},
+        "debian_source": "golang-github-gin-gonic-gin", "suite": "bookworm", "orig": "golang-github-gin-gonic-gin_1.8.1.orig.tar.gz",
+        "sha256": "9f6a9a6c2b96c323902d8ee1728152bafdf1894130554a93af5d3f1807c0403b",
+        "route": "forward: gin 1.8.1 predates this fix; patch and test patch apply",
+        "not_in_release": ["TestMappingPtrField"],
+    },
     "fasterxml__jackson-core-922": {
         # Debian's offline Maven (maven-debian-helper, /usr/share/maven-repo), its pom as its build makes it
         # (environments.json); the base is the orig tarball alone. A run of 2.14.1 with Debian's Maven: 177 classes
