@@ -40,10 +40,12 @@ forget_machine() {
   rm -rf "${UNI_AGENT_GYM_TEST_CLUSTER:-/var/lib/uag-test-cluster}"
   if command -v docker >/dev/null && docker info >/dev/null 2>&1; then
     docker ps -aq --filter label=uni-agent-gym | xargs -r docker rm -f >/dev/null
-    # the images the project names: base images, instance images (official swebench/ names), anything it labelled
+    # the images the project names: base images, instance images (official swebench/ and mswebench/ names), anything it labelled
     docker images --format '{{.Repository}}:{{.Tag}}' \
-      | grep -E '^([0-9.]+:[0-9]+/)?(uni-agent-gym[-/]|swebench/)' | xargs -r docker rmi -f >/dev/null || true
-    docker images -q --filter label=uni-agent-gym.base-recipe | xargs -r docker rmi -f >/dev/null || true
+      | grep -E '^([0-9.]+:[0-9]+/)?(uni-agent-gym[-/]|swebench/|mswebench/)' | xargs -r docker rmi -f >/dev/null || true
+    for label in uni-agent-gym.base-recipe uni-agent-gym.history uni-agent-gym.toolchain; do
+      docker images -q --filter "label=$label" | xargs -r docker rmi -f >/dev/null || true
+    done
     docker image prune -f >/dev/null
     docker builder prune -af >/dev/null 2>&1 || true
   fi
