@@ -71,8 +71,31 @@ def _download_source(package: str, suite: str, directory: Path) -> None:
 
 
 def source_directory(row: dict) -> Path:
-    """The unpacked orig tarball of a derived row (its top directory stripped), made once."""
-    source = row["derived_from"]
+    """The base tree of a derived row, made once: the unpacked orig tarball (its top directory stripped); for a
+    row re-based the reverse way (the release already has the fix), that tree with the row's test patch and
+    gold patch taken back out (`make_rows.py` made the row's patches so that they put them back)."""
+    if row["derived_from"].get("reverse") and "instance_id" in row:
+        target = CACHE / "debian-unpacked" / f"{row['derived_from']['orig']}-{row['instance_id']}"
+        with blocking_machine_lock(f"debian unpacked {target}"):
+            if not (target / ".complete").exists():
+                reverted(orig_directory(row["derived_from"]), target / "src", [row["test_patch"], row.get("patch") or row["fix_patch"]])
+                (target / ".complete").touch()
+        return target / "src"
+    return orig_directory(row["derived_from"])
+
+
+def reverted(source: Path, target: Path, diffs: list[str]) -> Path:
+    """A copy of `source` at `target` with each diff taken back out (`git apply -R`), in order."""
+    subprocess.run(["rm", "-rf", str(target)], check=True)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    subprocess.run(["cp", "-a", str(source), str(target)], check=True)
+    for diff in diffs:
+        subprocess.run(["git", "apply", "-R", "-"], input=diff, text=True, check=True, cwd=target)
+    return target
+
+
+def orig_directory(source: dict) -> Path:
+    """The unpacked orig tarball named by a row's `derived_from` (its top directory stripped), made once."""
     target = CACHE / "debian-unpacked" / source["orig"]
     with blocking_machine_lock(f"debian unpacked {target}"):
         if not (target / ".complete").exists():

@@ -68,6 +68,24 @@ RECIPES = {  # "row": columns the derived row adds; the rest says where its base
         "route": "forward: gin 1.8.1 predates this fix; patch and test patch apply",
         "not_in_release": ["TestMappingPtrField"],
     },
+    "redis__redis-11631": {
+        "rows": "swe-bench-multilingual.jsonl", "row": {"language": "c"}, "reverse": True,
+        "debian_source": "redis", "suite": "bookworm", "orig": "redis_7.0.15.orig.tar.gz",
+        "sha256": "4b1dc4ee6d622a09fff9c6777191209750fb5e5a725ef78ea012d6eef4c22982",
+        "route": "reverse: redis 7.0.15 has this fix (backported to 7.0): the base is 7.0.15 without the gold and test patches",
+    },
+    "redis__redis-10068": {
+        "rows": "swe-bench-multilingual.jsonl", "row": {"language": "c"}, "reverse": True,
+        "debian_source": "redis", "suite": "bookworm", "orig": "redis_7.0.15.orig.tar.gz",
+        "sha256": "4b1dc4ee6d622a09fff9c6777191209750fb5e5a725ef78ea012d6eef4c22982",
+        "route": "reverse: redis 7.0.15 has this fix; its spec's --only pattern is not a regex 7.0.15's runtest compiles (environments.json)",
+    },
+    "redis__redis-10764": {
+        "rows": "swe-bench-multilingual.jsonl", "row": {"language": "c"}, "reverse": True,
+        "debian_source": "redis", "suite": "bookworm", "orig": "redis_7.0.15.orig.tar.gz",
+        "sha256": "4b1dc4ee6d622a09fff9c6777191209750fb5e5a725ef78ea012d6eef4c22982",
+        "route": "reverse: redis 7.0.15 has this fix; its spec's --only names a test exactly in 7.0.15's runtest (environments.json)",
+    },
     "fasterxml__jackson-core-922": {
         # Debian's offline Maven (maven-debian-helper, /usr/share/maven-repo), its pom as its build makes it
         # (environments.json); the base is the orig tarball alone. A run of 2.14.1 with Debian's Maven: 177 classes
@@ -98,9 +116,11 @@ def derived_row(real: dict, recipe: dict) -> dict:
     multi_swe_bench = "fix_patch" in real
     patch, base_field = ("fix_patch", "base") if multi_swe_bench else ("patch", "base_commit")
     with tempfile.TemporaryDirectory() as scratch:
-        workdir = Path(scratch)
+        workdir = Path(scratch) / "repo"
         subprocess.run(["git", "init", "-q", str(workdir)], check=True)
-        source = language_fixtures.source_directory({"derived_from": recipe})
+        source = language_fixtures.orig_directory(recipe)
+        if recipe.get("reverse"):  # the release has the fix: the base is the release without the gold and test patches
+            source = language_fixtures.reverted(source, Path(scratch) / "reverted", [real["test_patch"], real[patch]])
         base = base_commit_of(source, workdir / ".git", "make-rows")
         row[patch] = rebased(base, real[patch], workdir)
         row["test_patch"] = rebased(base, real["test_patch"], workdir)
