@@ -74,12 +74,6 @@ RECIPES = {  # "row": columns the derived row adds; the rest says where its base
         "sha256": "4b1dc4ee6d622a09fff9c6777191209750fb5e5a725ef78ea012d6eef4c22982",
         "route": "reverse: redis 7.0.15 has this fix (backported to 7.0): the base is 7.0.15 without the gold and test patches",
     },
-    "redis__redis-10068": {
-        "rows": "swe-bench-multilingual.jsonl", "row": {"language": "c"}, "reverse": True,
-        "debian_source": "redis", "suite": "bookworm", "orig": "redis_7.0.15.orig.tar.gz",
-        "sha256": "4b1dc4ee6d622a09fff9c6777191209750fb5e5a725ef78ea012d6eef4c22982",
-        "route": "reverse: redis 7.0.15 has this fix; its spec's --only pattern is not a regex 7.0.15's runtest compiles (environments.json)",
-    },
     "redis__redis-10764": {
         "rows": "swe-bench-multilingual.jsonl", "row": {"language": "c"}, "reverse": True,
         "debian_source": "redis", "suite": "bookworm", "orig": "redis_7.0.15.orig.tar.gz",
