@@ -23,26 +23,31 @@ from tests import language_fixtures
 from tests.fixture_sources import base_commit_of
 
 ROWS = Path(__file__).resolve().parents[1] / "rows"
-RECIPES = {  # "row": columns the derived row adds; the rest says where its base comes from and how
+# The releases the rows are re-based onto: where their real rows are, the columns a derived row adds ("row"), the
+# Debian source package and its orig tarball
+REDIS_7_0_15 = {
+    "rows": "swe-bench-multilingual.jsonl", "row": {"language": "c"},
+    "debian_source": "redis", "suite": "bookworm", "orig": "redis_7.0.15.orig.tar.gz",
+    "sha256": "4b1dc4ee6d622a09fff9c6777191209750fb5e5a725ef78ea012d6eef4c22982",
+}  # fmt: skip
+GIN_1_8_1 = {  # Debian builds Go packages in GOPATH mode with its golang-*-dev sources (no module proxy here): the
+    # repository sits at its import path in a GOPATH (environments.json has the toolchain and variables)
+    "rows": "swe-bench-multilingual.jsonl", "row": {"language": "go", "workdir": "/go/src/github.com/gin-gonic/gin"},
+    "debian_source": "golang-github-gin-gonic-gin", "suite": "bookworm", "orig": "golang-github-gin-gonic-gin_1.8.1.orig.tar.gz",
+    "sha256": "9f6a9a6c2b96c323902d8ee1728152bafdf1894130554a93af5d3f1807c0403b",
+}  # fmt: skip
+RECIPES = {  # how each row is re-based ("route"), besides its release
     "redis__redis-12272": {
-        "rows": "swe-bench-multilingual.jsonl", "row": {"language": "c"},
-        "debian_source": "redis", "suite": "bookworm", "orig": "redis_7.0.15.orig.tar.gz",
-        "sha256": "4b1dc4ee6d622a09fff9c6777191209750fb5e5a725ef78ea012d6eef4c22982",
+        **REDIS_7_0_15,
         "route": "forward: redis 7.0.15 (2024-01) does not have this fix of 7.2 (2023-06); patch and test patch apply with offsets",
         "not_in_release": ["GETRANGE against wrong key type"],
     },
     "gin-gonic__gin-3227": {
-        # Debian builds Go packages in GOPATH mode with its golang-*-dev sources (no module proxy here): the
-        # repository sits at its import path in a GOPATH (environments.json has the toolchain and variables)
-        "rows": "swe-bench-multilingual.jsonl", "row": {"language": "go", "workdir": "/go/src/github.com/gin-gonic/gin"},
-        "debian_source": "golang-github-gin-gonic-gin", "suite": "bookworm", "orig": "golang-github-gin-gonic-gin_1.8.1.orig.tar.gz",
-        "sha256": "9f6a9a6c2b96c323902d8ee1728152bafdf1894130554a93af5d3f1807c0403b",
+        **GIN_1_8_1,
         "route": "forward: gin 1.8.1 (2022-06) predates this fix (2022-07); patch and test patch apply as they are",
     },
     "redis__redis-13338": {
-        "rows": "swe-bench-multilingual.jsonl", "row": {"language": "c"},
-        "debian_source": "redis", "suite": "bookworm", "orig": "redis_7.0.15.orig.tar.gz",
-        "sha256": "4b1dc4ee6d622a09fff9c6777191209750fb5e5a725ef78ea012d6eef4c22982",
+        **REDIS_7_0_15,
         "route": "forward: redis 7.0.15 does not have this fix of 7.4 (2024-06); patch and test patch apply",
         "not_in_release": [  # tests of unit/type/stream-cgroups that 7.0.15 does not have (7.0.15 spells one 'autclaim')
             "XGROUP CREATE: with ENTRIESREAD parameter", "XREAD and XREADGROUP against wrong parameter",
@@ -56,28 +61,20 @@ RECIPES = {  # "row": columns the derived row adds; the rest says where its base
         ],
     },
     "gin-gonic__gin-3741": {
-        "rows": "swe-bench-multilingual.jsonl", "row": {"language": "go", "workdir": "/go/src/github.com/gin-gonic/gin"},
-        "debian_source": "golang-github-gin-gonic-gin", "suite": "bookworm", "orig": "golang-github-gin-gonic-gin_1.8.1.orig.tar.gz",
-        "sha256": "9f6a9a6c2b96c323902d8ee1728152bafdf1894130554a93af5d3f1807c0403b",
+        **GIN_1_8_1,
         "route": "forward: gin 1.8.1 predates this fix; patch and test patch apply",
     },
     "gin-gonic__gin-3820": {
-        "rows": "swe-bench-multilingual.jsonl", "row": {"language": "go", "workdir": "/go/src/github.com/gin-gonic/gin"},
-        "debian_source": "golang-github-gin-gonic-gin", "suite": "bookworm", "orig": "golang-github-gin-gonic-gin_1.8.1.orig.tar.gz",
-        "sha256": "9f6a9a6c2b96c323902d8ee1728152bafdf1894130554a93af5d3f1807c0403b",
+        **GIN_1_8_1,
         "route": "forward: gin 1.8.1 predates this fix; patch and test patch apply",
         "not_in_release": ["TestMappingPtrField"],
     },
     "redis__redis-11631": {
-        "rows": "swe-bench-multilingual.jsonl", "row": {"language": "c"}, "reverse": True,
-        "debian_source": "redis", "suite": "bookworm", "orig": "redis_7.0.15.orig.tar.gz",
-        "sha256": "4b1dc4ee6d622a09fff9c6777191209750fb5e5a725ef78ea012d6eef4c22982",
+        **REDIS_7_0_15, "reverse": True,
         "route": "reverse: redis 7.0.15 has this fix (backported to 7.0): the base is 7.0.15 without the gold and test patches",
     },
     "redis__redis-10764": {
-        "rows": "swe-bench-multilingual.jsonl", "row": {"language": "c"}, "reverse": True,
-        "debian_source": "redis", "suite": "bookworm", "orig": "redis_7.0.15.orig.tar.gz",
-        "sha256": "4b1dc4ee6d622a09fff9c6777191209750fb5e5a725ef78ea012d6eef4c22982",
+        **REDIS_7_0_15, "reverse": True,
         "route": "reverse: redis 7.0.15 has this fix; its spec's --only names a test exactly in 7.0.15's runtest (environments.json)",
     },
     "fasterxml__jackson-core-922": {
