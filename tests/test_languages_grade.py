@@ -20,11 +20,6 @@ ROWS = language_fixtures.derived_rows()
 pytestmark = pytest.mark.slow
 
 
-@pytest.fixture(scope="module")
-def language_images(docker_image) -> list[str]:
-    return run_to_completion(language_fixtures.ensure_images(list(ROWS.values())))
-
-
 async def episode(deployment: dict, row: dict, typed_in: str | None) -> dict:
     """The reward report of an episode in which the agent applies `typed_in` (a diff) or nothing."""
     config = GymConfig.model_validate({"deployment": deployment, "env": {"workspace": "image", "environments": str(language_fixtures.ENVIRONMENTS)}})
@@ -52,8 +47,10 @@ CASES = [(instance_id, "docker") for instance_id in sorted(ROWS)] + [(instance_i
 
 @pytest.mark.timeout(2400)  # a new machine first builds each toolchain and instance (redis: about 3 minutes)
 @pytest.mark.parametrize("instance_id,kind", CASES, ids=[f"{instance_id}-{kind}" for instance_id, kind in CASES])
-def test_gold_resolves_and_the_test_patch_or_nothing_does_not(instance_id, kind, language_images, request):
-    """On ray the image goes through the cluster's registry to the nodes, as a pulled image would."""
+def test_gold_resolves_and_the_test_patch_or_nothing_does_not(instance_id, kind, docker_image, request):
+    """On ray the image goes through the cluster's registry to the nodes, as a pulled image would. Each test builds
+    only its own instance's image (and toolchain) where missing, so the worker groups build theirs side by side."""
+    run_to_completion(language_fixtures.ensure_images([ROWS[instance_id]]))
     row = normalise(ROWS[instance_id])
     deployment: dict = {"type": "docker"}
     if kind == "ray":
