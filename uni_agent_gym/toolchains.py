@@ -9,6 +9,11 @@ A spec's own `apt-pkgs` (swebench's per-repository extras) come on top.
 
 The packages are those of Debian bookworm (gcc 12, Go 1.19, OpenJDK 17, Node 18, rustc 1.63, PHP 8.2,
 Ruby 3.1): an instance that needs a newer toolchain says so when it builds.
+
+C and C++ compile through ccache: the image's build (the spec's `install` and `build`) fills its cache, so the build
+each grading runs again in a fresh container of that image recompiles only what the patch changed (redis: every
+file again otherwise, about a minute per grading on two cores). The cache is the image's, written before any agent
+runs; a grading sandbox starts from the image, so nothing an agent does reaches another sandbox's cache.
 """
 
 from __future__ import annotations
@@ -17,7 +22,7 @@ from uni_agent_gym.errors import UniAgentGymError
 
 PYTHON = "python"
 TOOLCHAIN_PYTHON = "3.11"  # the base image other languages' toolchains go on: bookworm's (its Python runs the gym's tools)
-_C = ["build-essential", "libtool", "automake", "autoconf", "tcl", "bison", "flex", "cmake", "pkg-config"]  # swebench's C base, in Debian
+_C = ["build-essential", "libtool", "automake", "autoconf", "tcl", "bison", "flex", "cmake", "pkg-config", "ccache"]  # swebench's C base, in Debian
 TOOLCHAINS: dict[str, list[str]] = {
     "c": _C,
     "cpp": [*_C, "googletest"],
@@ -29,6 +34,10 @@ TOOLCHAINS: dict[str, list[str]] = {
     "php": ["php-cli", "php-xml", "php-mbstring", "php-curl", "phpunit"],
     "ruby": ["ruby", "ruby-dev", "bundler", "rake"],
 }
+
+# What a package of a toolchain sets in its image's environment: Debian's ccache puts its compiler wrappers (cc, gcc,
+# g++, ...) in /usr/lib/ccache, used by whatever finds the compiler on PATH (make's `cc`, configure, cmake).
+TOOLCHAIN_ENV: dict[str, dict[str, str]] = {"ccache": {"PATH": "/usr/lib/ccache:$PATH"}}
 
 
 class ToolchainError(UniAgentGymError, LookupError):
@@ -47,3 +56,8 @@ def toolchain_packages(language: str, extra: list[str] | tuple[str, ...] = ()) -
         known = ", ".join(sorted(TOOLCHAINS))
         raise ToolchainError(f"no toolchain is known for language {language!r} (known: python, {known})")
     return list(dict.fromkeys([*TOOLCHAINS[language], *extra]))
+
+
+def toolchain_env(packages: list[str] | tuple[str, ...]) -> dict[str, str]:
+    """The environment a toolchain image of these packages sets (its Dockerfile's `ENV`s)."""
+    return {key: value for package in packages for key, value in TOOLCHAIN_ENV.get(package, {}).items()}

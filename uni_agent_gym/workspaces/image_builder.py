@@ -49,7 +49,7 @@ from uni_agent_gym.errors import UniAgentGymError
 from uni_agent_gym.instances import image_name
 from uni_agent_gym.named_locks import machine_lock
 from uni_agent_gym.specs import EnvironmentSpec, environment_spec
-from uni_agent_gym.toolchains import PYTHON
+from uni_agent_gym.toolchains import PYTHON, toolchain_env
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -187,6 +187,7 @@ def toolchain_dockerfile(base: str, spec: EnvironmentSpec) -> str:
         f"FROM {base}",
         "RUN apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "
         f"{packages} && rm -rf /var/lib/apt/lists/*",
+        *(f"ENV {key}={value}" for key, value in toolchain_env(spec.toolchain).items()),
         *(f"RUN {command}" for command in spec.toolchain_setup),
         f'LABEL {TOOLCHAIN_LABEL}="{toolchain_key(spec)}"',
     ]) + "\n"  # fmt: skip
