@@ -54,6 +54,8 @@ def test_the_toolchain_layer_installs_the_packages_by_apt_and_the_instance_layer
     assert toolchain_image_name(spec).startswith("uni-agent-gym/toolchain:c-")
     instance = dockerfile(toolchain_image_name(spec), spec)
     assert "wheelhouse" not in instance and "\nRUN make distclean && make\n" in instance
+    # C compiles through ccache, so the grading's `make distclean && make` hits what the image's build compiled
+    assert " ccache " in toolchain and "\nENV PATH=/usr/lib/ccache:$PATH\n" in toolchain
 
 
 def test_a_go_task_sits_at_its_import_path_in_a_gopath_with_debians_go_sources():
@@ -64,6 +66,7 @@ def test_a_go_task_sits_at_its_import_path_in_a_gopath_with_debians_go_sources()
     spec = environment_spec(gin, load_environments(language_fixtures.ENVIRONMENTS))
     assert gin["workdir"] == "/go/src/github.com/gin-gonic/gin" and spec.build == "" and spec.env["GO111MODULE"] == "off"
     assert spec.toolchain[0] == "golang-go" and "golang-github-stretchr-testify-dev" in spec.toolchain
+    assert "ccache" not in toolchain_dockerfile("base", spec)
     instance = dockerfile(toolchain_image_name(spec), spec, repo_dir=gin["workdir"])
     assert "COPY testbed /go/src/github.com/gin-gonic/gin\n" in instance and "WORKDIR /go/src/github.com/gin-gonic/gin\n" in instance
     assert "sh /tmp/uni-agent-gym-clean-history.sh /go/src/github.com/gin-gonic/gin ancestry" in instance
