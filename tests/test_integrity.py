@@ -11,6 +11,7 @@ Rows marked "hand-made" change a real log's exit code or cut it, as noted; nothi
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 from concurrent.futures import ThreadPoolExecutor
@@ -40,6 +41,7 @@ CODE_UNDER_TEST = '''
 """Stands for the code under test: prints lines in the runner's format when the interpreter exits."""
 import atexit
 import os
+import re
 import sys
 
 
@@ -395,6 +397,70 @@ def test_an_unknown_parser_name_is_an_error():
 
 
 def test_a_log_of_an_unknown_runner_gets_no_checks():
-    """A swebench parser of another language, with its own command: no Python runner to check against."""
-    log = "ok  \tgithub.com/x/y\t0.01s\n"
-    assert check_log("parse_log_gotest", "go test ./...", log, {"TestA": "PASSED"}, 1) == []
+    """A swebench parser of a runner whose report is not read (cargo's), with its own command: nothing to check against."""
+    log = "test tests::a ... ok\n"
+    assert check_log("parse_log_cargo", "cargo test", log, {"tests::a": "PASSED"}, 1) == []
+
+
+# Real logs of other languages' runners (`tests/runner_logs/capture_languages.py`: each fixture's own command in its
+# image): go test on gin-3227, redis's runtest on redis-12272, Maven's surefire on jackson-core-922.
+LANGUAGE_ROWS = [  # log, how it is changed (hand-made) or None, exit code, expected problems
+    ("gotest-pass", None, 0, []),
+    ("gotest-fail", None, 1, []),
+    ("gotest-forged", None, 0, [TWICE]),  # a TestMain prints a pass after the run and exits 0: go test says ok
+    ("gotest-runs-nothing", None, 0, []),  # a TestMain runs nothing: the log agrees with itself (restored, and the canaries see it)
+    ("gotest-fail", "exit code", 0, [EXIT]),
+    ("gotest-pass", "exit code", 1, [EXIT_CLEAN]),
+    ("gotest-pass", "exit code", -9, [INTERRUPTED]),
+    ("gotest-pass", "cut before 'ok '", 0, [NO_SUMMARY]),
+    ("redis-pass", None, 0, []),
+    ("redis-fail", None, 1, []),
+    ("redis-fail", "exit code", 0, [EXIT]),
+    ("redis-pass", "exit code", 1, [EXIT_CLEAN]),
+    ("redis-pass", "cut before 'The End'", 0, [NO_SUMMARY]),
+]
+
+
+@pytest.mark.parametrize(
+    "name, change, exit_code, expected", LANGUAGE_ROWS, ids=[f"{row[0]}-{row[1] or 'real'}-{i}" for i, row in enumerate(LANGUAGE_ROWS)]
+)
+def test_go_and_redis_logs(name, change, exit_code, expected):
+    log = runner_log(name)
+    runner, parser = ("go test", "parse_log_gotest") if name.startswith("gotest") else ("runtest", "parse_log_redis")
+    if change and change.startswith("cut before"):
+        log = cut_before(log, change.split("'")[1])
+    assert_problems(check(parser, log, exit_code), expected, runner=runner, code=exit_code)
+
+
+def test_the_forged_go_logs_fool_the_parser_on_its_own():
+    for name in ("gotest-forged", "gotest-runs-nothing"):
+        assert runner_for("parse_log_gotest")[1](runner_log(name), None) == {"TestRedirectTrailingSlash": "PASSED"}, name
+
+
+@pytest.fixture(scope="module")
+def maven_reader():
+    """jackson-core-922's own parser (Multi-SWE-bench's `parse_log`), as the reward rereads logs with it."""
+    from tests.language_fixtures import derived_rows
+    from uni_agent_gym.datasets import log_parser
+    from uni_agent_gym.instances import normalise
+
+    parse = log_parser(normalise(derived_rows()["fasterxml__jackson-core-922"]))
+    return lambda log, test_spec: parse(log)
+
+
+@pytest.mark.parametrize(
+    "name, change, exit_code, expected",
+    [("maven-pass", None, 0, []), ("maven-fail", None, 1, []), ("maven-fail", "exit code", 0, [EXIT]), ("maven-pass", "exit code", 1, [EXIT_CLEAN]),
+     ("maven-pass", "cut before the total", 0, [NO_SUMMARY]), ("maven-fail", "a class's line forged after the build's verdict", 1, [AFTER])],
+)  # fmt: skip
+def test_maven_logs(maven_reader, name, change, exit_code, expected):
+    log = runner_log(name)
+    statuses = maven_reader(log, None)
+    if change == "cut before the total":
+        log = log[: log.index("Results:")]
+    elif change and change.startswith("a class's line"):  # hand-made: a failing class's own line, rewritten as a pass, at the end
+        failing = next(line for line in log.splitlines() if "Tests run:" in line and "<<< FAILURE!" in line)
+        log += re.sub(r"Failures: \d+, Errors: \d+", "Failures: 0, Errors: 0", failing.replace(" <<< FAILURE!", "")) + "\n"
+    statuses = maven_reader(log, None)  # (multi-swe-bench's own parse_log raises on a class passed and failed: read line by line, the failure wins)
+    assert statuses["com.fasterxml.jackson.core.base64.Base64Padding912Test"] == ("PASSED" if name == "maven-pass" else "FAILED")
+    assert_problems(check_log(maven_reader, "mvn clean test", log, statuses, exit_code), expected, runner="Maven", code=exit_code)

@@ -180,9 +180,26 @@ def parser(task: dict[str, Any]) -> Parser:
     """The harness's `parse_log`, as `log -> {test: PASSED | FAILED | SKIPPED}`."""
     instance = harness(task)
 
-    def parse(log: str) -> dict[str, str]:
+    def statuses(log: str) -> dict[str, str]:
         result = instance.parse_log(log)
         return {test: status for group, status in _STATUS.items() for test in sorted(getattr(result, group))}
+
+    def parse(log: str) -> dict[str, str]:
+        try:
+            return statuses(log)
+        except ValueError:
+            # The package refuses a log that reports a test both passed and failed (`TestResult`'s check): the code
+            # under test can print such a line, and an exception here would make the agent's forgery the
+            # infrastructure's error. Read each line on its own instead; a failure wins over a pass (the log
+            # cross-checks name the contradiction).
+            found: dict[str, str] = {}
+            for line in log.splitlines():
+                try:
+                    for test, status in statuses(line).items():
+                        found[test] = status if found.get(test) in (None, "PASSED") else found[test]
+                except ValueError:
+                    continue
+            return found
 
     return parse
 

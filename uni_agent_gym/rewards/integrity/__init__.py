@@ -3,8 +3,8 @@
 swebench's log parsers trust every `PASSED <test>` (or `<test> ... ok`, `<test> ok`) line, and the last
 line about a test wins. The code under test can print such lines, before the runner's report or after
 it (an exit hook), and can change the exit code. So the parsed outcomes are cross-checked, for the
-runner the repository's parser reads (pytest, Django's `runtests.py`, sympy's `bin/test`; see
-`reports.py`), against what the runner itself reports:
+runner the repository's parser reads (pytest, Django's `runtests.py`, sympy's `bin/test`, `go test`, redis's
+`runtest`, Maven's surefire; see `reports.py`), against what the runner itself reports:
 
 - a runner that printed no closing report cannot vouch for any pass;
 - the exit code must agree with the report's failure count (1 with failures or errors, else 0);
@@ -38,10 +38,15 @@ RUNNER_OF_PARSER = {  # swebench's Python parsers (aliases such as parse_log_fla
     "parse_log_seaborn": "pytest",
     "parse_log_django": "django",
     "parse_log_sympy": "sympy",
+    "parse_log_gotest": "gotest",  # other languages' runners whose own report is read (`reports.py`)
+    "parse_log_redis": "redis",
+    "parse_log_maven": "maven",
 }
-_DEFAULT_PARSER = {"pytest": "parse_log_pytest", "django": "parse_log_django", "sympy": "parse_log_sympy"}
-_COMMANDS = (("django", re.compile(r"runtests\.py")), ("sympy", re.compile(r"\bbin/test\b")), ("pytest", re.compile(r"\bpy\.?test\b")))
-_LABEL = {"pytest": "pytest", "django": "runtests.py", "sympy": "bin/test"}
+_DEFAULT_PARSER = {"pytest": "parse_log_pytest", "django": "parse_log_django", "sympy": "parse_log_sympy", "gotest": "parse_log_gotest",
+                   "redis": "parse_log_redis", "maven": "parse_log_maven"}  # fmt: skip
+_COMMANDS = (("django", re.compile(r"runtests\.py")), ("sympy", re.compile(r"\bbin/test\b")), ("pytest", re.compile(r"\bpy\.?test\b")),
+             ("gotest", re.compile(r"\bgo test\b")), ("redis", re.compile(r"(?:^|\s|/)runtest\b")), ("maven", re.compile(r"\bmvnw?\b")))  # fmt: skip
+_LABEL = {"pytest": "pytest", "django": "runtests.py", "sympy": "bin/test", "gotest": "go test", "redis": "runtest", "maven": "Maven"}
 _SHOWN = 5  # tests named in one problem
 
 
@@ -111,7 +116,7 @@ def pytest_summary(log: str) -> dict[str, int] | None:
 
 
 def _exit_code_problems(label: str, report: RunnerReport, exit_code: int | None) -> list[str]:
-    if exit_code not in (0, 1):
+    if exit_code not in {0, 1} | report.exit_codes:
         return [f"{label} exited {exit_code}: the run was interrupted or did not run the tests"]
     if exit_code in report.exit_codes:
         return []
@@ -132,6 +137,8 @@ def _after_report(label: str, report: RunnerReport, outcomes: list[Outcome], lin
 
 
 def _too_many_passes(label: str, report: RunnerReport, outcomes: list[Outcome], statuses: dict[str, str]) -> list[str]:
+    if report.passed is None:
+        return []  # the runner counts no passes
     counted = {outcome.test for outcome in outcomes if outcome.status == "PASSED" and outcome.line >= report.counted_from}
     passed = [test for test, status in statuses.items() if status == "PASSED" and test in counted]
     if len(passed) <= report.passed:

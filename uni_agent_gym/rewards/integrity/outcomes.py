@@ -50,7 +50,20 @@ def line_outcomes(runner: str, parser: Parser, lines: list[str]) -> list[Outcome
         return _django(parser, lines)
     if runner == "sympy":
         return _sympy(parser, lines)
-    return _pytest(parser, lines)
+    if runner == "pytest":
+        return _pytest(parser, lines)
+    return _each_line(parser, lines, _WORDS[runner])
+
+
+_WORDS = {  # other runners' outcome lines (their parsers read each line on its own)
+    "gotest": re.compile(r"--- (?:PASS|FAIL|SKIP): "),
+    "redis": re.compile(r"\[(?:ok|err|skip|ignore)\]: "),
+    "maven": re.compile(r"Tests run: "),
+}
+
+
+def _each_line(parser: Parser, lines: list[str], words: re.Pattern) -> list[Outcome]:
+    return [Outcome(index, test, status) for index, line in enumerate(lines) if words.search(line) for test, status in parser(line, None).items()]
 
 
 def _pytest(parser: Parser, lines: list[str]) -> list[Outcome]:

@@ -7,6 +7,14 @@
   (unexpected successes alone: 0 in Django 3.0, 1 in 4.2).
 - sympy (`bin/test`): the last `tests finished: N passed, M failed, ... in X seconds`, which wraps
   onto a second line when long. Exit 1 when tests failed or raised, else 0.
+- go test: a line per package, `ok  <package> 0.01s` or `FAIL <package> 0.01s` (`[build failed]`,
+  `[setup failed]`), after that package's tests; no count of tests. Exit 1 (2 for some build and setup
+  errors) when a package failed, else 0.
+- redis's `runtest`: after `The End`, either `All tests passed without errors!` or `The following tests
+  failed:` and a `*** [err]: <test> in <file>` line each; no count of passes. Exit 1 when tests failed, else 0.
+- Maven's surefire: the last `Tests run: N, Failures: F, Errors: E, Skipped: S` total (without a class name)
+  in its `Results:` block, then `BUILD SUCCESS` or `BUILD FAILURE`. Exit 1 when tests failed or errored (the
+  build fails), else 0.
 """
 
 from __future__ import annotations
@@ -35,7 +43,7 @@ class RunnerReport:
     output, where pytest's own test suite shows inner sessions, before its short test summary)."""
 
     runner: str
-    passed: int
+    passed: int | None  # None: the runner counts no passes (go test, redis's runtest)
     failed: int  # failures and errors: the runner exits 1 when there are any
     exit_codes: frozenset[int]  # the exit codes that agree with the report
     end: int
@@ -47,7 +55,7 @@ class RunnerReport:
 def read_report(runner: str, lines: list[str]) -> RunnerReport | None:
     """The runner's last closing report in `lines`, or None when it printed none."""
     plain = [_ANSI.sub("", line) if "\x1b" in line else line for line in lines]
-    return {"pytest": _pytest, "django": _django, "sympy": _sympy}[runner](plain)
+    return {"pytest": _pytest, "django": _django, "sympy": _sympy, "gotest": _gotest, "redis": _redis, "maven": _maven}[runner](plain)
 
 
 def pytest_counts(line: str) -> dict[str, int] | None:
@@ -118,3 +126,47 @@ def _sympy(lines: list[str]) -> RunnerReport | None:
     failed = counts.get("failed", 0) + counts.get("exceptions", 0)
     text = " ".join(line.strip(" =") for line in lines[start : end + 1])
     return RunnerReport("sympy", int(match.group(1)), failed, frozenset({1 if failed else 0}), end, text=text)
+
+
+_GO_PACKAGE = re.compile(r"^(ok|FAIL)\s+\S+\s+(?:\(cached\)|[\d.]+s|\[(?:build|setup) failed\]|\[no test files\])")
+
+
+def _gotest(lines: list[str]) -> RunnerReport | None:
+    results = [(i, match.group(1)) for i, line in enumerate(lines) if (match := _GO_PACKAGE.match(line))]
+    if not results:
+        return None
+    failed = sum(word == "FAIL" for _, word in results)
+    text = ", ".join(lines[i].split()[0] + " " + lines[i].split()[1] for i, _ in results[-5:])
+    return RunnerReport("gotest", None, failed, frozenset({1, 2} if failed else {0}), results[-1][0], text=text)
+
+
+_REDIS_ALL_PASSED = re.compile(r"All tests passed without errors!")
+_REDIS_FAILED = re.compile(r"The following tests failed:")
+
+
+def _redis(lines: list[str]) -> RunnerReport | None:
+    the_end = next((i for i in range(len(lines) - 1, -1, -1) if lines[i].strip() == "The End"), None)
+    if the_end is None:
+        return None
+    for i in range(the_end + 1, len(lines)):
+        if _REDIS_ALL_PASSED.search(lines[i]):
+            return RunnerReport("redis", None, 0, frozenset({0}), i, text=lines[i].strip())
+        if _REDIS_FAILED.search(lines[i]):
+            listed = [j for j in range(i + 1, len(lines)) if lines[j].startswith("*** ")]
+            end = listed[-1] if listed else i
+            return RunnerReport("redis", None, max(1, len(listed)), frozenset({1}), end, text=f"{len(listed)} tests failed")
+    return None
+
+
+_MAVEN_TOTAL = re.compile(r"^(?:\[\w+\] )?Tests run: (\d+), Failures: (\d+), Errors: (\d+), Skipped: (\d+)\s*$")
+_MAVEN_BUILD = re.compile(r"^(?:\[\w+\] )?BUILD (SUCCESS|FAILURE)\s*$")
+
+
+def _maven(lines: list[str]) -> RunnerReport | None:
+    total = next((i for i in range(len(lines) - 1, -1, -1) if _MAVEN_TOTAL.match(lines[i])), None)
+    if total is None:
+        return None
+    run, failures, errors, skipped = map(int, _MAVEN_TOTAL.match(lines[total]).groups())
+    end = next((i for i in range(total + 1, len(lines)) if _MAVEN_BUILD.match(lines[i])), total)
+    failed = failures + errors
+    return RunnerReport("maven", run - failed - skipped, failed, frozenset({1 if failed else 0}), end, text=lines[total].strip())
