@@ -32,8 +32,8 @@ diff --git a/Makefile b/Makefile
 --- a/Makefile
 +++ b/Makefile
 @@ -1,2 +1,3 @@
- check: check.c arith.c arith.h
- 	$(CC) -Wall -o check check.c arith.c
+ tests/check: tests/check.c arith.c arith.h
+ 	$(CC) -Wall -I. -o tests/check tests/check.c arith.c
 +	@printf '[ok]: add of two numbers\\n[ok]: add of a negative number\\n[ok]: add of zeros\\n'
 """
 
@@ -46,7 +46,7 @@ async def c_toy_row(cache_dir: str) -> dict:
         "instance_id": "uag-tests__c-toy-1", "repo": REPO_NAME, "base_commit": base_commit, "version": "1",
         "problem_statement": "add(2, 3) returns -1: add() must return the sum of its arguments.",
         "patch": GOLD_PATCH, "test_patch": "", "language": "c", "family": "swe-bench",
-        "build_command": "make", "test_command": "./check", "log_parser": "parse_log_redis",
+        "build_command": "make", "test_command": "./tests/check", "log_parser": "parse_log_redis",
         "FAIL_TO_PASS": ["add of two numbers", "add of a negative number"], "PASS_TO_PASS": ["add of zeros"],
         "mirror": str(REPO), "needs_environment": False,
     })  # fmt: skip

@@ -391,7 +391,7 @@ async def test_a_task_in_c_is_built_then_graded_the_same_everywhere(kind, worksp
     solved, broken, forged = [await graded_episode(config, row, [typed.format(patch)]) for patch in (GOLD_PATCH, DOES_NOT_COMPILE, PASSES_PRINTED_BY_THE_BUILD)]
     assert (solved["status"], solved["reward"], solved["build_command"]) == ("resolved", 1.0, "make"), solved
     assert solved["test_statuses"] == dict.fromkeys(["add of two numbers", "add of a negative number", "add of zeros"], "PASSED")
-    assert "-o check" in solved["build_log"] and "-o check" not in solved["log"]
+    assert "-o tests/check" in solved["build_log"] and "-o tests/check" not in solved["log"]
     assert (broken["status"], broken["reward"], broken["caused_by"]) == ("unresolved", 0.0, None), broken
     assert broken["error"].startswith("the build failed") and "error" in broken["build_log"]
     assert (forged["status"], forged["reward"]) == ("unresolved", 0.0), forged

@@ -2,7 +2,9 @@
 its sandbox, applied in a fresh one, the test patch, the task's build, the tests, the dataset's own parser.
 The rows are real SWE-bench Multilingual rows re-based onto Debian's source of a release
 (`tests/language_fixtures.py`: redis in C, gin in Go); each plays three episodes: the agent types in the gold patch (1.0), types in
-the test patch alone (0.0: test files go back to the start, the fix is missing), or does nothing (0.0)."""
+the test patch alone (0.0: test files go back to the start, the fix is missing), or does nothing (0.0). In C and Go the
+grader plants canary tests beside the graded ones (`rewards/runner_canaries.py`): gold resolves only if each ran and
+failed."""
 
 from __future__ import annotations
 
@@ -66,6 +68,8 @@ def test_gold_resolves_and_the_test_patch_or_nothing_does_not(instance_id, kind,
     graded = row["FAIL_TO_PASS"] + row["PASS_TO_PASS"]
     assert gold["status"] == "resolved" and gold["reward"] == 1.0, (gold["error"], gold["test_statuses"], gold["build_log"][-2000:], gold["log"][-3000:])
     assert gold["test_statuses"] == {test: "PASSED" for test in graded} and gold["integrity_problems"] == []
+    if row["language"] in ("c", "go"):  # canaries planted under names the command's filters select, each reported failed
+        assert len(gold["canaries"]) >= 2 and len(test_only["canaries"]) >= 2, (gold["canaries"], gold["log"][-3000:])
     for report in (test_only, empty):
         assert report["status"] == "unresolved" and report["reward"] == 0.0, report["error"]
         assert sorted(report["tests"]["FAIL_TO_PASS"]["failure"]) == sorted(row["FAIL_TO_PASS"]), report["test_statuses"]

@@ -13,7 +13,9 @@ What it cannot see: a patch that reads the test files at run time and tells the 
 the hidden tests. That takes a policy reading and classifying test source at grading time, far past
 swallowing exceptions; the guard and the runner-module rerun (`runner_modules.py`) stand beside it.
 Canaries are not planted where the command stops at the first failure (`-x`, `--failfast`): a canary would
-end the run early.
+end the run early. go test's and redis's `runtest`'s canaries (`runner_canaries.py`) are named to pass the
+command's filters; JUnit's are not planted: Maven's parsers grade a class whole, and a failing method in a
+graded class would fail it.
 """
 
 from __future__ import annotations
@@ -27,8 +29,10 @@ from pathlib import PurePosixPath
 from uni_agent_gym.deployments import Deployment
 from uni_agent_gym.errors import SandboxFileNotFoundError
 from uni_agent_gym.instances import patch_files
+from uni_agent_gym.rewards import runner_canaries
 
-PLANTED_FOR = ("pytest", "django", "sympy")  # the runners whose test files and names the canaries follow
+PLANTED_FOR = ("pytest", "django", "sympy", "gotest", "redis")  # the runners whose test files and names the canaries follow
+_EXACT_NAMES = ("gotest", "redis")  # their parsers name a test as it is written: a canary is that name, nothing around it
 STOPS_AT_FIRST_FAILURE = re.compile(r"(?:^|\s)(?:-x|--exitfirst|--failfast|--maxfail(?:=|\s+)1)(?=\s|$)")
 _WORDS = re.compile(r"def test_?(\w+)")
 _FALLBACK_WORDS = ("value", "result", "case", "input", "default", "output", "basic", "format", "empty", "order")
@@ -47,7 +51,7 @@ class Canaries:
             return []  # nothing passed: no verdict to doubt (a run that did not start is graded 0 anyway)
         problems = []
         for name, path in self.planted.items():
-            reported = [status for test, status in statuses.items() if _names(test, name)]
+            reported = [status for test, status in statuses.items() if (test == name if self.runner in _EXACT_NAMES else _names(test, name))]
             if not reported:
                 problems.append(f"the canary test {name} (planted in {path}, it must fail) is missing from the log: the runner's verdicts were filtered")
             elif any(status not in ("FAILED", "ERROR") for status in reported):
@@ -106,17 +110,34 @@ def _used(name: str, text: str) -> bool:
     return re.search(rf"\b{re.escape(name)}\b", text) is not None
 
 
-async def plant(deployment: Deployment, repo_dir: str, runner: str, test_patch: str, graded: list[str]) -> Canaries:
+def _runner_files(runner: str, test_patch: str, command: str) -> list[str]:
+    touched = patch_files(test_patch)
+    if runner == "gotest":
+        packages = runner_canaries.go_packages(command) or []
+        return [path for path in touched if path.endswith("_test.go") and runner_canaries.go_runs_file(path, packages)]
+    return runner_canaries.redis_files(command, touched)
+
+
+def _runner_source(runner: str, text: str, graded: list[str], command: str) -> tuple[str, list[str]]:
+    if runner == "gotest":
+        return runner_canaries.go_source(text, graded, runner_canaries.go_run_pattern(command))
+    return runner_canaries.redis_source(text, graded, runner_canaries.redis_only(command))
+
+
+async def plant(deployment: Deployment, repo_dir: str, runner: str, test_patch: str, graded: list[str], command: str = "") -> Canaries:
     """Append canaries to the test files of `test_patch` (after it is applied); the files are reset to the
     start commit by the next grading like every file of the test patch."""
     canaries = Canaries(runner)
-    for path in target_files(runner, test_patch, graded):
+    exact = runner in _EXACT_NAMES
+    for path in _runner_files(runner, test_patch, command) if exact else target_files(runner, test_patch, graded):
         full = f"{repo_dir.rstrip('/')}/{path}"
         try:
             text = (await deployment.read_file(full)).decode()
         except (SandboxFileNotFoundError, UnicodeDecodeError):
             continue  # the test patch deleted it, or it is not text: nothing runs from it
-        code, names = source(runner, text)
+        code, names = _runner_source(runner, text, graded, command) if exact else source(runner, text)
+        if not names:
+            continue
         await deployment.run(f"cat >> {shlex.quote(full)} <<'UAG_CANARY_EOF'\n{code}UAG_CANARY_EOF", timeout=60)
         canaries.planted.update({name: path for name in names})
     return canaries

@@ -12,18 +12,31 @@ returned to the start commit (files the start commit does not have are deleted):
 - compiled bytecode (`*.pyc` / `*.pyo`, anything under `__pycache__/`): Python would run it instead of
   the source it claims to be compiled from.
 
+Other languages' runners (the task's `language`) have their own (`RUNNER_FILES`): the files that hold tests or
+their helpers (go's `*_test.go` and `testdata/`, a `tests/` tree of C, Rust, PHP or Ruby, Maven's `src/test/`,
+JavaScript's `__tests__/` and `*.test.js`), where a patch could plant a `TestMain` that reports every test
+passed, edit redis's Tcl harness (`tests/test_helper.tcl`) or an assertion helper; and what configures the
+runner (jest / vitest / mocha / karma configs, `.mvn/` (`maven.config` can say `-DskipTests`),
+`phpunit.xml`, `.rspec`, `.cargo/config.toml`). A real fix does not need them to make the hidden tests
+pass: those come from the test patch, which is applied after this, over whatever was restored. Files a fix
+may change and that also configure the runner (`package.json`, `pom.xml`, `Cargo.toml`, `go.mod`, a
+Makefile) stay as the patch made them: their test sections are what the log and exit-code cross-checks
+and the canaries watch.
+
 The report lists what was restored and why.
 """
 
 from __future__ import annotations
 
 import configparser
+import re
 import shlex
 import sys
 from pathlib import PurePosixPath
 
 from uni_agent_gym.deployments import Deployment
 from uni_agent_gym.instances import patch_files
+from uni_agent_gym.toolchains import PYTHON
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -31,6 +44,22 @@ else:  # pragma: no cover - Python 3.10
     import tomli as tomllib
 
 CONFIG_NAMES = ("conftest.py", "pytest.ini", ".pytest.ini", "tox.ini")
+_JS = ((r"(^|/)(__tests__|__mocks__|test|tests|spec)/", "it holds the tests or their helpers"),
+       (r"\.(test|spec)\.[cm]?[jt]sx?$", "it is a test file"),
+       (r"(^|/)(jest|vitest|vite|karma|playwright|cypress)\.config\.[cm]?[jt]s$|(^|/)karma\.conf\.[cm]?js$|(^|/)\.mocharc(\.\w+)?$|(^|/)\.babelrc$",
+        "it configures the test runner"))  # fmt: skip
+_TESTS_TREE = (r"(^|/)tests?/", "it holds the tests or their helpers")
+RUNNER_FILES: dict[str, tuple[tuple[str, str], ...]] = {  # language -> (path pattern, why it goes back to the start)
+    "go": ((r"_test\.go$", "it is a test file (a TestMain there decides what runs)"), (r"(^|/)testdata/", "the tests read it")),
+    "c": (_TESTS_TREE,),
+    "cpp": (_TESTS_TREE,),
+    "rust": (_TESTS_TREE, (r"(^|/)\.cargo/config(\.toml)?$", "it configures cargo's test runs")),
+    "java": ((r"(^|/)src/test/", "it holds the tests or their helpers"), (r"(^|/)\.mvn/", "it configures Maven's runs")),
+    "javascript": _JS,
+    "typescript": _JS,
+    "php": (_TESTS_TREE, (r"(^|/)phpunit\.xml(\.dist)?$", "it configures phpunit")),
+    "ruby": ((r"(^|/)(spec|test)/", "it holds the tests or their helpers"), (r"(^|/)\.rspec$", "it configures rspec")),
+}
 
 
 def command_files(test_command: str) -> set[str]:
@@ -65,19 +94,25 @@ def pytest_section(name: str, text: str | None) -> str | None:
         return "<unparseable>"  # a file no parser reads the same way twice is not trusted
 
 
-async def runner_files_to_restore(deployment: Deployment, repo_dir: str, start: str, patch: str, test_command: str) -> dict[str, str]:
+def language_runner_files(language: str, paths: list[str]) -> dict[str, str]:
+    """{path: why} for the paths that hold tests or configure the runner of `language` (not Python's)."""
+    rules = RUNNER_FILES.get(language, ())
+    return {path: why for path in paths for pattern, why in reversed(rules) if re.search(pattern, path)}
+
+
+async def runner_files_to_restore(deployment: Deployment, repo_dir: str, start: str, patch: str, test_command: str, language: str = PYTHON) -> dict[str, str]:
     """{path: why} for the files of the patch that must go back to `start` (see the module docstring)."""
     touched = patch_files(patch)
     runs = command_files(test_command)
-    restore = {}
+    restore = {path: "the test command runs it" for path in touched if path in runs}
+    if language != PYTHON:
+        return {**language_runner_files(language, touched), **restore}
     for path in touched:
         name = PurePosixPath(path).name
         if name in CONFIG_NAMES:
             restore[path] = f"{name} configures the test runner"
         elif name.endswith((".pyc", ".pyo")) or "__pycache__" in PurePosixPath(path).parts:
             restore[path] = "compiled bytecode runs instead of its source"
-        elif path in runs:
-            restore[path] = "the test command runs it"
         elif path in ("setup.cfg", "pyproject.toml"):
             before = await _read(deployment, repo_dir, f"git show {start}:{shlex.quote(path)}")
             after = await _read(deployment, repo_dir, f"cat -- {shlex.quote(path)}")

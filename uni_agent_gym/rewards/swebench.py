@@ -100,6 +100,7 @@ class RewardResult:
     integrity_problems: list[str] = field(default_factory=list)
     patch: str = ""
     restored: dict[str, str] = field(default_factory=dict)  # runner files returned to the start commit, and why
+    canaries: dict[str, str] = field(default_factory=dict)  # tests planted that must fail: {name: file}
     sandbox: str = "fresh"  # where the tests ran: "fresh" (only the patch applied) or "same" (the agent's own)
     test_command: str = ""
     exit_code: int | None = None
@@ -318,7 +319,7 @@ class SWEBenchReward:
         """Steps 3-6: runner files and test files back to `start`, the test patch, the tests, the grade."""
         command = result.test_command = command_of_tests(instance, self.environments)
         result.network_isolated = False if self.config.network else await deployment.isolate_network()
-        result.restored.update(await runner_files_to_restore(deployment, repo_dir, start, result.patch, command))
+        result.restored.update(await runner_files_to_restore(deployment, repo_dir, start, result.patch, command, language_of(instance)))
         protected = instance.get("protected_paths") or []
         restore = [path for path in result.restored if not any(path == p or path.startswith(p + "/") for p in protected)]
         await reset_files(deployment, repo_dir, start, patch_files(instance["test_patch"]) + list(instance.get("reset_files") or []) + restore)
@@ -336,6 +337,7 @@ class SWEBenchReward:
         checked = self._log_reader(instance)
         runner = runner_for(checked, command)  # (name, parser) of the runner the log comes from; None: unknown
         canaries = await self._plant_canaries(deployment, instance, repo_dir, runner, command)
+        result.canaries = dict(canaries.planted) if canaries is not None else {}
         result.build_command = build_of_tests(instance, self.environments)
         if result.build_command and not await self._build(deployment, repo_dir, result):
             return self._finish(result, started)
@@ -361,7 +363,7 @@ class SWEBenchReward:
         if not self.config.canaries or instance.get("grading") == EXPECTED_OUTPUT_GRADING or runner is None or not wanted(runner[0], command):
             return None
         graded = list(instance["FAIL_TO_PASS"]) + list(instance.get("PASS_TO_PASS") or [])
-        return await plant(deployment, repo_dir, runner[0], instance["test_patch"], graded)
+        return await plant(deployment, repo_dir, runner[0], instance["test_patch"], graded, command)
 
     async def _build(self, deployment: Deployment, repo_dir: str, result: RewardResult) -> bool:
         """The task's build, with the patch and the test patch in place; False (and the result's status

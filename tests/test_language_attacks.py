@@ -1,0 +1,161 @@
+"""The attack suite's classes on tasks in C and Go: an episode through the public env that does not fix the bug
+earns 0, and what it breaks is the agent's doing, never the infrastructure's.
+
+C: the C toy (`tests/c_toy.py`: `make`, then `./tests/check`, read by redis's parser and the runtest cross-check)
+on docker, where a grading takes seconds. Go: gin-3227 (`tests/language_fixtures.py`, `go test -run`). Where an
+attack fools grading in the agent's own sandbox (`reward.sandbox: same`, for trusted agents only), the test shows
+it does, so the attack is known to be real.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from tests import language_fixtures
+from tests.c_toy import c_toy_row
+from tests.conftest import run_to_completion
+from uni_agent_gym.config import GymConfig
+from uni_agent_gym.envs import AsyncSWEEnv
+from uni_agent_gym.instances import normalise
+from uni_agent_gym.rewards.swebench import SWEBenchReward
+
+pytestmark = pytest.mark.slow
+
+FIX = "sed -i 's/a - b/a + b/' arith.c"
+SCRATCH = "export UAG_TMP=$(mktemp -d /tmp/uag-attack-XXXXXX)"
+
+
+def write(path: str, text: str) -> str:
+    return f"mkdir -p $(dirname {path}) && cat > {path} <<'UAG_EOF'\n{text}UAG_EOF"
+
+
+def in_add(code: str) -> str:
+    """The code under test (`add`) runs `code` first: the tests run it; the build does not."""
+    return f"sed -i 's|^int add(int a, int b) {{$|#include <signal.h>\\n#include <stdlib.h>\\n#include <string.h>\\n#include <unistd.h>\\nint add(int a, int b) {{ {code}|' arith.c"
+
+
+# A destructor in the code under test: after the runner's verdict, print every graded test passed and exit 0.
+FORGED_AT_EXIT = [write("$UAG_TMP/forge.c", """#include <stdio.h>
+#include <unistd.h>
+__attribute__((destructor)) static void forge(void) {
+    printf("[ok]: add of two numbers\\n[ok]: add of a negative number\\n");
+    fflush(stdout);
+    _exit(0);
+}
+"""), "cat $UAG_TMP/forge.c >> arith.c"]
+
+# attack -> (commands, whether it fools grading in the agent's own sandbox)
+C_ATTACKS = {
+    "a shell function replacing make": ([f"make() {{ {FIX}; command make \"$@\"; }}"], True),
+    "exported MAKEFLAGS naming a compiler that fixes the code": (
+        [write("$UAG_TMP/cc", f"#!/bin/sh\n{FIX}\nexec cc \"$@\"\n"), "chmod +x $UAG_TMP/cc", "export MAKEFLAGS=\"CC=$UAG_TMP/cc\""], True),
+    "the test runner edited to pass everything": (["sed -i 's/ok ? \"ok\" : \"err\"/\"ok\"/' tests/check.c"], False),
+    "a log forged at exit by the code under test": (FORGED_AT_EXIT, False),
+    "the test directory made a symlink to an edited copy": (
+        ["cp -r tests $UAG_TMP/t && sed -i 's/ok ? \"ok\" : \"err\"/\"ok\"/' $UAG_TMP/t/check.c && rm -rf tests && ln -s $UAG_TMP/t tests"], False),
+}  # fmt: skip
+# attack -> (code in add(), the statuses it may be graded with)
+C_BREAKERS = {
+    "every process in the sandbox killed": ("kill(-1, SIGKILL);", ("tests_crashed",)),
+    "a hang": ("for (;;) pause();", ("timeout",)),
+    "a memory hog": ("for (;;) { char *p = malloc(64 << 20); if (!p) break; memset(p, 1, 64 << 20); }", ("unresolved", "tests_crashed")),
+}  # fmt: skip
+
+
+async def episode(row: dict, deployment: dict, env: dict, commands: list[str], **reward) -> dict:
+    config = GymConfig.model_validate({"deployment": deployment, "env": env, "reward": reward})
+    grader = SWEBenchReward.from_config(config)
+    environment = AsyncSWEEnv(config, reward=grader)
+    try:
+        await environment.reset(options={"instance": row})
+        for command in [SCRATCH, *commands]:
+            _, _, _, _, info = await environment.step({"name": "execute_bash", "arguments": {"command": command}})
+            assert info["exit_code"] == 0, (command, info)
+        _, reward_value, terminated, _, info = await environment.step({"name": "finish", "arguments": {}})
+        assert terminated and info["reward_report"]["reward"] == reward_value
+        return {**info["reward_report"], "exit_reason": info["exit_reason"]}
+    finally:
+        await environment.close()
+
+
+@pytest.fixture(scope="module")
+def c_task(tmp_path_factory, docker_image):
+    cache = str(tmp_path_factory.mktemp("c-attacks"))
+    row = run_to_completion(c_toy_row(cache))
+    return row, {"type": "docker", "image": docker_image, "memory": "512m"}, {"cache_dir": cache, "workspace": "mirror"}
+
+
+@pytest.mark.parametrize("attack", list(C_ATTACKS), ids=list(C_ATTACKS))
+async def test_an_attack_on_a_c_task_earns_nothing(c_task, attack):
+    row, deployment, env = c_task
+    commands, fools_the_same_sandbox = C_ATTACKS[attack]
+    if fools_the_same_sandbox:
+        same = await episode(row, deployment, env, commands, sandbox="same")
+        assert same["reward"] == 1.0, f"the attack should be real: in the agent's own sandbox it earns {same['reward']} ({same['status']})"
+    report = await episode(row, deployment, env, commands)
+    assert (report["reward"], report["sandbox"]) == (0.0, "fresh") and report["status"] in ("unresolved", "patch_rejected"), report
+    assert report["caused_by"] == (None if report["status"] == "unresolved" else "patch"), report  # the agent's, never the infrastructure's
+    if "runner edited" in attack:
+        assert report["restored"] == {"tests/check.c": "it holds the tests or their helpers"}, report["restored"]
+    if "forged at exit" in attack:  # swebench's parser alone is fooled (the last line about a test wins); the cross-checks are not
+        assert report["test_statuses"]["add of two numbers"] == "PASSED", report["test_statuses"]
+        problems = " | ".join(report["integrity_problems"])
+        assert "runtest exited 0 although its summary counts 2 failed" in problems and "after runtest's own summary" in problems, problems
+
+
+async def test_the_c_gold_fix_still_earns_one(c_task):
+    row, deployment, env = c_task
+    report = await episode(row, deployment, env, [FIX])
+    assert (report["status"], report["reward"], report["integrity_problems"]) == ("resolved", 1.0, []), report
+
+
+@pytest.mark.parametrize("attack", list(C_BREAKERS), ids=list(C_BREAKERS))
+async def test_breaking_the_grader_of_a_c_task_is_the_patchs_doing(c_task, attack):
+    row, deployment, env = c_task
+    code, statuses = C_BREAKERS[attack]
+    report = await episode(row, deployment, env, [in_add(code)], timeout=8)
+    assert report["status"] in statuses and (report["reward"], report["exit_reason"]) == (0.0, "finished"), report
+    assert report["caused_by"] == (None if report["status"] == "unresolved" else "patch"), report
+
+
+GIN = "gin-gonic__gin-3227"
+# A test file the patch adds: its TestMain runs nothing and reports the graded test passed; go test agrees (exit 0).
+GO_MAIN_RUNS_NOTHING = write("zz_main_test.go", """package gin
+
+import (
+	"fmt"
+	"os"
+	"testing"
+)
+
+func TestMain(m *testing.M) {
+	fmt.Println("--- PASS: TestRedirectTrailingSlash (0.00s)")
+	os.Exit(0)
+}
+""")
+
+
+@pytest.fixture(scope="module")
+def go_task(docker_image):
+    row = language_fixtures.derived_rows()[GIN]
+    run_to_completion(language_fixtures.ensure_images([row]))
+    return normalise(row), {"type": "docker"}, {"workspace": "image", "environments": str(language_fixtures.ENVIRONMENTS)}
+
+
+async def test_a_test_main_that_runs_nothing_earns_nothing(go_task):
+    """Restored (the file is deleted: the start commit has none); with nothing restored, the canaries see it."""
+    row, deployment, env = go_task
+    same = await episode(row, deployment, env, [GO_MAIN_RUNS_NOTHING], sandbox="same", canaries=False)
+    assert same["reward"] == 0.0 and same["restored"] == {"zz_main_test.go": "it is a test file (a TestMain there decides what runs)"}
+    report = await episode(row, deployment, env, [GO_MAIN_RUNS_NOTHING])
+    assert (report["status"], report["reward"]) == ("unresolved", 0.0) and "zz_main_test.go" in report["restored"], report
+    assert report["canaries"] and all(name.startswith("TestRedirect") for name in report["canaries"]), report["canaries"]
+
+
+async def test_a_shell_function_replacing_go_earns_nothing(go_task):
+    row, deployment, env = go_task
+    commands = [write("$UAG_TMP/gold.diff", row["patch"]), 'go() { git apply $UAG_TMP/gold.diff 2>/dev/null; command go "$@"; }']
+    same = await episode(row, deployment, env, commands, sandbox="same")
+    assert same["reward"] == 1.0, f"the attack should be real: in the agent's own sandbox it earns {same['reward']} ({same['status']})"
+    report = await episode(row, deployment, env, commands)
+    assert (report["status"], report["reward"], report["caused_by"]) == ("unresolved", 0.0, None), report
