@@ -29,7 +29,7 @@ def test_maxsize_value(value):
 
 def test_planted_canaries_fail_under_pytest_and_the_graded_tests_still_pass(tmp_path):
     code, names = source("pytest", TEST_FILE)
-    assert len(names) == 2 and all(name not in TEST_FILE for name in names)
+    assert len(names) == 2 and not any(re.search(rf"\b{name}\b", TEST_FILE) for name in names)  # (a prefix of a test's name is another name)
     words = {"saferepr", "broken", "getattribute", "maxsize", "value"}
     assert all(set(name[len("test_"):].split("_")) <= words for name in names), names  # the file's own words
     (tmp_path / "test_x.py").write_text(TEST_FILE + code)
