@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 import re
 
+import secrets
+
 import pytest
 
 from uni_agent_gym.config import GymConfig
@@ -174,3 +176,44 @@ async def test_a_package_the_install_needs_but_the_pins_lack_is_added_and_the_bu
     else:
         await build
     assert fetched == added
+
+
+@pytest.mark.slow
+async def test_an_instance_image_built_from_other_inputs_is_built_again(docker_image):
+    """An image built here carries the digest of its inputs: found again with the same inputs it is reused; with a
+    changed spec (here an environments file's variable) it is built again; one without the label (pulled, or built
+    before it) is reused as it is. On gin-3227 (Go: its toolchain image is shared with the language fixtures)."""
+    require_docker()
+    from tests import language_fixtures
+    from uni_agent_gym.deployments.docker import docker_client
+    from uni_agent_gym.instances import normalise
+    from uni_agent_gym.specs import load_environments
+    from uni_agent_gym.workspaces.image_builder import INPUTS_LABEL, build_instance_image
+
+    raw = language_fixtures.derived_rows()["gin-gonic__gin-3227"]
+    name = f"uni-agent-gym-test/inputs-{secrets.token_hex(3)}"
+    row = {**normalise(raw), "image_name": f"{name}:latest"}
+    config = language_fixtures.build_config([raw])
+    environments = load_environments(language_fixtures.ENVIRONMENTS)
+    changed = {key: {**entry, "env": {**entry.get("env", {}), "UAG_CHANGED": "1"}} if key == row["instance_id"] else entry
+               for key, entry in environments.items()}  # fmt: skip
+    said: list[str] = []
+    images = docker_client().images
+    try:
+        await build_instance_image(row, config, environments, log=said.append)
+        first = images.get(row["image_name"])
+        await build_instance_image(row, config, environments, log=said.append)
+        assert said[-1].endswith("exists, skipped") and images.get(row["image_name"]).id == first.id
+        await build_instance_image(row, config, changed, log=said.append)
+        again = images.get(row["image_name"])
+        assert any("built from other inputs" in line for line in said) and again.id != first.id
+        assert INPUTS_LABEL in first.labels and again.labels[INPUTS_LABEL] != first.labels[INPUTS_LABEL]
+        images.get(docker_image).tag(name, "pulled")  # an image without the label: used as it is
+        await build_instance_image({**row, "image_name": f"{name}:pulled"}, config, changed, log=said.append)
+        assert said[-1].endswith("exists, skipped") and images.get(f"{name}:pulled").id == images.get(docker_image).id
+    finally:
+        for tag in ("latest", "pulled"):
+            try:
+                images.remove(f"{name}:{tag}", force=True)
+            except Exception:  # noqa: BLE001 - not made: the test failed before
+                pass

@@ -294,6 +294,25 @@ def docker_build(context: Path, name: str, log: Callable[[str], None], network: 
         last = (last + [text])[-60:]
 
 
+INPUTS_LABEL = "uni-agent-gym.inputs"  # on an instance image built here: the digest of what it was built from
+
+
+def inputs_digest(dockerfile_text: str, base_commit: str) -> str:
+    """What an instance image is built from: its Dockerfile (the environment or toolchain image, named by the digest
+    of its own inputs, and every step), the repository's commit and the history script."""
+    return hashlib.sha256(json.dumps([dockerfile_text, base_commit, CLEAN_SCRIPT]).encode()).hexdigest()[:16]
+
+
+def _instance_dockerfile(instance: dict[str, Any], spec: EnvironmentSpec, config: GymConfig) -> str:
+    environment = environment_image_name(spec) if spec.language == PYTHON else toolchain_image_name(spec)
+    return dockerfile(environment, spec, history_mode(instance, config), instance.get("workdir") or IMAGE_REPO_DIR)
+
+
+def _built_from(name: str) -> str | None:
+    """The inputs digest an existing image carries; None for one built elsewhere (pulled) or before the label."""
+    return (docker_client().images.get(name).labels or {}).get(INPUTS_LABEL)
+
+
 async def build_instance_image(
     instance: dict[str, Any],
     config: GymConfig,
@@ -311,8 +330,12 @@ async def build_instance_image(
         )
     async with machine_lock(f"instance image {name}"):  # another process building it: wait, then find it built
         if not force and await asyncio.to_thread(image_exists, name):
-            log(f"{instance_id}: {name} exists, skipped")
-            return name
+            built_from = await asyncio.to_thread(_built_from, name)
+            wanted = None if built_from is None else inputs_digest(_instance_dockerfile(instance, environment_spec(instance, environments), config), instance["base_commit"])
+            if built_from == wanted:
+                log(f"{instance_id}: {name} exists, skipped")
+                return name
+            log(f"{instance_id}: {name} was built from other inputs (its spec, toolchain or environment changed): built again")
         return await _build_instance_image(instance, name, config, environments, log)
 
 
@@ -344,7 +367,8 @@ async def _build_instance_image(
             await asyncio.to_thread(_link_wheels, [wheelhouse / _digest(build_requirements)], context / "wheelhouse")
         else:
             log(f"{instance_id}: on {environment} ({spec.language}, {spec.source})")
-        (context / "Dockerfile").write_text(dockerfile(environment, spec, history_mode(instance, config), instance.get("workdir") or IMAGE_REPO_DIR))
+        text = _instance_dockerfile(instance, spec, config)
+        (context / "Dockerfile").write_text(text + f'LABEL {INPUTS_LABEL}="{inputs_digest(text, instance["base_commit"])}"\n')
         (context / "clean-history.sh").write_text(CLEAN_SCRIPT)
         log(f"{instance_id}: docker build {name} (network off)")
         await _build_adding_what_the_install_lacks(context, name, spec.python, log)
