@@ -166,3 +166,31 @@ async def test_a_parquet_mixing_every_dataset_family_runs_through_the_worker(tmp
     assert list(out.non_tensor_batch["traj_exit_reason"]) == ["finished"] * len(rows), reports
     assert [report["status"] for report in reports] == ["resolved"] * len(rows), reports
     assert out.batch["rm_scores"].sum(dim=1).tolist() == [1.0] * len(rows)
+
+
+async def test_worker_replays_a_go_task_to_reward_one(tmp_path):
+    """The same on a task in Go (gin-3227, `tests/language_fixtures.py`): the scripted fix at the task's own working
+    directory (a GOPATH), graded with go test (and its canaries); the sample's report summary carries the language."""
+    require_docker()
+    from tests import language_fixtures
+
+    raw = language_fixtures.derived_rows()["gin-gonic__gin-3227"]
+    await language_fixtures.ensure_images([raw])
+    row = normalise(raw)
+    script = [
+        "<tool_call>\n" + json.dumps({"name": "execute_bash", "arguments": {
+            "command": f"printf %s {shlex.quote(row['patch'])} > /tmp/fix.diff && git apply /tmp/fix.diff && pwd"}}) + "\n</tool_call>",
+        '<tool_call>\n{"name": "finish", "arguments": {"message": "done"}}\n</tool_call>',
+    ]  # fmt: skip
+    model_dir = tiny_model_dir(tmp_path / "model")
+    server = TokenServer(model_dir, lambda turn, repo_dir: script[turn])
+    gym = {"deployment": {"type": "docker"}, "env": {"workspace": "image", "environments": str(language_fixtures.ENVIRONMENTS)}}
+    worker = make_worker(tmp_path, server, model_dir, gym)
+    out = await worker.generate_sequences(batch_of({"instance": row}))
+
+    check_padding(out)
+    report = out.non_tensor_batch["reward_report"][0]
+    assert out.non_tensor_batch["traj_exit_reason"][0] == "finished" and report["resolved"] is True, report
+    assert report["language"] == "go" and float(out.batch["rm_scores"][0].sum()) == 1.0
+    shown = server.tokenizer.decode(server.calls[1]["prompt_ids"])  # the agent started in the task's working directory
+    assert "<tool_response>\n/go/src/github.com/gin-gonic/gin\n" in shown

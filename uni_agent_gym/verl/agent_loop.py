@@ -132,10 +132,12 @@ def placeholder_response(boundary: Boundary) -> tuple[list[int], list[int], list
 
 
 def reward_summary(report: dict[str, Any] | None, reward: float, error: str | None) -> dict[str, Any]:
-    """The small part of a reward report verl keeps per sample: status, resolved, test counts, error."""
+    """The small part of a reward report verl keeps per sample: status, resolved, test counts, error, and the task's
+    language (a run mixing languages can be read per language)."""
     report = report or {}
     return {
         "status": report.get("status"),
+        "language": report.get("language"),
         "resolved": bool(report.get("resolved", reward >= 1.0)),
         "fail_to_pass": {k: len(v) for k, v in report.get("tests", {}).get("FAIL_TO_PASS", {}).items()},
         "pass_to_pass": {k: len(v) for k, v in report.get("tests", {}).get("PASS_TO_PASS", {}).items()},
