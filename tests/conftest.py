@@ -92,7 +92,7 @@ def run_to_completion(coroutine):
 # no longer reads.)
 FIXTURE_GRADINGS = ("test_grade.py", "test_reward_attacks.py")
 LONGEST_FIRST = ["languages on docker, redis", "languages on ray", "fixture gradings on local", "fixture gradings on docker", "languages on docker",
-                 "fixture gradings on ray",
+                 "test_language_attacks.py", "fixture gradings on ray",
                  "test_rollout_cache.py", "test_verl_agent_loop.py", "test_deployment_contract.py", "test_families.py"]  # fmt: skip
 
 

@@ -30,10 +30,11 @@ SOURCES = CACHE / "debian-sources"
 
 
 ENVIRONMENTS = HERE / "environments.json"  # what the rows need beyond swebench's specs offline
+DERIVED = HERE / "derived.jsonl"  # the rows, re-based onto Debian's sources (`tests/languages/make_rows.py`)
 
 
 def derived_rows() -> dict[str, dict]:
-    rows = [json.loads(line) for line in (HERE / "derived.jsonl").read_text().splitlines() if line.strip()]
+    rows = [json.loads(line) for line in DERIVED.read_text().splitlines() if line.strip()]
     return {row["instance_id"]: row for row in rows}
 
 

@@ -2,7 +2,8 @@
 earns 0, and what it breaks is the agent's doing, never the infrastructure's.
 
 C: the C toy (`tests/c_toy.py`: `make`, then `./tests/check`, read by redis's parser and the runtest cross-check)
-on docker, where a grading takes seconds. Go: gin-3227 (`tests/language_fixtures.py`, `go test -run`). Where an
+on docker, where a grading takes seconds. Go: gin-3227 (`tests/language_fixtures.py`, `go test -run`). Java:
+jackson-core-922 (Maven's whole suite: about a minute a grading, so two attacks). Where an
 attack fools grading in the agent's own sandbox (`reward.sandbox: same`, for trusted agents only), the test shows
 it does, so the attack is known to be real.
 """
@@ -155,6 +156,41 @@ async def test_a_test_main_that_runs_nothing_earns_nothing(go_task):
 async def test_a_shell_function_replacing_go_earns_nothing(go_task):
     row, deployment, env = go_task
     commands = [write("$UAG_TMP/gold.diff", row["patch"]), 'go() { git apply $UAG_TMP/gold.diff 2>/dev/null; command go "$@"; }']
+    same = await episode(row, deployment, env, commands, sandbox="same")
+    assert same["reward"] == 1.0, f"the attack should be real: in the agent's own sandbox it earns {same['reward']} ({same['status']})"
+    report = await episode(row, deployment, env, commands)
+    assert (report["status"], report["reward"], report["caused_by"]) == ("unresolved", 0.0, None), report
+
+
+JACKSON = "fasterxml__jackson-core-922"
+BASE_TEST = "src/test/java/com/fasterxml/jackson/core/BaseTest.java"
+# jackson-core's tests are JUnit 3 TestCases under one BaseTest: an override there swallows every test's failure.
+SWALLOWING_BASE_TEST = (
+    "python3 -c \"p = '" + BASE_TEST + "'; s = open(p).read(); i = s.index('{', s.index('class BaseTest')); "
+    "open(p, 'w').write(s[:i + 1] + '\\n    @Override protected void runTest() throws Throwable { try { super.runTest(); } catch (Throwable t) { } }\\n' + s[i + 1:])\""
+)
+
+
+@pytest.fixture(scope="module")
+def java_task(docker_image):
+    row = language_fixtures.derived_rows()[JACKSON]
+    run_to_completion(language_fixtures.ensure_images([row]))
+    return normalise(row), {"type": "docker"}, {"workspace": "image", "environments": str(language_fixtures.ENVIRONMENTS)}
+
+
+async def test_a_junit_base_class_that_swallows_failures_earns_nothing(java_task):
+    """Maven's parsers grade a class whole and JUnit's canaries are not planted: returning `src/test/` to the start
+    is what stops it (a patch's BaseTest that catches every test's failure would pass the graded class)."""
+    row, deployment, env = java_task
+    report = await episode(row, deployment, env, [SWALLOWING_BASE_TEST])
+    assert (report["status"], report["reward"], report["caused_by"]) == ("unresolved", 0.0, None), report
+    assert report["restored"] == {BASE_TEST: "it holds the tests or their helpers"}, report["restored"]
+    assert report["tests"]["FAIL_TO_PASS"]["failure"] == row["FAIL_TO_PASS"], report["test_statuses"]
+
+
+async def test_a_shell_function_replacing_mvn_earns_nothing(java_task):
+    row, deployment, env = java_task
+    commands = [write("$UAG_TMP/gold.diff", row["patch"]), 'mvn() { git apply $UAG_TMP/gold.diff 2>/dev/null; command mvn "$@"; }']
     same = await episode(row, deployment, env, commands, sandbox="same")
     assert same["reward"] == 1.0, f"the attack should be real: in the agent's own sandbox it earns {same['reward']} ({same['status']})"
     report = await episode(row, deployment, env, commands)
