@@ -119,6 +119,13 @@ async def test_breaking_the_grader_of_a_c_task_is_the_patchs_doing(c_task, attac
     assert report["caused_by"] == (None if report["status"] == "unresolved" else "patch"), report
 
 
+def fixture_task(instance_id: str) -> tuple[dict, dict, dict]:
+    """A language fixture (`tests/language_fixtures.py`) on docker: its row, deployment and env sections."""
+    row = language_fixtures.derived_rows()[instance_id]
+    run_to_completion(language_fixtures.ensure_images([row]))
+    return normalise(row), {"type": "docker"}, {"workspace": "image", "environments": str(language_fixtures.ENVIRONMENTS)}
+
+
 GIN = "gin-gonic__gin-3227"
 # A test file the patch adds: its TestMain runs nothing and reports the graded test passed; go test agrees (exit 0).
 GO_MAIN_RUNS_NOTHING = write("zz_main_test.go", """package gin
@@ -138,28 +145,18 @@ func TestMain(m *testing.M) {
 
 @pytest.fixture(scope="module")
 def go_task(docker_image):
-    row = language_fixtures.derived_rows()[GIN]
-    run_to_completion(language_fixtures.ensure_images([row]))
-    return normalise(row), {"type": "docker"}, {"workspace": "image", "environments": str(language_fixtures.ENVIRONMENTS)}
+    return fixture_task(GIN)
 
 
 async def test_a_test_main_that_runs_nothing_earns_nothing(go_task):
-    """Restored (the file is deleted: the start commit has none); with nothing restored, the canaries see it."""
+    """Restored (the file is deleted: the start commit has none). go test's log agrees with itself here
+    (`tests/runner_logs/gotest-runs-nothing.log`); the test patch's canaries would be missing from it."""
     row, deployment, env = go_task
     same = await episode(row, deployment, env, [GO_MAIN_RUNS_NOTHING], sandbox="same", canaries=False)
     assert same["reward"] == 0.0 and same["restored"] == {"zz_main_test.go": "it is a test file (a TestMain there decides what runs)"}
     report = await episode(row, deployment, env, [GO_MAIN_RUNS_NOTHING])
     assert (report["status"], report["reward"]) == ("unresolved", 0.0) and "zz_main_test.go" in report["restored"], report
     assert report["canaries"] and all(name.startswith("TestRedirect") for name in report["canaries"]), report["canaries"]
-
-
-async def test_a_shell_function_replacing_go_earns_nothing(go_task):
-    row, deployment, env = go_task
-    commands = [write("$UAG_TMP/gold.diff", row["patch"]), 'go() { git apply $UAG_TMP/gold.diff 2>/dev/null; command go "$@"; }']
-    same = await episode(row, deployment, env, commands, sandbox="same")
-    assert same["reward"] == 1.0, f"the attack should be real: in the agent's own sandbox it earns {same['reward']} ({same['status']})"
-    report = await episode(row, deployment, env, commands)
-    assert (report["status"], report["reward"], report["caused_by"]) == ("unresolved", 0.0, None), report
 
 
 JACKSON = "fasterxml__jackson-core-922"
@@ -173,9 +170,7 @@ SWALLOWING_BASE_TEST = (
 
 @pytest.fixture(scope="module")
 def java_task(docker_image):
-    row = language_fixtures.derived_rows()[JACKSON]
-    run_to_completion(language_fixtures.ensure_images([row]))
-    return normalise(row), {"type": "docker"}, {"workspace": "image", "environments": str(language_fixtures.ENVIRONMENTS)}
+    return fixture_task(JACKSON)
 
 
 async def test_a_junit_base_class_that_swallows_failures_earns_nothing(java_task):
@@ -188,9 +183,12 @@ async def test_a_junit_base_class_that_swallows_failures_earns_nothing(java_task
     assert report["tests"]["FAIL_TO_PASS"]["failure"] == row["FAIL_TO_PASS"], report["test_statuses"]
 
 
-async def test_a_shell_function_replacing_mvn_earns_nothing(java_task):
-    row, deployment, env = java_task
-    commands = [write("$UAG_TMP/gold.diff", row["patch"]), 'mvn() { git apply $UAG_TMP/gold.diff 2>/dev/null; command mvn "$@"; }']
+@pytest.mark.parametrize("task,runner", [("go_task", "go"), ("java_task", "mvn")])
+async def test_a_shell_function_replacing_the_runner_earns_nothing(task, runner, request):
+    """A function of the agent's shell that applies the fix whenever the runner (go, mvn) is called: it fools a grading
+    in the agent's own sandbox, and never reaches a fresh one."""
+    row, deployment, env = request.getfixturevalue(task)
+    commands = [write("$UAG_TMP/gold.diff", row["patch"]), f'{runner}() {{ git apply $UAG_TMP/gold.diff 2>/dev/null; command {runner} "$@"; }}']
     same = await episode(row, deployment, env, commands, sandbox="same")
     assert same["reward"] == 1.0, f"the attack should be real: in the agent's own sandbox it earns {same['reward']} ({same['status']})"
     report = await episode(row, deployment, env, commands)
