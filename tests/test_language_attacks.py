@@ -3,7 +3,7 @@ earns 0, and what it breaks is the agent's doing, never the infrastructure's.
 
 C: the C toy (`tests/c_toy.py`: `make`, then `./tests/check`, read by redis's parser and the runtest cross-check)
 on docker, where a grading takes seconds. Go: gin-3227 (`tests/language_fixtures.py`, `go test -run`). Java:
-jackson-core-922 (Maven's whole suite: about a minute a grading, so two attacks). Where an
+jackson-core-922 (Maven's whole suite: one to two minutes a grading, so its own runner-file attack only). Where an
 attack fools grading in the agent's own sandbox (`reward.sandbox: same`, for trusted agents only), the test shows
 it does, so the attack is known to be real.
 """
@@ -183,12 +183,12 @@ async def test_a_junit_base_class_that_swallows_failures_earns_nothing(java_task
     assert report["tests"]["FAIL_TO_PASS"]["failure"] == row["FAIL_TO_PASS"], report["test_statuses"]
 
 
-@pytest.mark.parametrize("task,runner", [("go_task", "go"), ("java_task", "mvn")])
-async def test_a_shell_function_replacing_the_runner_earns_nothing(task, runner, request):
-    """A function of the agent's shell that applies the fix whenever the runner (go, mvn) is called: it fools a grading
-    in the agent's own sandbox, and never reaches a fresh one."""
-    row, deployment, env = request.getfixturevalue(task)
-    commands = [write("$UAG_TMP/gold.diff", row["patch"]), f'{runner}() {{ git apply $UAG_TMP/gold.diff 2>/dev/null; command {runner} "$@"; }}']
+async def test_a_shell_function_replacing_go_earns_nothing(go_task):
+    """A function of the agent's shell that applies the fix whenever `go` is called: it fools a grading in the agent's
+    own sandbox, and never reaches a fresh one. (The same on Maven cost 235 s of a worker for two whole-suite runs;
+    shell state is language-blind, and the class also runs on the C task.)"""
+    row, deployment, env = go_task
+    commands = [write("$UAG_TMP/gold.diff", row["patch"]), 'go() { git apply $UAG_TMP/gold.diff 2>/dev/null; command go "$@"; }']
     same = await episode(row, deployment, env, commands, sandbox="same")
     assert same["reward"] == 1.0, f"the attack should be real: in the agent's own sandbox it earns {same['reward']} ({same['status']})"
     report = await episode(row, deployment, env, commands)
