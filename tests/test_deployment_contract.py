@@ -349,8 +349,8 @@ async def graded_episode(config, row: dict, commands: list[str]) -> dict:
             _, _, _, _, info = await environment.step({"name": "execute_bash", "arguments": {"command": command}})
             assert info["exit_code"] == 0, info
         _, reward, terminated, _, info = await environment.step({"name": "finish", "arguments": {}})
-        assert terminated and info["exit_reason"] == "finished", info
-        return {**info["reward_report"], "reward": reward}
+        assert terminated and info["exit_reason"] == "finished" and info["reward_report"]["reward"] == reward, info
+        return {**info["reward_report"], "reward": reward, "exit_reason": info["exit_reason"]}
     finally:
         await environment.close()
 

@@ -15,10 +15,9 @@ import pytest
 from tests import language_fixtures
 from tests.c_toy import c_toy_row
 from tests.conftest import run_to_completion
+from tests.test_deployment_contract import graded_episode
 from uni_agent_gym.config import GymConfig
-from uni_agent_gym.envs import AsyncSWEEnv
 from uni_agent_gym.instances import normalise
-from uni_agent_gym.rewards.swebench import SWEBenchReward
 
 pytestmark = pytest.mark.slow
 
@@ -64,19 +63,9 @@ C_BREAKERS = {
 
 
 async def episode(row: dict, deployment: dict, env: dict, commands: list[str], **reward) -> dict:
+    """The reward report of an episode that runs `commands` in its own scratch directory, then finishes."""
     config = GymConfig.model_validate({"deployment": deployment, "env": env, "reward": reward})
-    grader = SWEBenchReward.from_config(config)
-    environment = AsyncSWEEnv(config, reward=grader)
-    try:
-        await environment.reset(options={"instance": row})
-        for command in [SCRATCH, *commands]:
-            _, _, _, _, info = await environment.step({"name": "execute_bash", "arguments": {"command": command}})
-            assert info["exit_code"] == 0, (command, info)
-        _, reward_value, terminated, _, info = await environment.step({"name": "finish", "arguments": {}})
-        assert terminated and info["reward_report"]["reward"] == reward_value
-        return {**info["reward_report"], "exit_reason": info["exit_reason"]}
-    finally:
-        await environment.close()
+    return await graded_episode(config, row, [SCRATCH, *commands])
 
 
 @pytest.fixture(scope="module")
