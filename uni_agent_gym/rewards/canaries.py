@@ -70,9 +70,14 @@ def wanted(runner: str | None, command: str) -> bool:
     return runner in PLANTED_FOR and STOPS_AT_FIRST_FAILURE.search(command) is None
 
 
-def target_files(runner: str, test_patch: str, graded: list[str]) -> list[str]:
+def target_files(runner: str, test_patch: str, graded: list[str], command: str = "") -> list[str]:
     """The test files the test patch touches that hold graded tests (pytest: by the tests' ids), or that are
-    test modules (Django, sympy: their ids do not name files)."""
+    test modules (Django, sympy: their ids do not name files); for go test and runtest, those `command` runs."""
+    if runner == "gotest":
+        packages = runner_canaries.go_packages(command) or []
+        return [path for path in patch_files(test_patch) if path.endswith("_test.go") and runner_canaries.go_runs_file(path, packages)]
+    if runner == "redis":
+        return runner_canaries.redis_files(command, patch_files(test_patch))
     touched = [path for path in patch_files(test_patch) if path.endswith(".py")]
     if runner == "pytest":
         files = {test.split("::")[0] for test in graded if "::" in test}
@@ -80,8 +85,13 @@ def target_files(runner: str, test_patch: str, graded: list[str]) -> list[str]:
     return [path for path in touched if re.fullmatch(r"tests?(_\w*)?\.py|\w+_tests?\.py", PurePosixPath(path).name)]
 
 
-def source(runner: str, text: str) -> tuple[str, list[str]]:
-    """Canary code to append to a test file whose text is `text`, and the test names it defines."""
+def source(runner: str, text: str, graded: list[str] | tuple[str, ...] = (), command: str = "") -> tuple[str, list[str]]:
+    """Canary code to append to a test file whose text is `text`, and the test names it defines (go test and runtest:
+    named after `graded` tests, to pass `command`'s filters; none where they cannot be)."""
+    if runner == "gotest":
+        return runner_canaries.go_source(text, list(graded), runner_canaries.go_run_pattern(command))
+    if runner == "redis":
+        return runner_canaries.redis_source(text, list(graded), runner_canaries.redis_only(command))
     words = [word for found in _WORDS.findall(text) for word in found.split("_") if word.isidentifier() and not word[0].isdigit()]
     pool = sorted(set(words))
     pool += _FALLBACK_WORDS if len(pool) < 4 else ()  # enough words for names the file does not have
@@ -110,32 +120,17 @@ def _used(name: str, text: str) -> bool:
     return re.search(rf"\b{re.escape(name)}\b", text) is not None
 
 
-def _runner_files(runner: str, test_patch: str, command: str) -> list[str]:
-    touched = patch_files(test_patch)
-    if runner == "gotest":
-        packages = runner_canaries.go_packages(command) or []
-        return [path for path in touched if path.endswith("_test.go") and runner_canaries.go_runs_file(path, packages)]
-    return runner_canaries.redis_files(command, touched)
-
-
-def _runner_source(runner: str, text: str, graded: list[str], command: str) -> tuple[str, list[str]]:
-    if runner == "gotest":
-        return runner_canaries.go_source(text, graded, runner_canaries.go_run_pattern(command))
-    return runner_canaries.redis_source(text, graded, runner_canaries.redis_only(command))
-
-
 async def plant(deployment: Deployment, repo_dir: str, runner: str, test_patch: str, graded: list[str], command: str = "") -> Canaries:
     """Append canaries to the test files of `test_patch` (after it is applied); the files are reset to the
     start commit by the next grading like every file of the test patch."""
     canaries = Canaries(runner)
-    exact = runner in _EXACT_NAMES
-    for path in _runner_files(runner, test_patch, command) if exact else target_files(runner, test_patch, graded):
+    for path in target_files(runner, test_patch, graded, command):
         full = f"{repo_dir.rstrip('/')}/{path}"
         try:
             text = (await deployment.read_file(full)).decode()
         except (SandboxFileNotFoundError, UnicodeDecodeError):
             continue  # the test patch deleted it, or it is not text: nothing runs from it
-        code, names = _runner_source(runner, text, graded, command) if exact else source(runner, text)
+        code, names = source(runner, text, graded, command)
         if not names:
             continue
         await deployment.run(f"cat >> {shlex.quote(full)} <<'UAG_CANARY_EOF'\n{code}UAG_CANARY_EOF", timeout=60)
