@@ -8,13 +8,16 @@ from __future__ import annotations
 
 import json
 import re
+import subprocess
 from pathlib import Path
 
 import pytest
 
 from uni_agent_gym import dataset_summary
 from uni_agent_gym.datasets import FAMILIES, detect, log_parser, normalise
+from uni_agent_gym.datasets.swebench import PARSERS_NAMING_TESTS_BY_COMMAND, as_eval_script
 from uni_agent_gym.instances import InstanceError
+from uni_agent_gym.rewards.integrity import check_log
 from uni_agent_gym.rewards.swebench import grade_fail_to_pass
 from uni_agent_gym.specs import SpecError, environment_spec
 
@@ -59,10 +62,47 @@ def test_every_vendored_multilingual_row_is_a_swe_bench_task_in_its_language():
         assert task["workdir"] == "/testbed" and task["log_parser"] == row["log_parser"]
         # swebench's eval script runs the build commands, then the test commands, which already name the tests
         tests = row["eval_script"].split(": '>>>>> Start Test Output'\n")[1].split("\n: '>>>>> End Test Output'")[0]
-        assert task["test_command"] == tests.replace("\n", "; ")
+        assert task["test_command"] == as_eval_script(tests.split("\n"), row["log_parser"])
+        if row["log_parser"] in PARSERS_NAMING_TESTS_BY_COMMAND:  # it names tests by the traced command: the script traces
+            assert row["eval_script"].startswith("#!/bin/bash\nset -uxo pipefail\n")
+        else:
+            assert task["test_command"] == tests.replace("\n", "; ")
         before_tests = row["eval_script"].split(": '>>>>> Start Test Output'")[0].rstrip()
         assert task["build_command"] is None or before_tests.endswith("\n".join(task["build_command"].split(" && ")))
         log_parser(task)  # swebench has the parser the row names
+
+
+# A stand-in for Maven's daemon (no JDK here; `test_language_attacks.py` runs the real Maven): surefire's closing lines
+# for the one test `-Dtest=` names, failing those in $FAILING, exit 1 on failure, as `mvn test` prints and exits.
+STAND_IN_MVND = """#!/bin/sh
+test=$(printf '%s\\n' "$@" | sed -n 's/^-Dtest=//p')
+case " $FAILING " in *" $test "*) failures=1 verdict=FAILURE code=1 level=ERROR ;; *) failures=0 verdict=SUCCESS code=0 level=INFO ;; esac
+printf '[INFO] Running %s\\n[%s] Tests run: 1, Failures: %s, Errors: 0, Skipped: 0\\n[INFO] BUILD %s\\n' "${test%#*}" $level $failures $verdict
+exit $code
+"""
+
+
+@pytest.mark.parametrize("failing", [[], ["com.google.gson.JsonPrimitiveTest#testEqualsIntegerAndBigInteger"], ["com.google.gson.JsonPrimitiveTest#testEqualsAcrossTypes"]])
+def test_maven_runs_of_a_multilingual_row_name_each_test_by_its_command(tmp_path, failing):
+    """gson-2311's three `mvnd test -Dtest=X` runs, as the task's command runs them (real bash, the row's own
+    commands, swebench's `parse_log_maven`): each run's trace names its test, every run runs, a failure in the first
+    run is in the exit code, and the log agrees with Maven's cross-check. Joined with `; ` as before (no trace), the
+    parser names no test: a gold patch earned 0 on every Maven row of SWE-bench Multilingual."""
+    (tmp_path / "mvnd").write_text(STAND_IN_MVND)
+    (tmp_path / "mvnd").chmod(0o755)
+    task = normalise(multilingual("google__gson-2311"))
+    tests = [*task["FAIL_TO_PASS"], *task["PASS_TO_PASS"]]
+    env = {"PATH": f"{tmp_path}:/usr/bin:/bin", "FAILING": " ".join(failing)}
+
+    def run(command: str) -> subprocess.CompletedProcess:
+        return subprocess.run(["bash", "-c", f"( {command} ) 2>&1"], env=env, capture_output=True, text=True, cwd=tmp_path)
+
+    ran, parse = run(task["test_command"]), log_parser(task)
+    assert parse(ran.stdout) == {test: "FAILED" if test in failing else "PASSED" for test in tests}, ran.stdout
+    assert ran.returncode == (1 if failing else 0)
+    assert check_log(task["log_parser"], task["test_command"], ran.stdout, parse(ran.stdout), ran.returncode) == []
+    assert check_log(task["log_parser"], task["test_command"], ran.stdout, parse(ran.stdout), 0 if failing else 137) != []
+    assert set(parse(run("; ".join(f"mvnd test -B -Dtest={test}" for test in tests)).stdout)) == {"---NO TEST NAME FOUND YET---"}
 
 
 def test_a_multilingual_row_without_swebench_5_columns_is_known_by_its_repository():

@@ -5,7 +5,9 @@ A task's language is the one swebench files its repository under (`MAP_REPO_TO_E
 per-language constants modules: C and C++ share `c`). For a repository in another language than
 Python (SWE-bench Multilingual), swebench's eval script runs the spec's `build` commands after
 applying the test patch, then its `test_cmd`, which already names the tests (no test files are
-appended, as they are for Python): the task carries both (`build_command`, `test_command`).
+appended, as they are for Python): the task carries both (`build_command`, `test_command`). Where the
+parser names each test by the command that ran it (`parse_log_maven`: the `-Dtest=` of one `mvn test` per
+test), the commands run as that script runs them (`as_eval_script`).
 Multilingual rows come with list test columns and no `environment_setup_commit` (like SWE-Gym's),
 so they are recognised by their repository (a non-Python one swebench has specs for) or by SWE-bench
 5.x's per-row `log_parser` and `eval_script` columns.
@@ -63,7 +65,26 @@ def normalise(row: dict[str, Any]) -> dict[str, Any]:
     task["log_parser"] = row.get("log_parser") or repo_parser_name(task["repo"])
     if task["language"] != PYTHON and not task.get("test_command"):  # a row's own commands win, as for Python rows
         task.update(_commands(task))  # its toolchain and install: swebench's spec (`specs.py`)
+    elif isinstance(task.get("test_command"), list):  # a row's own runs, one command each (as swebench's specs list them)
+        task["test_command"] = as_eval_script(task["test_command"], task["log_parser"])
     return task
+
+
+# swebench's parsers that name a test by the command that ran it: parse_log_maven reads the `-Dtest=` of the
+# `+ mvn test ... -Dtest=X` line that the eval script's `set -x` writes before each run's output.
+PARSERS_NAMING_TESTS_BY_COMMAND = frozenset({"parse_log_maven"})
+
+
+def as_eval_script(commands: list[str], parser_name: str | None) -> str:
+    """Test commands as one command that runs them the way swebench's eval script (`set -uxo pipefail`, a line
+    each) does for the task's parser. Where the parser names tests by their command, each run is traced (without
+    the trace, every test is unnamed and a gold patch earns 0) and the exit code is the last failing run's (the
+    script's own is its last line's): a run killed halfway stays visible to the log cross-checks instead of being
+    hidden by the next run's success. Elsewhere: the commands one after another, as before."""
+    if parser_name not in PARSERS_NAMING_TESTS_BY_COMMAND:
+        return "; ".join(commands)
+    runs = "".join(f"(set -x; {command}\n) || uag_status=$?; " for command in commands)
+    return f"uag_status=0; {runs}(exit $uag_status)"
 
 
 def _commands(task: dict[str, Any]) -> dict[str, str | None]:
@@ -77,7 +98,7 @@ def _commands(task: dict[str, Any]) -> dict[str, str | None]:
         raise InstanceError(f"Instance {task['instance_id']!r}: swebench 4.1.0 has no spec for {task['repo']} version {task['version']} (fields repo, version)")
     custom = MAP_REPO_TO_TEST_CMDS.get(task["repo"])  # wp-calypso: commands per test file
     tests = custom(task) if custom else get_test_cmds(task)
-    return {"test_command": "; ".join(tests), "build_command": " && ".join(spec["build"]) if spec.get("build") else None}
+    return {"test_command": as_eval_script(tests, task["log_parser"]), "build_command": " && ".join(spec["build"]) if spec.get("build") else None}
 
 
 def parser(task: dict[str, Any]) -> Parser:

@@ -45,7 +45,7 @@ RUNNER_OF_PARSER = {  # swebench's Python parsers (aliases such as parse_log_fla
 _DEFAULT_PARSER = {"pytest": "parse_log_pytest", "django": "parse_log_django", "sympy": "parse_log_sympy", "gotest": "parse_log_gotest",
                    "redis": "parse_log_redis", "maven": "parse_log_maven"}  # fmt: skip
 _COMMANDS = (("django", re.compile(r"runtests\.py")), ("sympy", re.compile(r"\bbin/test\b")), ("pytest", re.compile(r"\bpy\.?test\b")),
-             ("gotest", re.compile(r"\bgo test\b")), ("redis", re.compile(r"(?:^|\s|/)runtest\b")), ("maven", re.compile(r"\bmvnw?\b")))  # fmt: skip
+             ("gotest", re.compile(r"\bgo test\b")), ("redis", re.compile(r"(?:^|\s|/)runtest\b")), ("maven", re.compile(r"\bmvn[dw]?\b")))  # fmt: skip
 _LABEL = {"pytest": "pytest", "django": "runtests.py", "sympy": "bin/test", "gotest": "go test", "redis": "runtest", "maven": "Maven"}
 _SHOWN = 5  # tests named in one problem
 

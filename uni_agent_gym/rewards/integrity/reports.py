@@ -12,9 +12,10 @@
   errors) when a package failed, else 0.
 - redis's `runtest`: after `The End`, either `All tests passed without errors!` or `The following tests
   failed:` and a `*** [err]: <test> in <file>` line each; no count of passes. Exit 1 when tests failed, else 0.
-- Maven's surefire: the last `Tests run: N, Failures: F, Errors: E, Skipped: S` total (without a class name)
-  in its `Results:` block, then `BUILD SUCCESS` or `BUILD FAILURE`. Exit 1 when tests failed or errored (the
-  build fails), else 0.
+- Maven's surefire: the `Tests run: N, Failures: F, Errors: E, Skipped: S` total (without a class name) in its
+  `Results:` block, then `BUILD SUCCESS` or `BUILD FAILURE`; a log of several runs (one `mvn test -Dtest=X`
+  per test: swebench's Maven specs) has one each, summed. Exit 1 when tests failed or errored (the build
+  fails), else 0 (several runs: the last failing run's code, `as_eval_script`).
 """
 
 from __future__ import annotations
@@ -163,10 +164,19 @@ _MAVEN_BUILD = re.compile(r"^(?:\[\w+\] )?BUILD (SUCCESS|FAILURE)\s*$")
 
 
 def _maven(lines: list[str]) -> RunnerReport | None:
-    total = next((i for i in range(len(lines) - 1, -1, -1) if _MAVEN_TOTAL.match(lines[i])), None)
-    if total is None:
+    """Each run's total (the last before its `BUILD` verdict: what the tests print comes before it), summed over the
+    runs of the log (swebench's Maven specs run `mvn test -Dtest=X` once per test); the end is the last verdict."""
+    verdicts = [i for i, line in enumerate(lines) if _MAVEN_BUILD.match(line)]
+    totals, start = [], 0
+    for stop in [*verdicts, len(lines)]:
+        total = next((i for i in range(stop - 1, start - 1, -1) if _MAVEN_TOTAL.match(lines[i])), None)
+        if total is not None:
+            totals.append(total)
+        start = stop + 1
+    if not totals:
         return None
-    run, failures, errors, skipped = map(int, _MAVEN_TOTAL.match(lines[total]).groups())
-    end = next((i for i in range(total + 1, len(lines)) if _MAVEN_BUILD.match(lines[i])), total)
-    failed = failures + errors
-    return RunnerReport("maven", run - failed - skipped, failed, frozenset({1 if failed else 0}), end, text=lines[total].strip())
+    counts = [tuple(map(int, _MAVEN_TOTAL.match(lines[i]).groups())) for i in totals]
+    run, failed, skipped = (sum(c[0] for c in counts), sum(c[1] + c[2] for c in counts), sum(c[3] for c in counts))
+    end = next((i for i in range(totals[-1] + 1, len(lines)) if _MAVEN_BUILD.match(lines[i])), totals[-1])
+    text = lines[totals[0]].strip() if len(totals) == 1 else f"{len(totals)} runs: Tests run: {run}, Failures and errors: {failed}, Skipped: {skipped}"
+    return RunnerReport("maven", run - failed - skipped, failed, frozenset({1 if failed else 0}), end, text=text)
