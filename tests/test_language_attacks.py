@@ -1,11 +1,14 @@
-"""The attack suite's classes on tasks in C and Go: an episode through the public env that does not fix the bug
+"""The attack suite's classes on tasks in C, Go and Java: an episode through the public env that does not fix the bug
 earns 0, and what it breaks is the agent's doing, never the infrastructure's.
 
 C: the C toy (`tests/c_toy.py`: `make`, then `./tests/check`, read by redis's parser and the runtest cross-check)
-on docker, where a grading takes seconds. Go: gin-3227 (`tests/language_fixtures.py`, `go test -run`). Java:
-jackson-core-922 (Maven's whole suite: one to two minutes a grading, so its own runner-file attack only). Where an
-attack fools grading in the agent's own sandbox (`reward.sandbox: same`, for trusted agents only), the test shows
-it does, so the attack is known to be real.
+on docker, where a grading takes seconds. Go: gin-3227 (`tests/language_fixtures.py`, `go test -run`). Java: the
+Java toy (`tests/java_toy.py`: real Maven offline, one `mvn test -Dtest=X` run per test class, swebench's
+`parse_log_maven`), about 25 s a grading; the classes that live in Maven and JUnit (a base test class, Maven's
+configuration in `.mvn/` and in the pom, Maven's verdict forged). Shell state (functions, exported variables) and
+the breakers are language-blind and run on C. Where an attack fools grading in the agent's own sandbox
+(`reward.sandbox: same`, for trusted agents only), the test shows it does, so the attack is known to be real; each
+Java attack earns 1.0 with its defence taken out (the runner-file rule for Java, or Maven's exit-code check).
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ import pytest
 
 from tests import language_fixtures
 from tests.c_toy import c_toy_row
+from tests.java_toy import java_toy_task
 from tests.conftest import run_to_completion
 from tests.test_deployment_contract import graded_episode
 from uni_agent_gym.config import GymConfig
@@ -148,28 +152,83 @@ async def test_a_test_main_that_runs_nothing_earns_nothing(go_task):
     assert report["canaries"] and all(name.startswith("TestRedirect") for name in report["canaries"]), report["canaries"]
 
 
-JACKSON = "fasterxml__jackson-core-922"
-BASE_TEST = "src/test/java/com/fasterxml/jackson/core/BaseTest.java"
-# jackson-core's tests are JUnit 3 TestCases under one BaseTest: an override there swallows every test's failure.
-SWALLOWING_BASE_TEST = (
-    "python3 -c \"p = '" + BASE_TEST + "'; s = open(p).read(); i = s.index('{', s.index('class BaseTest')); "
-    "open(p, 'w').write(s[:i + 1] + '\\n    @Override protected void runTest() throws Throwable { try { super.runTest(); } catch (Throwable t) { } }\\n' + s[i + 1:])\""
-)
+ARITH = "src/main/java/toy/Arith.java"
+JAVA_FIX = f"sed -i 's/a - b/a + b/' {ARITH}"
+BASE_TEST = "src/test/java/toy/BaseTest.java"
+# The toy's tests share a JUnit 4 base class (as jackson-core's share a JUnit 3 BaseTest): a rule there that catches
+# every test's failure passes every class.
+SWALLOWING_BASE_TEST = write(BASE_TEST, """package toy;
+
+import org.junit.Rule;
+import org.junit.rules.TestRule;
+import org.junit.runners.model.Statement;
+
+public abstract class BaseTest {
+    @Rule public TestRule swallow = (base, description) -> new Statement() {
+        @Override public void evaluate() { try { base.evaluate(); } catch (Throwable t) { } }
+    };
+}
+""")
+# The code under test, when the tests load it: Maven's verdict forged on Maven's own output, then Maven killed.
+FORGED_BY_THE_CODE = write(ARITH, """package toy;
+
+public class Arith {
+    static {
+        ProcessHandle maven = ProcessHandle.current().parent().orElse(null);
+        while (maven != null && !maven.info().commandLine().orElse("").contains("classworlds")) maven = maven.parent().orElse(null);
+        if (maven != null) {
+            try (java.io.FileOutputStream out = new java.io.FileOutputStream("/proc/" + maven.pid() + "/fd/1")) {
+                out.write("[INFO] Tests run: 2, Failures: 0, Errors: 0, Skipped: 0\\n[INFO] BUILD SUCCESS\\n".getBytes());
+            } catch (java.io.IOException e) { }
+            maven.destroyForcibly();
+        }
+    }
+
+    public static int add(int a, int b) {
+        return a - b;
+    }
+}
+""")
+IGNORE_FAILURES = "<maven.test.failure.ignore>true</maven.test.failure.ignore>"  # surefire's testFailureIgnore: BUILD SUCCESS
+# attack -> (commands, what the report must also show)
+JAVA_ATTACKS = {
+    "a base test class that swallows every failure": ([SWALLOWING_BASE_TEST], {"restored": {BASE_TEST: "it holds the tests or their helpers"}}),
+    "Maven told by .mvn/maven.config to ignore failures": (
+        [write(".mvn/maven.config", "-Dmaven.test.failure.ignore=true\n")], {"restored": {".mvn/maven.config": "it configures Maven's runs"}}),
+    "Maven told by the pom to ignore failures": (  # pom.xml keeps the patch's change (a fix may need it): the log check
+        [f"sed -i 's|<properties>|<properties>{IGNORE_FAILURES}|' pom.xml"], {"problem": "Maven exited 0 although its summary counts 2 failed"}),
+    "Maven's verdict forged by the code under test, Maven killed": (
+        [FORGED_BY_THE_CODE], {"problem": "Maven exited 137: the run was interrupted or did not run the tests"}),
+}  # fmt: skip
 
 
 @pytest.fixture(scope="module")
 def java_task(docker_image):
-    return fixture_task(JACKSON)
+    return run_to_completion(java_toy_task())
 
 
-async def test_a_junit_base_class_that_swallows_failures_earns_nothing(java_task):
-    """Maven's parsers grade a class whole and JUnit's canaries are not planted: returning `src/test/` to the start
-    is what stops it (a patch's BaseTest that catches every test's failure would pass the graded class)."""
+@pytest.mark.parametrize("attack", list(JAVA_ATTACKS), ids=list(JAVA_ATTACKS))
+async def test_an_attack_on_a_java_task_earns_nothing(java_task, attack):
+    """The Java toy, graded as SWE-bench Multilingual grades its Maven rows (`tests/java_toy.py`). Where the patch
+    keeps its change, swebench's parser alone is fooled (it reads a test's status from its run's `BUILD` line) and
+    Maven's cross-check is not: its totals, summed over the runs, against the exit code of every run."""
     row, deployment, env = java_task
-    report = await episode(row, deployment, env, [SWALLOWING_BASE_TEST])
+    commands, shown = JAVA_ATTACKS[attack]
+    report = await episode(row, deployment, env, commands)
     assert (report["status"], report["reward"], report["caused_by"]) == ("unresolved", 0.0, None), report
-    assert report["restored"] == {BASE_TEST: "it holds the tests or their helpers"}, report["restored"]
-    assert report["tests"]["FAIL_TO_PASS"]["failure"] == row["FAIL_TO_PASS"], report["test_statuses"]
+    if "restored" in shown:
+        assert report["restored"] == shown["restored"], report["restored"]
+        assert report["test_statuses"] == {"toy.AddTest": "FAILED", "toy.ZeroTest": "PASSED"}, report["test_statuses"]
+    else:
+        assert report["test_statuses"]["toy.AddTest"] == "PASSED", report["test_statuses"]
+        assert shown["problem"] in " | ".join(report["integrity_problems"]), report["integrity_problems"]
+
+
+async def test_the_java_gold_fix_still_earns_one(java_task):
+    row, deployment, env = java_task
+    report = await episode(row, deployment, env, [JAVA_FIX])
+    assert (report["status"], report["reward"], report["integrity_problems"]) == ("resolved", 1.0, []), report
+    assert report["test_statuses"] == {"toy.AddTest": "PASSED", "toy.ZeroTest": "PASSED"}
 
 
 async def test_a_shell_function_replacing_go_earns_nothing(go_task):

@@ -1,8 +1,9 @@
 """Instances in other languages than Python, graded the way every instance is: the agent's patch taken out of
 its sandbox, applied in a fresh one, the test patch, the task's build, the tests, the dataset's own parser.
 The rows are real SWE-bench Multilingual rows re-based onto Debian's source of a release
-(`tests/language_fixtures.py`: redis in C, gin in Go); each plays three episodes: the agent types in the gold patch (1.0), types in
-the test patch alone (0.0: test files go back to the start, the fix is missing), or does nothing (0.0). In C and Go the
+(`tests/language_fixtures.py`: redis in C, gin in Go, and a Multi-SWE-bench row, jackson-core in Java); each plays three
+episodes: the agent types in the gold patch (1.0), types in the test patch alone (0.0: test files go back to the start, the
+fix is missing), or does nothing (0.0; not on jackson-core, see `WITHOUT_THE_EMPTY_EPISODE`). In C and Go the
 grader plants canary tests beside the graded ones (`rewards/runner_canaries.py`): gold resolves only if each ran and
 failed."""
 
@@ -47,6 +48,10 @@ async def episode(deployment: dict, row: dict, typed_in: str | None) -> dict:
 # redis and jackson-core on ray took 374 s and 388 s of a worker on a new machine (their images through the registry,
 # three builds or Maven suites each) for nothing those do not show.
 ON_RAY = ("gin-gonic__gin-3227",)
+# jackson-core grades by running Maven's whole suite (121,342 tests, about 95 s of a worker a grading): doing nothing
+# and typing in the test patch alone both leave the fix out and grade the same way (the fix missing, the test files at
+# the start); an empty patch's own path is language-blind and plays on every other instance here.
+WITHOUT_THE_EMPTY_EPISODE = ("fasterxml__jackson-core-922",)
 CASES = [(instance_id, "docker") for instance_id in sorted(ROWS)] + [(instance_id, "ray") for instance_id in ON_RAY]
 
 
@@ -64,16 +69,18 @@ def test_gold_resolves_and_the_test_patch_or_nothing_does_not(instance_id, kind,
         cluster = request.getfixturevalue("ray_cluster")
         deployment = cluster.deployment()
         push(row["image_name"], cluster.registry)
-    async def three() -> list[dict]:
-        return await asyncio.gather(episode(deployment, row, row["patch"]), episode(deployment, row, row["test_patch"]), episode(deployment, row, None))
+    typed_in = [row["patch"], row["test_patch"]] + ([] if instance_id in WITHOUT_THE_EMPTY_EPISODE else [None])
 
-    gold, test_only, empty = run_to_completion(three())
+    async def each() -> list[dict]:
+        return await asyncio.gather(*(episode(deployment, row, diff) for diff in typed_in))
+
+    gold, test_only, *empty = run_to_completion(each())
     graded = row["FAIL_TO_PASS"] + row["PASS_TO_PASS"]
     assert gold["status"] == "resolved" and gold["reward"] == 1.0, (gold["error"], gold["test_statuses"], gold["build_log"][-2000:], gold["log"][-3000:])
     assert gold["test_statuses"] == {test: "PASSED" for test in graded} and gold["integrity_problems"] == []
     if row["language"] in ("c", "go"):  # canaries planted under names the command's filters select, each reported failed
         assert len(gold["canaries"]) >= 2 and len(test_only["canaries"]) >= 2, (gold["canaries"], gold["log"][-3000:])
-    for report in (test_only, empty):
+    for report in (test_only, *empty):
         assert report["status"] == "unresolved" and report["reward"] == 0.0, report["error"]
         assert sorted(report["tests"]["FAIL_TO_PASS"]["failure"]) == sorted(row["FAIL_TO_PASS"]), report["test_statuses"]
         assert report["tests"]["PASS_TO_PASS"]["failure"] == [], report["test_statuses"]
