@@ -105,6 +105,14 @@ def test_maven_runs_of_a_multilingual_row_name_each_test_by_its_command(tmp_path
     assert set(parse(run("; ".join(f"mvnd test -B -Dtest={test}" for test in tests)).stdout)) == {"---NO TEST NAME FOUND YET---"}
 
 
+def test_a_parser_that_picks_its_format_by_the_instance_reads_the_log():
+    """swebench's immutable-js parser (and jekyll's) chooses its runner's format by the instance id of the TestSpec it is
+    given: the gym gave none, and every immutable-js-2006 log raised AttributeError (the reward's error, not the agent's)."""
+    parse = log_parser(normalise(multilingual("immutable-js__immutable-js-2006")))
+    log = "  ✓ sliced sequence works even on filtered sequence (3 ms)\n  ✕ keeps the order (1 ms)\n"
+    assert parse(log) == {"sliced sequence works even on filtered sequence": "PASSED", "keeps the order": "FAILED"}
+
+
 def test_a_multilingual_row_without_swebench_5_columns_is_known_by_its_repository():
     """The official Multilingual columns (no log_parser/eval_script, test lists as lists, no
     environment_setup_commit) looked like SWE-Gym's; the repository's language in swebench decides."""

@@ -34,6 +34,7 @@ import functools
 import json
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from types import SimpleNamespace
 from typing import Any
 
 from uni_agent_gym.diffs import patch_files
@@ -136,7 +137,10 @@ def swebench_parser(name: str, instance_id: str = "") -> Parser:
         where = f"Instance {instance_id!r}: " if instance_id else ""
         raise InstanceError(f"{where}log parser {name!r} is not one of swebench's parsers (such as parse_log_pytest)")
     function = parsers[name]
-    return lambda log: function(log, None)
+    # swebench hands its parsers the instance's TestSpec; of it they read only `instance_id` (jekyll's and
+    # immutable-js's pick their runner's format by it: None there raised AttributeError, an infrastructure verdict)
+    spec = SimpleNamespace(instance_id=instance_id)
+    return lambda log: function(log, spec)
 
 
 def swebench_parser_names() -> set[str]:
