@@ -222,3 +222,19 @@ def test_a_skipped_fail_to_pass_test_has_not_passed(outcomes, resolved):
         naive = get_eval_tests_report(outcomes, instance)
         assert get_resolution_status(naive) == "RESOLVED_FULL", "the hole is real in swebench's grading"
     assert grade_fail_to_pass(instance, outcomes)[0] is resolved
+
+
+async def test_a_log_that_crashes_the_parser_is_the_patchs_doing(tmp_path):
+    """swebench's seaborn parser raises IndexError on a line that is just `PASSED` (it takes the word after it as the
+    test's name), and the code under test can print one. The toy on local, graded with seaborn's parser: the patched
+    code prints it, and the report is `tests_crashed`, the patch's, reward 0. It was an exception out of the reward:
+    an `infra_error`, which training masks, a way out of every 0 for a policy."""
+    from tests.graded_toy import graded_toy_row
+    from tests.test_deployment_contract import graded_episode
+
+    row = normalise({**await graded_toy_row(str(tmp_path)), "log_parser": "parse_log_seaborn"})
+    config = GymConfig.model_validate({"deployment": {"type": "local"}, "env": {"cache_dir": str(tmp_path), "workspace": "mirror"}})
+    honest, printing = await graded_episode(config, row, []), await graded_episode(config, row, ["echo 'print(\"PASSED\")' >> stats.py"])
+    assert (honest["status"], honest["caused_by"]) == ("unresolved", None), honest  # seaborn's parser names none of unittest's tests
+    assert (printing["status"], printing["reward"], printing["caused_by"]) == ("tests_crashed", 0.0, "patch"), printing
+    assert printing["error"].startswith("the task's log parser failed on the patched tests' output: IndexError"), printing["error"]

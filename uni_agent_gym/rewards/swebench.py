@@ -416,19 +416,27 @@ class SWEBenchReward:
             return result
 
         parse_started = time.monotonic()
-        statuses = await asyncio.to_thread(log_parser(instance), log)  # a 20 MB log takes seconds: off the event loop
-        if instance.get("grading") == EXPECTED_OUTPUT_GRADING:  # R2E-Gym: the outcomes must be exactly the expected ones
-            passed, result.tests = r2e_gym.compare(statuses, instance["expected_output"])
-            result.test_statuses = dict(statuses)
-            # its names are not pytest's node ids: the runner's own report and exit code are what can be checked
-            checked, tests = r2e_gym.RUNNER, []
-        else:
-            passed, result.tests, result.test_statuses = grade_fail_to_pass(instance, statuses, fail_to_pass_only=self.config.fail_to_pass_only)
-            tests = list(result.test_statuses)
-        result.integrity_problems = await asyncio.to_thread(check_log, checked, command, log, statuses, exit_code, tests)
-        if guard is not None:
-            record = await guard.collect(deployment, self.config.log_limit)
-            result.integrity_problems += guard.problems(record, statuses, log_parser(instance))
+        record = await guard.collect(deployment, self.config.log_limit) if guard is not None else None
+        try:
+            statuses = await asyncio.to_thread(log_parser(instance), log)  # a 20 MB log takes seconds: off the event loop
+            if instance.get("grading") == EXPECTED_OUTPUT_GRADING:  # R2E-Gym: the outcomes must be exactly the expected ones
+                passed, result.tests = r2e_gym.compare(statuses, instance["expected_output"])
+                result.test_statuses = dict(statuses)
+                # its names are not pytest's node ids: the runner's own report and exit code are what can be checked
+                checked, tests = r2e_gym.RUNNER, []
+            else:
+                passed, result.tests, result.test_statuses = grade_fail_to_pass(instance, statuses, fail_to_pass_only=self.config.fail_to_pass_only)
+                tests = list(result.test_statuses)
+            result.integrity_problems = await asyncio.to_thread(check_log, checked, command, log, statuses, exit_code, tests)
+            if guard is not None:
+                result.integrity_problems += guard.problems(record, statuses, log_parser(instance))
+        except Exception as exc:  # noqa: BLE001 - the dataset's parser, on a log the patched code wrote
+            # A parser that raises on what the code under test printed (seaborn's on a line that is just `PASSED`) is
+            # the patch's doing: as an error of the gym's it was an infrastructure verdict, which training masks.
+            durations["parse"] = time.monotonic() - parse_started
+            result.status = "tests_crashed"
+            result.error = f"the task's log parser failed on the patched tests' output: {type(exc).__name__}: {str(exc)[:300]}"
+            return result
         if canaries is not None:
             result.integrity_problems += canaries.problems(statuses)
         durations["parse"] = time.monotonic() - parse_started
