@@ -105,6 +105,28 @@ def test_maven_runs_of_a_multilingual_row_name_each_test_by_its_command(tmp_path
     assert set(parse(run("; ".join(f"mvnd test -B -Dtest={test}" for test in tests)).stdout)) == {"---NO TEST NAME FOUND YET---"}
 
 
+def test_calypsos_jest_runs_are_traced_for_its_parser(tmp_path):
+    """wp-calypso's parser reads only what follows a `./node_modules/.bin/jest` command line, which swebench's eval
+    script traces: a row's two test files, as the task's command runs them (real bash, a stand-in jest printing
+    jest's verbose lines), are both read; untraced, neither is."""
+    (tmp_path / "node_modules/.bin").mkdir(parents=True)
+    jest = tmp_path / "node_modules/.bin/jest"
+    jest.write_text("#!/bin/sh\nfor last; do :; done\nprintf '  %s\\n    \\342\\234\\223 works (3ms)\\n' \"$last\"\n")
+    jest.chmod(0o755)
+    diff = "".join(f"diff --git a/{path} b/{path}\n--- a/{path}\n+++ b/{path}\n@@ -1 +1 @@\n-a\n+b\n" for path in ("client/a/test/a.js", "client/b/test/b.js"))
+    row = {"instance_id": "Automattic__wp-calypso-1", "repo": "Automattic/wp-calypso", "base_commit": "a" * 40, "version": "10.10.0",
+           "problem_statement": "x", "patch": "", "test_patch": diff, "FAIL_TO_PASS": ["client/a/test/a.js - works"], "PASS_TO_PASS": []}  # fmt: skip
+    task = normalise(row)
+    assert task["log_parser"] == "parse_log_calypso" and task["test_command"].count("(set -x; ./node_modules/.bin/jest") == 2
+
+    def read(command: str) -> dict:
+        ran = subprocess.run(["bash", "-c", f"( {command} ) 2>&1"], env={"PATH": "/usr/bin:/bin"}, capture_output=True, text=True, cwd=tmp_path)
+        return log_parser(task)(ran.stdout)
+
+    assert read(task["test_command"]) == {"client/a/test/a.js - works": "PASSED", "client/b/test/b.js - works": "PASSED"}
+    assert read(task["test_command"].replace("set -x; ", "")) == {}
+
+
 def test_a_parser_that_picks_its_format_by_the_instance_reads_the_log():
     """swebench's immutable-js parser (and jekyll's) chooses its runner's format by the instance id of the TestSpec it is
     given: the gym gave none, and every immutable-js-2006 log raised AttributeError (the reward's error, not the agent's)."""

@@ -70,9 +70,10 @@ def normalise(row: dict[str, Any]) -> dict[str, Any]:
     return task
 
 
-# swebench's parsers that name a test by the command that ran it: parse_log_maven reads the `-Dtest=` of the
-# `+ mvn test ... -Dtest=X` line that the eval script's `set -x` writes before each run's output.
-PARSERS_NAMING_TESTS_BY_COMMAND = frozenset({"parse_log_maven"})
+# swebench's parsers that read the command that ran the tests from the log: the line the eval script's `set -x` writes
+# before each run's output. parse_log_maven names each test by its `-Dtest=` (`+ mvn test ... -Dtest=X`);
+# parse_log_calypso reads only what follows a `+ ./node_modules/.bin/jest ...` line.
+PARSERS_NAMING_TESTS_BY_COMMAND = frozenset({"parse_log_maven", "parse_log_calypso"})
 
 
 def as_eval_script(commands: list[str], parser_name: str | None) -> str:
