@@ -66,9 +66,14 @@ def _download_source(package: str, suite: str, directory: Path) -> None:
     )
     env = {**os.environ, "APT_CONFIG": str(apt / "apt.conf")}
     directory.mkdir(parents=True, exist_ok=True)
-    subprocess.run(["apt-get", "-qq", "update"], check=True, env=env, capture_output=True)
-    # not checked: Debian's own tarball of a package may answer 404 where its orig tarball (all we need) is there
-    subprocess.run(["apt-get", "-qq", "source", "--download-only", package], env=env, capture_output=True, cwd=directory)
+    # one apt at a time in these lists: two workers fetching two packages' sources at once on a new machine made
+    # the second `apt-get update` fail on apt's own lock (exit 100)
+    with blocking_machine_lock(f"debian apt {apt}"):
+        updated = subprocess.run(["apt-get", "-qq", "update"], env=env, capture_output=True, text=True)
+        if updated.returncode != 0:
+            raise RuntimeError(f"apt-get update for Debian's sources failed ({updated.returncode}): {updated.stderr[-1000:]}")
+        # not checked: Debian's own tarball of a package may answer 404 where its orig tarball (all we need) is there
+        subprocess.run(["apt-get", "-qq", "source", "--download-only", package], env=env, capture_output=True, cwd=directory)
 
 
 def source_directory(row: dict) -> Path:
