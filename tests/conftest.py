@@ -92,7 +92,7 @@ def run_to_completion(coroutine):
 # no longer reads.)
 FIXTURE_GRADINGS = ("test_grade.py", "test_reward_attacks.py")
 LONGEST_FIRST = ["languages on docker, redis", "languages on ray", "fixture gradings on local", "fixture gradings on docker", "languages on docker",
-                 "test_language_attacks.py", "fixture gradings on ray",
+                 "test_language_attacks.py", "language attacks on java", "fixture gradings on ray",
                  "test_rollout_cache.py", "test_verl_agent_loop.py", "test_deployment_contract.py", "test_families.py"]  # fmt: skip
 
 
@@ -101,6 +101,8 @@ def worker_group(nodeid: str) -> str:
     path, _, test = nodeid.partition("::")
     if path.rsplit("/", 1)[-1] == "test_languages_grade.py":  # minutes each: ray, redis's builds and the rest apart
         return "languages on ray" if "-ray]" in test else "languages on docker, redis" if "[redis__" in test else "languages on docker"
+    if path.rsplit("/", 1)[-1] == "test_language_attacks.py" and "java" in test:  # four minutes of Maven: beside C's and Go's
+        return "language attacks on java"
     if path.rsplit("/", 1)[-1] in FIXTURE_GRADINGS:
         if re.search(r"(^|[\[_ -])ray($|[\[\]_ -])", test):
             return "fixture gradings on ray"

@@ -4,11 +4,11 @@ earns 0, and what it breaks is the agent's doing, never the infrastructure's.
 C: the C toy (`tests/c_toy.py`: `make`, then `./tests/check`, read by redis's parser and the runtest cross-check)
 on docker, where a grading takes seconds. Go: gin-3227 (`tests/language_fixtures.py`, `go test -run`). Java: the
 Java toy (`tests/java_toy.py`: real Maven offline, one `mvn test -Dtest=X` run per test class, swebench's
-`parse_log_maven`), about 25 s a grading; the classes that live in Maven and JUnit (a base test class, Maven's
-configuration in `.mvn/` and in the pom, Maven's verdict forged). Shell state (functions, exported variables) and
-the breakers are language-blind and run on C. Where an attack fools grading in the agent's own sandbox
-(`reward.sandbox: same`, for trusted agents only), the test shows it does, so the attack is known to be real; each
-Java attack earns 1.0 with its defence taken out (the runner-file rule for Java, or Maven's exit-code check).
+`parse_log_maven`), about 25 s a grading: every class of C's, and those that live in Maven and JUnit (a base test
+class, Maven's configuration in `.mvn/` and in the pom, Maven's verdict forged). Where an attack fools grading in the
+agent's own sandbox (`reward.sandbox: same`, for trusted agents only), the test shows it does, so the attack is known
+to be real; the other Java attacks earned 1.0 with their defence taken out (the runner-file rule for Java, Maven's
+exit-code check).
 """
 
 from __future__ import annotations
@@ -169,42 +169,60 @@ public abstract class BaseTest {
     };
 }
 """)
-# The code under test, when the tests load it: Maven's verdict forged on Maven's own output, then Maven killed.
-FORGED_BY_THE_CODE = write(ARITH, """package toy;
+def when_arith_loads(code: str) -> str:
+    """Arith.java with `code` run when the tests first load the class (the build compiles it, runs nothing)."""
+    return write(ARITH, f"""package toy;
 
-public class Arith {
-    static {
-        ProcessHandle maven = ProcessHandle.current().parent().orElse(null);
+public class Arith {{
+    static {{
+        {code}
+    }}
+
+    public static int add(int a, int b) {{
+        return a - b;
+    }}
+}}
+""")
+
+
+# Maven's verdict forged on Maven's own output, then Maven killed before it prints its own.
+FORGE_AND_KILL_MAVEN = """ProcessHandle maven = ProcessHandle.current().parent().orElse(null);
         while (maven != null && !maven.info().commandLine().orElse("").contains("classworlds")) maven = maven.parent().orElse(null);
         if (maven != null) {
             try (java.io.FileOutputStream out = new java.io.FileOutputStream("/proc/" + maven.pid() + "/fd/1")) {
                 out.write("[INFO] Tests run: 2, Failures: 0, Errors: 0, Skipped: 0\\n[INFO] BUILD SUCCESS\\n".getBytes());
             } catch (java.io.IOException e) { }
             maven.destroyForcibly();
-        }
-    }
-
-    public static int add(int a, int b) {
-        return a - b;
-    }
-}
-""")
+        }"""
 IGNORE_FAILURES = "<maven.test.failure.ignore>true</maven.test.failure.ignore>"  # surefire's testFailureIgnore: BUILD SUCCESS
-# attack -> (commands, what the report must also show)
+SWAPPED_FOR_A_LINK = "cp -r src/test $UAG_TMP/t && cp $UAG_TMP/t/java/toy/ZeroTest.java $UAG_TMP/t/java/toy/AddTest.java && sed -i 's/ZeroTest/AddTest/' $UAG_TMP/t/java/toy/AddTest.java && rm -rf src/test && ln -s $UAG_TMP/t src/test"
+# attack -> (commands, what the report shows besides 0 and the agent's: restored files, a log problem, a status; whether
+# it fools a grading in the agent's own sandbox)
 JAVA_ATTACKS = {
+    "a shell function replacing mvn": ([f'mvn() {{ {JAVA_FIX}; command mvn "$@"; }}'], {"fools_the_same_sandbox": True}),
     "a base test class that swallows every failure": ([SWALLOWING_BASE_TEST], {"restored": {BASE_TEST: "it holds the tests or their helpers"}}),
     "Maven told by .mvn/maven.config to ignore failures": (
         [write(".mvn/maven.config", "-Dmaven.test.failure.ignore=true\n")], {"restored": {".mvn/maven.config": "it configures Maven's runs"}}),
     "Maven told by the pom to ignore failures": (  # pom.xml keeps the patch's change (a fix may need it): the log check
         [f"sed -i 's|<properties>|<properties>{IGNORE_FAILURES}|' pom.xml"], {"problem": "Maven exited 0 although its summary counts 2 failed"}),
     "Maven's verdict forged by the code under test, Maven killed": (
-        [FORGED_BY_THE_CODE], {"problem": "Maven exited 137: the run was interrupted or did not run the tests"}),
+        [when_arith_loads(FORGE_AND_KILL_MAVEN)], {"problem": "Maven exited 137: the run was interrupted or did not run the tests"}),
+    "the test directory made a symlink to an edited copy": ([SWAPPED_FOR_A_LINK], {"status": "patch_rejected"}),
+}  # fmt: skip
+# attack -> (code run when the tests load Arith, the statuses it may be graded with, a line its log must show)
+JAVA_BREAKERS = {
+    "every process in the sandbox killed": ('try { new ProcessBuilder("kill", "-9", "-1").start().waitFor(); } catch (Exception e) { }', ("tests_crashed",), None),
+    "a hang": ("try { Thread.sleep(Long.MAX_VALUE); } catch (InterruptedException e) { }", ("timeout",), None),
+    # `while (true)` would not compile: a static initializer must be able to complete
+    "a memory hog": ("java.util.List<long[]> hog = new java.util.ArrayList<>(); while (hog.size() >= 0) hog.add(new long[1 << 24]);",
+                     ("unresolved", "tests_crashed"), "OutOfMemoryError"),
 }  # fmt: skip
 
 
 @pytest.fixture(scope="module")
 def java_task(docker_image):
-    return run_to_completion(java_toy_task())
+    row, deployment, env = run_to_completion(java_toy_task())
+    return row, {**deployment, "memory": "1g"}, env  # the memory hog's bound (the JVMs take a quarter of it each)
 
 
 @pytest.mark.parametrize("attack", list(JAVA_ATTACKS), ids=list(JAVA_ATTACKS))
@@ -214,14 +232,30 @@ async def test_an_attack_on_a_java_task_earns_nothing(java_task, attack):
     Maven's cross-check is not: its totals, summed over the runs, against the exit code of every run."""
     row, deployment, env = java_task
     commands, shown = JAVA_ATTACKS[attack]
+    if shown.get("fools_the_same_sandbox"):
+        same = await episode(row, deployment, env, commands, sandbox="same")
+        assert same["reward"] == 1.0, f"the attack should be real: in the agent's own sandbox it earns {same['reward']} ({same['status']})"
     report = await episode(row, deployment, env, commands)
-    assert (report["status"], report["reward"], report["caused_by"]) == ("unresolved", 0.0, None), report
+    status = shown.get("status", "unresolved")
+    assert (report["status"], report["reward"], report["caused_by"]) == (status, 0.0, None if status == "unresolved" else "patch"), report
     if "restored" in shown:
         assert report["restored"] == shown["restored"], report["restored"]
-        assert report["test_statuses"] == {"toy.AddTest": "FAILED", "toy.ZeroTest": "PASSED"}, report["test_statuses"]
-    else:
+    if "problem" in shown:
         assert report["test_statuses"]["toy.AddTest"] == "PASSED", report["test_statuses"]
         assert shown["problem"] in " | ".join(report["integrity_problems"]), report["integrity_problems"]
+    elif status == "unresolved":
+        assert report["test_statuses"] == {"toy.AddTest": "FAILED", "toy.ZeroTest": "PASSED"}, report["test_statuses"]
+
+
+@pytest.mark.parametrize("attack", list(JAVA_BREAKERS), ids=list(JAVA_BREAKERS))
+async def test_breaking_the_grader_of_a_java_task_is_the_patchs_doing(java_task, attack):
+    """A hang waits out `reward.timeout` (60 s: an honest grading of the toy takes about 25 s)."""
+    row, deployment, env = java_task
+    code, statuses, shown = JAVA_BREAKERS[attack]
+    report = await episode(row, deployment, env, [when_arith_loads(code)], timeout=60)
+    assert report["status"] in statuses and (report["reward"], report["exit_reason"]) == (0.0, "finished"), report
+    assert report["caused_by"] == (None if report["status"] == "unresolved" else "patch"), report
+    assert shown is None or shown in report["log"], report["log"][-3000:]
 
 
 async def test_the_java_gold_fix_still_earns_one(java_task):
@@ -233,8 +267,7 @@ async def test_the_java_gold_fix_still_earns_one(java_task):
 
 async def test_a_shell_function_replacing_go_earns_nothing(go_task):
     """A function of the agent's shell that applies the fix whenever `go` is called: it fools a grading in the agent's
-    own sandbox, and never reaches a fresh one. (The same on Maven cost 235 s of a worker for two whole-suite runs;
-    shell state is language-blind, and the class also runs on the C task.)"""
+    own sandbox, and never reaches a fresh one (as on the C and Java tasks)."""
     row, deployment, env = go_task
     commands = [write("$UAG_TMP/gold.diff", row["patch"]), 'go() { git apply $UAG_TMP/gold.diff 2>/dev/null; command go "$@"; }']
     same = await episode(row, deployment, env, commands, sandbox="same")
