@@ -417,32 +417,40 @@ class SWEBenchReward:
 
         parse_started = time.monotonic()
         record = await guard.collect(deployment, self.config.log_limit) if guard is not None else None
+        parse = log_parser(instance)
         try:
-            statuses = await asyncio.to_thread(log_parser(instance), log)  # a 20 MB log takes seconds: off the event loop
-            if instance.get("grading") == EXPECTED_OUTPUT_GRADING:  # R2E-Gym: the outcomes must be exactly the expected ones
-                passed, result.tests = r2e_gym.compare(statuses, instance["expected_output"])
-                result.test_statuses = dict(statuses)
-                # its names are not pytest's node ids: the runner's own report and exit code are what can be checked
-                checked, tests = r2e_gym.RUNNER, []
-            else:
-                passed, result.tests, result.test_statuses = grade_fail_to_pass(instance, statuses, fail_to_pass_only=self.config.fail_to_pass_only)
-                tests = list(result.test_statuses)
+            statuses = await asyncio.to_thread(parse, log)  # a 20 MB log takes seconds: off the event loop
+        except Exception as exc:  # noqa: BLE001 - the dataset's parser, on a log the patched code wrote
+            return self._log_unreadable(result, exc, parse_started)
+        if instance.get("grading") == EXPECTED_OUTPUT_GRADING:  # R2E-Gym: the outcomes must be exactly the expected ones
+            passed, result.tests = r2e_gym.compare(statuses, instance["expected_output"])
+            result.test_statuses = dict(statuses)
+            # its names are not pytest's node ids: the runner's own report and exit code are what can be checked
+            checked, tests = r2e_gym.RUNNER, []
+        else:
+            passed, result.tests, result.test_statuses = grade_fail_to_pass(instance, statuses, fail_to_pass_only=self.config.fail_to_pass_only)
+            tests = list(result.test_statuses)
+        try:  # the checks read the log's lines again with the same parser
             result.integrity_problems = await asyncio.to_thread(check_log, checked, command, log, statuses, exit_code, tests)
             if guard is not None:
-                result.integrity_problems += guard.problems(record, statuses, log_parser(instance))
-        except Exception as exc:  # noqa: BLE001 - the dataset's parser, on a log the patched code wrote
-            # A parser that raises on what the code under test printed (seaborn's on a line that is just `PASSED`) is
-            # the patch's doing: as an error of the gym's it was an infrastructure verdict, which training masks.
-            durations["parse"] = time.monotonic() - parse_started
-            result.status = "tests_crashed"
-            result.error = f"the task's log parser failed on the patched tests' output: {type(exc).__name__}: {str(exc)[:300]}"
-            return result
+                result.integrity_problems += guard.problems(record, statuses, parse)
+        except Exception as exc:  # noqa: BLE001 - as above
+            return self._log_unreadable(result, exc, parse_started)
         if canaries is not None:
             result.integrity_problems += canaries.problems(statuses)
         durations["parse"] = time.monotonic() - parse_started
         result.resolved = passed and not result.integrity_problems
         result.status = "resolved" if result.resolved else "unresolved"
         result.reward = 1.0 if result.resolved else 0.0
+        return result
+
+    @staticmethod
+    def _log_unreadable(result: RewardResult, exc: Exception, parse_started: float) -> RewardResult:
+        """A parser that raises on what the code under test printed (seaborn's on a line that is just `PASSED`) is the
+        patch's doing: as the gym's own error it was an infrastructure verdict, which training masks."""
+        result.durations["parse"] = time.monotonic() - parse_started
+        result.status = "tests_crashed"
+        result.error = f"the task's log parser failed on the patched tests' output: {type(exc).__name__}: {str(exc)[:300]}"
         return result
 
     def _guard(self, instance: dict[str, Any], runner: Any, command: str) -> Guard | None:
