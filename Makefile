@@ -4,6 +4,8 @@ PYTHON ?= python3
 # transformers and verl need torch; the CPU build goes in first so nothing pulls a CUDA build.
 TORCH ?= torch==2.13.0
 TEST_WORKERS ?= 2
+# More pytest arguments for make test's parallel run (--junitxml=/tmp/suite.xml: the time of each test file).
+TEST_ARGS ?=
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
@@ -36,7 +38,7 @@ demo: setup docker-engine
 test: setup
 	@status=0; cluster=; \
 	if docker info >/dev/null 2>&1; then $(BIN)/python -m tests.ray_cluster start >/dev/null & cluster=$$!; fi; \
-	UNI_AGENT_GYM_TEST_CLUSTER_KEPT=1 $(BIN)/python -m pytest -ra --durations=25 -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder -m "not serial" || status=$$?; \
+	UNI_AGENT_GYM_TEST_CLUSTER_KEPT=1 $(BIN)/python -m pytest -ra --durations=25 -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder -m "not serial" $(TEST_ARGS) || status=$$?; \
 	if [ -n "$$cluster" ]; then wait $$cluster || status=$$?; fi; \
 	$(BIN)/python -m tests.ray_cluster stop || status=$$?; \
 	$(BIN)/python -m pytest -ra -m serial || status=$$?; \
