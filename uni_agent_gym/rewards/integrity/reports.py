@@ -177,6 +177,6 @@ def _maven(lines: list[str]) -> RunnerReport | None:
         return None
     counts = [tuple(map(int, _MAVEN_TOTAL.match(lines[i]).groups())) for i in totals]
     run, failed, skipped = (sum(c[0] for c in counts), sum(c[1] + c[2] for c in counts), sum(c[3] for c in counts))
-    end = next((i for i in range(totals[-1] + 1, len(lines)) if _MAVEN_BUILD.match(lines[i])), totals[-1])
+    end = next((verdict for verdict in verdicts if verdict > totals[-1]), totals[-1])
     text = lines[totals[0]].strip() if len(totals) == 1 else f"{len(totals)} runs: Tests run: {run}, Failures and errors: {failed}, Skipped: {skipped}"
     return RunnerReport("maven", run - failed - skipped, failed, frozenset({1 if failed else 0}), end, text=text)
