@@ -50,11 +50,15 @@ def docker_client() -> docker.DockerClient:
 
 def image_exists(name: str) -> bool:
     """Whether the engine has image `name` locally (blocking: call it through a thread from async code)."""
+    return image_labels(name) is not None
+
+
+def image_labels(name: str) -> dict[str, str] | None:
+    """The labels of image `name` here ({} for none), or None when the engine has no such image (blocking)."""
     try:
-        docker_client().images.get(name)
-        return True
+        return docker_client().images.get(name).labels or {}
     except docker.errors.ImageNotFound:
-        return False
+        return None
 
 
 def ensure_image(image: str, pull: str) -> None:

@@ -17,9 +17,7 @@ import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
-import docker.errors
-
-from uni_agent_gym.deployments.docker import docker_client, image_exists
+from uni_agent_gym.deployments.docker import docker_client, image_exists, image_labels
 from uni_agent_gym.errors import DeploymentError
 from uni_agent_gym.named_locks import blocking_machine_lock
 
@@ -73,15 +71,12 @@ def bootstrap_base(
 def _bootstrap(python: str, name: str, mirror: str | None, force: bool, log: Callable[[str], None]) -> str:
     client = docker_client()
     recipe = base_recipe(python)
-    if not force:
-        try:
-            labels = client.images.get(name).labels or {}
-            if labels.get(RECIPE_LABEL) == recipe:
-                log(f"{name} exists; nothing to do (--force rebuilds it)")
-                return name
-            log(f"{name} was made by another recipe; rebuilding it")
-        except docker.errors.ImageNotFound:
-            pass
+    labels = None if force else image_labels(name)
+    if labels is not None:
+        if labels.get(RECIPE_LABEL) == recipe:
+            log(f"{name} exists; nothing to do (--force rebuilds it)")
+            return name
+        log(f"{name} was made by another recipe; rebuilding it")
     if shutil.which("debootstrap") is None:
         raise DeploymentError("debootstrap is not installed: `apt-get install -y debootstrap` (Debian/Ubuntu)")
     if os.geteuid() != 0:

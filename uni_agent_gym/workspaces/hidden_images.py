@@ -17,10 +17,9 @@ import shlex
 import tempfile
 from pathlib import Path
 
-import docker.errors
 from docker.utils import parse_repository_tag
 
-from uni_agent_gym.deployments.docker import docker_client, image_exists
+from uni_agent_gym.deployments.docker import docker_client, image_exists, image_labels
 from uni_agent_gym.errors import ImageNotFoundError
 from uni_agent_gym.named_locks import machine_lock
 from uni_agent_gym.workspaces.image_builder import docker_build
@@ -47,10 +46,7 @@ def _derive(image: str, paths: list[str]) -> str:
     client = docker_client()
     source_id = client.images.get(image).id
     name = hidden_image_name(image, paths)
-    try:
-        labels = client.images.get(name).labels or {}
-    except docker.errors.ImageNotFound:
-        labels = {}
+    labels = image_labels(name) or {}
     wanted = json.dumps(sorted(paths))
     if labels.get(SOURCE_LABEL) == source_id and labels.get(HIDDEN_LABEL) == wanted:
         return name

@@ -41,7 +41,7 @@ from typing import Any
 
 from uni_agent_gym.config import GymConfig
 from uni_agent_gym.datasets.base import IMAGE_REPO_DIR
-from uni_agent_gym.deployments.docker import docker_client, image_exists
+from uni_agent_gym.deployments.docker import docker_client, image_exists, image_labels
 from uni_agent_gym.workspaces.base_images import DEBIAN_SUITE_BY_PYTHON, GLIBC_MINOR_BY_PYTHON, base_image_name
 from uni_agent_gym.workspaces.history import CLEAN_SCRIPT, HISTORY_LABEL, SCRIPT_PATH, clean_history, fresh_checkout, history_mode
 from uni_agent_gym.workspaces.mirrors import mirror_repository
@@ -308,11 +308,6 @@ def _instance_dockerfile(instance: dict[str, Any], spec: EnvironmentSpec, config
     return dockerfile(environment, spec, history_mode(instance, config), instance.get("workdir") or IMAGE_REPO_DIR)
 
 
-def _built_from(name: str) -> str | None:
-    """The inputs digest an existing image carries; None for one built elsewhere (pulled) or before the label."""
-    return (docker_client().images.get(name).labels or {}).get(INPUTS_LABEL)
-
-
 async def build_instance_image(
     instance: dict[str, Any],
     config: GymConfig,
@@ -329,8 +324,9 @@ async def build_instance_image(
             "carries: pull the image where a registry is reachable"
         )
     async with machine_lock(f"instance image {name}"):  # another process building it: wait, then find it built
-        if not force and await asyncio.to_thread(image_exists, name):
-            built_from = await asyncio.to_thread(_built_from, name)
+        labels = None if force else await asyncio.to_thread(image_labels, name)
+        if labels is not None:  # it exists: kept if built from these inputs, or elsewhere (pulled) or before the label
+            built_from = labels.get(INPUTS_LABEL)
             wanted = None if built_from is None else inputs_digest(_instance_dockerfile(instance, environment_spec(instance, environments), config), instance["base_commit"])
             if built_from == wanted:
                 log(f"{instance_id}: {name} exists, skipped")

@@ -23,7 +23,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from uni_agent_gym.deployments.docker import docker_client, ensure_image, image_exists
+from uni_agent_gym.deployments.docker import docker_client, ensure_image, image_labels
 from uni_agent_gym.named_locks import machine_lock
 from uni_agent_gym.workspaces.history import CleanHistory, fresh_checkout
 from uni_agent_gym.workspaces.host_git import WorkspaceError
@@ -81,7 +81,7 @@ def build_workspace_image(image: str, name: str, archive: bytes, repo_dir: str, 
     from the same image id exists (blocking)."""
     ensure_image(image, pull)
     source = docker_client().images.get(image).id
-    if image_exists(name) and (docker_client().images.get(name).labels or {}).get(WORKSPACE_LABEL, "").startswith(source):
+    if (image_labels(name) or {}).get(WORKSPACE_LABEL, "").startswith(source):
         return
     dockerfile = f'FROM {image}\nCOPY repo/ {repo_dir}/\nLABEL {WORKSPACE_LABEL}="{source} {start} {repo_dir}"\n'
     context = io.BytesIO()
