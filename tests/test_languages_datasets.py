@@ -72,6 +72,11 @@ def test_every_vendored_multilingual_row_is_a_swe_bench_task_in_its_language():
         log_parser(task)  # swebench has the parser the row names
 
 
+def run_as_graded(command: str, cwd: Path, env: dict[str, str]) -> subprocess.CompletedProcess:
+    """A task's test command run by real bash as the grader runs it: in a subshell, output and errors one log."""
+    return subprocess.run(["bash", "-c", f"( {command} ) 2>&1"], env=env, capture_output=True, text=True, cwd=cwd)
+
+
 # A stand-in for Maven's daemon (no JDK here; `test_language_attacks.py` runs the real Maven): surefire's closing lines
 # for the one test `-Dtest=` names, failing those in $FAILING, exit 1 on failure, as `mvn test` prints and exits.
 STAND_IN_MVND = """#!/bin/sh
@@ -95,7 +100,7 @@ def test_maven_runs_of_a_multilingual_row_name_each_test_by_its_command(tmp_path
     env = {"PATH": f"{tmp_path}:/usr/bin:/bin", "FAILING": " ".join(failing)}
 
     def run(command: str) -> subprocess.CompletedProcess:
-        return subprocess.run(["bash", "-c", f"( {command} ) 2>&1"], env=env, capture_output=True, text=True, cwd=tmp_path)
+        return run_as_graded(command, tmp_path, env)
 
     ran, parse = run(task["test_command"]), log_parser(task)
     assert parse(ran.stdout) == {test: "FAILED" if test in failing else "PASSED" for test in tests}, ran.stdout
@@ -120,8 +125,7 @@ def test_calypsos_jest_runs_are_traced_for_its_parser(tmp_path):
     assert task["log_parser"] == "parse_log_calypso" and task["test_command"].count("(set -x; ./node_modules/.bin/jest") == 2
 
     def read(command: str) -> dict:
-        ran = subprocess.run(["bash", "-c", f"( {command} ) 2>&1"], env={"PATH": "/usr/bin:/bin"}, capture_output=True, text=True, cwd=tmp_path)
-        return log_parser(task)(ran.stdout)
+        return log_parser(task)(run_as_graded(command, tmp_path, {"PATH": "/usr/bin:/bin"}).stdout)
 
     assert read(task["test_command"]) == {"client/a/test/a.js - works": "PASSED", "client/b/test/b.js - works": "PASSED"}
     assert read(task["test_command"].replace("set -x; ", "")) == {}
