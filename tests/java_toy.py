@@ -45,18 +45,23 @@ async def java_toy_row() -> dict:
     })  # fmt: skip
 
 
-async def java_toy_task() -> tuple[dict, dict, dict]:
-    """The toy's row, its image built where missing, and the deployment and env sections that grade it on docker."""
+def build_config():
+    """The config that builds the toy's image: its mirror, the test build cache, the bookworm base."""
     from uni_agent_gym.config import GymConfig
-    from uni_agent_gym.specs import load_environments
     from uni_agent_gym.toolchains import TOOLCHAIN_PYTHON
     from uni_agent_gym.workspaces.base_images import bootstrap_base
+
+    bootstrap_base(TOOLCHAIN_PYTHON, log=lambda message: None)
+    return GymConfig.model_validate({"env": {"cache_dir": str(BUILD_CACHE), "mirrors": {REPO_NAME: str(REPO)}}})
+
+
+async def java_toy_task() -> tuple[dict, dict, dict]:
+    """The toy's row, its image built where missing, and the deployment and env sections that grade it on docker."""
+    from uni_agent_gym.specs import load_environments
     from uni_agent_gym.workspaces.image_builder import build_instance_images
 
     row = await java_toy_row()
-    bootstrap_base(TOOLCHAIN_PYTHON, log=lambda message: None)
-    config = GymConfig.model_validate({"env": {"cache_dir": str(BUILD_CACHE), "mirrors": {REPO_NAME: str(REPO)}}})
-    _, failures = await build_instance_images([row], config, load_environments(ENVIRONMENTS), log=lambda message: None)
+    _, failures = await build_instance_images([row], build_config(), load_environments(ENVIRONMENTS), log=lambda message: None)
     if failures:
         raise RuntimeError(f"the Java toy's image failed to build: {failures}")
     return row, {"type": "docker"}, {"workspace": "image", "environments": str(ENVIRONMENTS)}

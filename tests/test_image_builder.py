@@ -182,19 +182,18 @@ async def test_a_package_the_install_needs_but_the_pins_lack_is_added_and_the_bu
 async def test_an_instance_image_built_from_other_inputs_is_built_again(docker_image):
     """An image built here carries the digest of its inputs: found again with the same inputs it is reused; with a
     changed spec (here an environments file's variable) it is built again; one without the label (pulled, or built
-    before it) is reused as it is. On gin-3227 (Go: its toolchain image is shared with the language fixtures)."""
+    before it) is reused as it is. On the Java toy (its toolchain image is shared with the Java attacks; its install
+    is Maven's offline test-compile, seconds where a real fixture's build takes a minute)."""
     require_docker()
-    from tests import language_fixtures
+    from tests import java_toy
     from uni_agent_gym.deployments.docker import docker_client
-    from uni_agent_gym.instances import normalise
     from uni_agent_gym.specs import load_environments
     from uni_agent_gym.workspaces.image_builder import INPUTS_LABEL, build_instance_image
 
-    raw = language_fixtures.derived_rows()["gin-gonic__gin-3227"]
     name = f"uni-agent-gym-test/inputs-{secrets.token_hex(3)}"
-    row = {**normalise(raw), "image_name": f"{name}:latest"}
-    config = language_fixtures.build_config([raw])
-    environments = load_environments(language_fixtures.ENVIRONMENTS)
+    row = {**await java_toy.java_toy_row(), "image_name": f"{name}:latest"}
+    config = java_toy.build_config()
+    environments = load_environments(java_toy.ENVIRONMENTS)
     changed = {key: {**entry, "env": {**entry.get("env", {}), "UAG_CHANGED": "1"}} if key == row["instance_id"] else entry
                for key, entry in environments.items()}  # fmt: skip
     said: list[str] = []

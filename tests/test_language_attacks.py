@@ -13,6 +13,8 @@ exit-code check).
 
 from __future__ import annotations
 
+import asyncio
+
 import pytest
 
 from tests import language_fixtures
@@ -219,23 +221,55 @@ JAVA_BREAKERS = {
 }  # fmt: skip
 
 
+# Every Java episode of this file by name: its commands and reward settings. The hang first: it waits out its timeout.
+JAVA_EPISODES = {
+    **{f"breaker: {name}": ([when_arith_loads(code)], {"timeout": 60}) for name, (code, _, _) in JAVA_BREAKERS.items()},
+    **{f"attack: {name}": (commands, {}) for name, (commands, _) in JAVA_ATTACKS.items()},
+    **{f"attack in the same sandbox: {name}": (commands, {"sandbox": "same"})
+       for name, (commands, shown) in JAVA_ATTACKS.items() if shown.get("fools_the_same_sandbox")},
+    "the gold fix": ([JAVA_FIX], {}),
+}  # fmt: skip
+
+
 @pytest.fixture(scope="module")
-def java_task(docker_image):
+def java_reports(docker_image) -> dict:
+    """Every Java episode's report (or what it raised), played four at a time. A Maven run of the toy is about a
+    second of work and ten of waiting (Debian's surefire 2.22.3 ends a forked run at its pinger's next 10 s tick;
+    `-DforkCount=0` takes 1.5 s, a fork 11.4 s), so side by side the waits overlap: the 11 episodes took 240 s of a
+    worker one after another."""
     row, deployment, env = run_to_completion(java_toy_task())
-    return row, {**deployment, "memory": "1g"}, env  # the memory hog's bound (the JVMs take a quarter of it each)
+    deployment = {**deployment, "memory": "1g"}  # the memory hog's bound (the JVMs take a quarter of it each)
+    limit = asyncio.Semaphore(4)
+
+    async def play(commands: list[str], reward: dict) -> dict:
+        async with limit:
+            return await episode(row, deployment, env, commands, **reward)
+
+    async def every() -> dict:
+        reports = await asyncio.gather(*(play(*JAVA_EPISODES[name]) for name in JAVA_EPISODES), return_exceptions=True)
+        return dict(zip(JAVA_EPISODES, reports))
+
+    return run_to_completion(every())
+
+
+def java_report(reports: dict, name: str) -> dict:
+    """The report of the Java episode `name`; what it raised, raised here (so only its own test fails)."""
+    report = reports[name]
+    if isinstance(report, BaseException):
+        raise report
+    return report
 
 
 @pytest.mark.parametrize("attack", list(JAVA_ATTACKS), ids=list(JAVA_ATTACKS))
-async def test_an_attack_on_a_java_task_earns_nothing(java_task, attack):
+def test_an_attack_on_a_java_task_earns_nothing(java_reports, attack):
     """The Java toy, graded as SWE-bench Multilingual grades its Maven rows (`tests/java_toy.py`). Where the patch
     keeps its change, swebench's parser alone is fooled (it reads a test's status from its run's `BUILD` line) and
     Maven's cross-check is not: its totals, summed over the runs, against the exit code of every run."""
-    row, deployment, env = java_task
-    commands, shown = JAVA_ATTACKS[attack]
+    shown = JAVA_ATTACKS[attack][1]
     if shown.get("fools_the_same_sandbox"):
-        same = await episode(row, deployment, env, commands, sandbox="same")
+        same = java_report(java_reports, f"attack in the same sandbox: {attack}")
         assert same["reward"] == 1.0, f"the attack should be real: in the agent's own sandbox it earns {same['reward']} ({same['status']})"
-    report = await episode(row, deployment, env, commands)
+    report = java_report(java_reports, f"attack: {attack}")
     status = shown.get("status", "unresolved")
     assert (report["status"], report["reward"], report["caused_by"]) == (status, 0.0, None if status == "unresolved" else "patch"), report
     if "restored" in shown:
@@ -248,19 +282,17 @@ async def test_an_attack_on_a_java_task_earns_nothing(java_task, attack):
 
 
 @pytest.mark.parametrize("attack", list(JAVA_BREAKERS), ids=list(JAVA_BREAKERS))
-async def test_breaking_the_grader_of_a_java_task_is_the_patchs_doing(java_task, attack):
+def test_breaking_the_grader_of_a_java_task_is_the_patchs_doing(java_reports, attack):
     """A hang waits out `reward.timeout` (60 s: an honest grading of the toy takes about 25 s)."""
-    row, deployment, env = java_task
-    code, statuses, shown = JAVA_BREAKERS[attack]
-    report = await episode(row, deployment, env, [when_arith_loads(code)], timeout=60)
+    _, statuses, shown = JAVA_BREAKERS[attack]
+    report = java_report(java_reports, f"breaker: {attack}")
     assert report["status"] in statuses and (report["reward"], report["exit_reason"]) == (0.0, "finished"), report
     assert report["caused_by"] == (None if report["status"] == "unresolved" else "patch"), report
     assert shown is None or shown in report["log"], report["log"][-3000:]
 
 
-async def test_the_java_gold_fix_still_earns_one(java_task):
-    row, deployment, env = java_task
-    report = await episode(row, deployment, env, [JAVA_FIX])
+def test_the_java_gold_fix_still_earns_one(java_reports):
+    report = java_report(java_reports, "the gold fix")
     assert (report["status"], report["reward"], report["integrity_problems"]) == ("resolved", 1.0, []), report
     assert report["test_statuses"] == {"toy.AddTest": "PASSED", "toy.ZeroTest": "PASSED"}
 
