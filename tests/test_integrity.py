@@ -305,9 +305,17 @@ RUNNER_LOG_ROWS = [  # log, how it is changed (hand-made) or None, exit code, ex
     ("redis-fail", "exit code", 0, [EXIT]),
     ("redis-pass", "exit code", 1, [EXIT_CLEAN]),
     ("redis-pass", "cut before 'The End'", 0, [NO_SUMMARY]),
+    # cargo test on a toy crate (`capture_cargo.sh`): unit tests, an integration test and a doc-test, a binary each
+    ("cargo-pass", None, 0, []),
+    ("cargo-fail", None, 101, []),  # cargo stops at the first failing binary
+    ("cargo-no-fail-fast", None, 101, []),
+    ("cargo-forged", None, 0, [EXIT, TWICE]),  # an exit hook of the code under test prints a pass and exits 0, in each binary
+    ("cargo-fail", "exit code", 0, [EXIT]),
+    ("cargo-pass", "exit code", 101, [INTERRUPTED]),  # 101 with nothing failed: a test binary crashed, or the build failed
+    ("cargo-pass", "cut before 'test result: ok. 2 passed'", 0, [NO_SUMMARY]),
 ]
 RUNNER_OF_LOG = {"django": ("runtests.py", "parse_log_django"), "sympy": ("bin/test", "parse_log_sympy"), "gotest": ("go test", "parse_log_gotest"),
-                 "redis": ("runtest", "parse_log_redis")}  # fmt: skip
+                 "redis": ("runtest", "parse_log_redis"), "cargo": ("cargo test", "parse_log_cargo")}  # fmt: skip
 
 
 @pytest.mark.parametrize(
@@ -415,9 +423,9 @@ def test_an_unknown_parser_name_is_an_error():
 
 
 def test_a_log_of_an_unknown_runner_gets_no_checks():
-    """A swebench parser of a runner whose report is not read (cargo's), with its own command: nothing to check against."""
-    log = "test tests::a ... ok\n"
-    assert check_log("parse_log_cargo", "cargo test", log, {"tests::a": "PASSED"}, 1) == []
+    """A swebench parser of a runner whose report is not read (jest's), with its own command: nothing to check against."""
+    log = "  ✓ adds two numbers (3 ms)\n"
+    assert check_log("parse_log_jest", "npx jest --verbose", log, {"adds two numbers": "PASSED"}, 1) == []
 
 
 def test_the_forged_go_logs_fool_the_parser_on_its_own():

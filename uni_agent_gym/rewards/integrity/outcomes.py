@@ -59,6 +59,7 @@ _WORDS = {  # other runners' outcome lines (their parsers read each line on its 
     "gotest": re.compile(r"--- (?:PASS|FAIL|SKIP): "),
     "redis": re.compile(r"\[(?:ok|err|skip|ignore)\]: "),
     "maven": re.compile(r"Tests run: "),
+    "cargo": re.compile(r"^\s*test\s.*\.\.\."),
 }
 
 

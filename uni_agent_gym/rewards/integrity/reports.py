@@ -16,6 +16,9 @@
   `Results:` block, then `BUILD SUCCESS` or `BUILD FAILURE`; a log of several runs (one `mvn test -Dtest=X`
   per test: swebench's Maven specs) has one each, summed. Exit 1 when tests failed or errored (the build
   fails), else 0 (several runs: the last failing run's code, `as_eval_script`).
+- cargo test: a `test result: ok. 2 passed; 0 failed; 1 ignored; 0 measured; 0 filtered out; finished in 0.01s` line
+  (`FAILED.` when tests failed) after each test binary's run (unit tests, each `tests/*.rs`, doc-tests), summed.
+  Exit 101 when a test failed (cargo stops at the first failing binary unless `--no-fail-fast`), else 0.
 """
 
 from __future__ import annotations
@@ -56,7 +59,8 @@ class RunnerReport:
 def read_report(runner: str, lines: list[str]) -> RunnerReport | None:
     """The runner's last closing report in `lines`, or None when it printed none."""
     plain = [_ANSI.sub("", line) if "\x1b" in line else line for line in lines]
-    return {"pytest": _pytest, "django": _django, "sympy": _sympy, "gotest": _gotest, "redis": _redis, "maven": _maven}[runner](plain)
+    return {"pytest": _pytest, "django": _django, "sympy": _sympy, "gotest": _gotest, "redis": _redis, "maven": _maven,
+            "cargo": _cargo}[runner](plain)
 
 
 def pytest_counts(line: str) -> dict[str, int] | None:
@@ -180,3 +184,17 @@ def _maven(lines: list[str]) -> RunnerReport | None:
     end = next((verdict for verdict in verdicts if verdict > totals[-1]), totals[-1])
     text = lines[totals[0]].strip() if len(totals) == 1 else f"{len(totals)} runs: Tests run: {run}, Failures and errors: {failed}, Skipped: {skipped}"
     return RunnerReport("maven", run - failed - skipped, failed, frozenset({1 if failed else 0}), end, text=text)
+
+
+_CARGO_RESULT = re.compile(r"^test result: (?:ok|FAILED)\. (\d+) passed; (\d+) failed; (\d+) ignored; \d+ measured; \d+ filtered out")
+
+
+def _cargo(lines: list[str]) -> RunnerReport | None:
+    """The `test result:` line of each test binary's run, summed; the end is the last one."""
+    results = [(i, match) for i, line in enumerate(lines) if (match := _CARGO_RESULT.match(line))]
+    if not results:
+        return None
+    passed, failed = (sum(int(match.group(group)) for _, match in results) for group in (1, 2))
+    end = results[-1][0]
+    text = lines[end].strip() if len(results) == 1 else f"{len(results)} test binaries: {passed} passed, {failed} failed"
+    return RunnerReport("cargo", passed, failed, frozenset({101} if failed else {0}), end, text=text)
