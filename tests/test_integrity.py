@@ -1,7 +1,8 @@
 """Log cross-checks (`uni_agent_gym.rewards.integrity`) on real logs of every runner swebench's Python
 parsers read: pytest (parse_log_pytest, _options, _v2, matplotlib, seaborn), Django's runtests.py and
 sympy's bin/test; and of go test, redis's runtest and Maven's surefire (captured in the language fixtures' images:
-`tests/runner_logs/capture_languages.py`).
+`tests/runner_logs/capture_languages.py`), cargo test, jest and vitest (on toy projects: `capture_cargo.sh`,
+`capture_javascript.sh`).
 
 pytest logs are real captures made here: each scenario's test files are written to a temporary folder
 and run by this venv's pytest with the repository's test command (third-party plugins off). Django and
@@ -313,9 +314,23 @@ RUNNER_LOG_ROWS = [  # log, how it is changed (hand-made) or None, exit code, ex
     ("cargo-fail", "exit code", 0, [EXIT]),
     ("cargo-pass", "exit code", 101, [INTERRUPTED]),  # 101 with nothing failed: a test binary crashed, or the build failed
     ("cargo-pass", "cut before 'test result: ok. 2 passed'", 0, [NO_SUMMARY]),
+    # jest and vitest on a toy package (`capture_javascript.sh`): two test files each
+    *[(f"{runner}-pass", None, 0, []) for runner in ("jest", "vitest")],
+    *[(f"{runner}-fail", None, 1, []) for runner in ("jest", "vitest")],
+    # the code under test prints a pass for the failed test whenever it is called: the other file's call comes after the
+    # runner's verdict, which the parser lets win
+    *[(f"{runner}-prints", None, 1, [COUNT, TWICE]) for runner in ("jest", "vitest")],
+    *[(f"{runner}-fail", "a pass appended", 0, [EXIT, AFTER, COUNT, TWICE]) for runner in ("jest", "vitest")],
+    *[(f"{runner}-pass", "exit code", 1, [EXIT_CLEAN]) for runner in ("jest", "vitest")],
+    *[(f"{runner}-broken", None, 1, []) for runner in ("jest", "vitest")],  # no test ran: the failed files alone mean exit 1
+    ("jest-broken", "exit code", 0, [EXIT]),
+    ("jest-pass", "cut before 'Test Suites:'", 0, [NO_SUMMARY]),
+    ("vitest-pass", "cut before 'Test Files'", 0, [NO_SUMMARY]),
 ]
+APPENDED = {"jest": "    ✓ adds two numbers (1 ms)\n", "vitest": " ✓ vt/arith.spec.js > add > adds two numbers\n"}  # a pass for the failed test
 RUNNER_OF_LOG = {"django": ("runtests.py", "parse_log_django"), "sympy": ("bin/test", "parse_log_sympy"), "gotest": ("go test", "parse_log_gotest"),
-                 "redis": ("runtest", "parse_log_redis"), "cargo": ("cargo test", "parse_log_cargo")}  # fmt: skip
+                 "redis": ("runtest", "parse_log_redis"), "cargo": ("cargo test", "parse_log_cargo"), "jest": ("jest", "parse_log_jest"),
+                 "vitest": ("vitest", "parse_log_vitest")}  # fmt: skip
 
 
 @pytest.mark.parametrize(
@@ -328,6 +343,8 @@ def test_real_runner_logs(name, change, exit_code, expected):
         log = cut_after(log, "FAILED (failures=" if runner == "runtests.py" else "DO *NOT* COMMIT!")
     elif change and change.startswith("cut before"):
         log = cut_before(log, change.split("'")[1])
+    elif change == "a pass appended":
+        log += APPENDED[name.split("-")[0]]
     assert_problems(check(parser, log, exit_code), expected, runner=runner, code=exit_code)
 
 
@@ -423,9 +440,9 @@ def test_an_unknown_parser_name_is_an_error():
 
 
 def test_a_log_of_an_unknown_runner_gets_no_checks():
-    """A swebench parser of a runner whose report is not read (jest's), with its own command: nothing to check against."""
-    log = "  ✓ adds two numbers (3 ms)\n"
-    assert check_log("parse_log_jest", "npx jest --verbose", log, {"adds two numbers": "PASSED"}, 1) == []
+    """A swebench parser of a runner whose report is not read (TAP's: axios's mocha), with its own command: nothing to check against."""
+    log = "ok 1 - adds two numbers\n"
+    assert check_log("parse_log_tap", "npx mocha -R tap test/unit/x.js", log, {"- adds two numbers": "PASSED"}, 1) == []
 
 
 def test_the_forged_go_logs_fool_the_parser_on_its_own():

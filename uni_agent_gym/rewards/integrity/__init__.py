@@ -4,7 +4,7 @@ swebench's log parsers trust every `PASSED <test>` (or `<test> ... ok`, `<test> 
 line about a test wins. The code under test can print such lines, before the runner's report or after
 it (an exit hook), and can change the exit code. So the parsed outcomes are cross-checked, for the
 runner the repository's parser reads (pytest, Django's `runtests.py`, sympy's `bin/test`, `go test`, redis's
-`runtest`, Maven's surefire, `cargo test`; see `reports.py`), against what the runner itself reports:
+`runtest`, Maven's surefire, `cargo test`, jest, vitest; see `reports.py`), against what the runner itself reports:
 
 - a runner that printed no closing report cannot vouch for any pass;
 - the exit code must agree with the report's failure count (1 with failures or errors, else 0);
@@ -42,13 +42,16 @@ RUNNER_OF_PARSER = {  # swebench's Python parsers (aliases such as parse_log_fla
     "parse_log_redis": "redis",
     "parse_log_maven": "maven",
     "parse_log_cargo": "cargo",
+    "parse_log_jest": "jest",  # by the parser only: other JavaScript parsers read jest's output reshaped (jq, traced runs)
+    "parse_log_vitest": "vitest",
 }
 _DEFAULT_PARSER = {"pytest": "parse_log_pytest", "django": "parse_log_django", "sympy": "parse_log_sympy", "gotest": "parse_log_gotest",
-                   "redis": "parse_log_redis", "maven": "parse_log_maven", "cargo": "parse_log_cargo"}  # fmt: skip
+                   "redis": "parse_log_redis", "maven": "parse_log_maven", "cargo": "parse_log_cargo",
+                   "jest": "parse_log_jest", "vitest": "parse_log_vitest"}  # fmt: skip
 _COMMANDS = (("django", re.compile(r"runtests\.py")), ("sympy", re.compile(r"\bbin/test\b")), ("pytest", re.compile(r"\bpy\.?test\b")),
              ("gotest", re.compile(r"\bgo test\b")), ("redis", re.compile(r"(?:^|\s|/)runtest\b")), ("maven", re.compile(r"\bmvn[dw]?\b")),
              ("cargo", re.compile(r"\bcargo\s+(?:\+\S+\s+)?test\b")))  # fmt: skip
-_LABEL = {"pytest": "pytest", "django": "runtests.py", "sympy": "bin/test", "gotest": "go test", "redis": "runtest", "maven": "Maven", "cargo": "cargo test"}
+_LABEL = {"pytest": "pytest", "django": "runtests.py", "sympy": "bin/test", "gotest": "go test", "redis": "runtest", "maven": "Maven", "cargo": "cargo test", "jest": "jest", "vitest": "vitest"}
 _SHOWN = 5  # tests named in one problem
 
 

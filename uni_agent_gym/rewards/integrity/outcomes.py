@@ -60,6 +60,8 @@ _WORDS = {  # other runners' outcome lines (their parsers read each line on its 
     "redis": re.compile(r"\[(?:ok|err|skip|ignore)\]: "),
     "maven": re.compile(r"Tests run: "),
     "cargo": re.compile(r"^\s*test\s.*\.\.\."),
+    "jest": re.compile(r"[✓✕○]"),
+    "vitest": re.compile(r"[✓×↓]"),
 }
 
 

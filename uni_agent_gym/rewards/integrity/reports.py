@@ -19,6 +19,9 @@
 - cargo test: a `test result: ok. 2 passed; 0 failed; 1 ignored; 0 measured; 0 filtered out; finished in 0.01s` line
   (`FAILED.` when tests failed) after each test binary's run (unit tests, each `tests/*.rs`, doc-tests), summed.
   Exit 101 when a test failed (cargo stops at the first failing binary unless `--no-fail-fast`), else 0.
+- jest: `Test Suites: 1 failed, 1 passed, 2 total` then `Tests:       1 failed, 1 skipped, 2 passed, 4 total`; vitest:
+  ` Test Files  1 failed | 1 passed (2)` then `      Tests  1 failed | 2 passed | 1 skipped (4)`; a log of several
+  runs has one each, summed. Exit 1 when a test or a test file failed (one that could not load counts no test), else 0.
 """
 
 from __future__ import annotations
@@ -60,7 +63,7 @@ def read_report(runner: str, lines: list[str]) -> RunnerReport | None:
     """The runner's last closing report in `lines`, or None when it printed none."""
     plain = [_ANSI.sub("", line) if "\x1b" in line else line for line in lines]
     return {"pytest": _pytest, "django": _django, "sympy": _sympy, "gotest": _gotest, "redis": _redis, "maven": _maven,
-            "cargo": _cargo}[runner](plain)
+            "cargo": _cargo, "jest": _jest, "vitest": _vitest}[runner](plain)
 
 
 def pytest_counts(line: str) -> dict[str, int] | None:
@@ -198,3 +201,33 @@ def _cargo(lines: list[str]) -> RunnerReport | None:
     end = results[-1][0]
     text = lines[end].strip() if len(results) == 1 else f"{len(results)} test binaries: {passed} passed, {failed} failed"
     return RunnerReport("cargo", passed, failed, frozenset({101} if failed else {0}), end, text=text)
+
+
+_JEST_FILES = re.compile(r"^Test Suites:\s+(.*\d+ total)\s*$")
+_JEST_TESTS = re.compile(r"^Tests:\s+(.*\d+ total)\s*$")
+_VITEST_FILES = re.compile(r"^\s*Test Files\s+(.*\(\d+\))\s*$")
+_VITEST_TESTS = re.compile(r"^\s*Tests\s+(.*\(\d+\)|no tests)\s*$")  # no tests: every file failed to load
+_JS_COUNT = re.compile(r"(\d+) (failed|passed|skipped|todo)")
+
+
+def _jest(lines: list[str]) -> RunnerReport | None:
+    return _javascript("jest", _JEST_FILES, _JEST_TESTS, lines)
+
+
+def _vitest(lines: list[str]) -> RunnerReport | None:
+    return _javascript("vitest", _VITEST_FILES, _VITEST_TESTS, lines)
+
+
+def _javascript(runner: str, files: re.Pattern, tests: re.Pattern, lines: list[str]) -> RunnerReport | None:
+    """jest's and vitest's summaries: each run's tests line (and the files line before it), summed over the runs."""
+    ends = [i for i, line in enumerate(lines) if tests.match(line)]
+    if not ends:
+        return None
+    passed = failed = failed_files = 0
+    for end in ends:
+        counts = {word: int(number) for number, word in _JS_COUNT.findall(tests.match(lines[end]).group(1))}
+        passed, failed = passed + counts.get("passed", 0), failed + counts.get("failed", 0)
+        header = files.match(lines[end - 1]) if end else None
+        failed_files += int(dict((w, n) for n, w in _JS_COUNT.findall(header.group(1))).get("failed", 0)) if header else 0
+    text = lines[ends[0]].strip() if len(ends) == 1 else f"{len(ends)} runs: {passed} passed, {failed} failed"
+    return RunnerReport(runner, passed, failed or failed_files, frozenset({1} if failed or failed_files else {0}), ends[-1], text=text)
