@@ -179,6 +179,7 @@ async def test_a_package_the_install_needs_but_the_pins_lack_is_added_and_the_bu
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(1200)  # a new machine may build the Java toolchain image here first
 async def test_an_instance_image_built_from_other_inputs_is_built_again(docker_image):
     """An image built here carries the digest of its inputs: found again with the same inputs it is reused; with a
     changed spec (here an environments file's variable) it is built again; one without the label (pulled, or built

@@ -231,6 +231,10 @@ JAVA_EPISODES = {
 }  # fmt: skip
 
 
+# The first Java test pays for `java_reports`: on a new machine the toolchain image (a JDK, Maven) and the toy's are built first.
+JAVA_TIMEOUT = pytest.mark.timeout(1200)
+
+
 @pytest.fixture(scope="module")
 def java_reports(docker_image) -> dict:
     """Every Java episode's report (or what it raised), played four at a time. A Maven run of the toy is about a
@@ -260,6 +264,7 @@ def java_report(reports: dict, name: str) -> dict:
     return report
 
 
+@JAVA_TIMEOUT
 @pytest.mark.parametrize("attack", list(JAVA_ATTACKS), ids=list(JAVA_ATTACKS))
 def test_an_attack_on_a_java_task_earns_nothing(java_reports, attack):
     """The Java toy, graded as SWE-bench Multilingual grades its Maven rows (`tests/java_toy.py`). Where the patch
@@ -281,6 +286,7 @@ def test_an_attack_on_a_java_task_earns_nothing(java_reports, attack):
         assert report["test_statuses"] == {"toy.AddTest": "FAILED", "toy.ZeroTest": "PASSED"}, report["test_statuses"]
 
 
+@JAVA_TIMEOUT
 @pytest.mark.parametrize("attack", list(JAVA_BREAKERS), ids=list(JAVA_BREAKERS))
 def test_breaking_the_grader_of_a_java_task_is_the_patchs_doing(java_reports, attack):
     """A hang waits out `reward.timeout` (60 s: an honest grading of the toy takes about 25 s)."""
@@ -291,6 +297,7 @@ def test_breaking_the_grader_of_a_java_task_is_the_patchs_doing(java_reports, at
     assert shown is None or shown in report["log"], report["log"][-3000:]
 
 
+@JAVA_TIMEOUT
 def test_the_java_gold_fix_still_earns_one(java_reports):
     report = java_report(java_reports, "the gold fix")
     assert (report["status"], report["reward"], report["integrity_problems"]) == ("resolved", 1.0, []), report
