@@ -436,7 +436,7 @@ async def test_a_runner_module_changed_by_the_patch_is_graded_again_as_it_was(sp
     report = await episode(sphinx_instance, forged, guard=False, canaries=False)
     assert (report["status"], report["reward"]) == ("unresolved", 0.0), report
     assert report["runner_rerun"]["modules"] == [SPHINX_PLUGIN] and report["runner_rerun"]["status"] == "unresolved"
-    assert [p for p in report["integrity_problems"] if p.startswith(f"resolved only with the patch's changes to the test runner's implementation ({SPHINX_PLUGIN})")]
+    assert [p for p in report["integrity_problems"] if p.startswith(f"resolved only with the patch's changes to the test runner's implementation or configuration ({SPHINX_PLUGIN})")]
 
 
 async def test_a_fix_that_also_touches_a_runner_module_still_earns_one(sphinx_instance):

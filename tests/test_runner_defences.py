@@ -94,3 +94,32 @@ def test_a_canary_of_these_runners_is_its_exact_name():
 )  # fmt: skip
 def test_runner_files_of_each_language(language, path, restored):
     assert (path in language_runner_files(language, [path])) is restored
+
+
+# jackson-core 2.14.1's own pom (Apache-2.0; the tracked pom.xml of the jackson-core-922 fixture's image, from Debian's
+# source of the release), changed as a patch could change it
+JACKSON_POM = language_fixtures.HERE / "jackson-core-pom-2.14.xml"
+SUREFIRE = "<artifactId>maven-surefire-plugin</artifactId>\n        <version>${version.plugin.surefire}</version>\n        <configuration>\n"
+POM_CHANGES = {  # change -> whether the tests are graded again with the pom as at the start
+    "a dependency added": (("</dependencies>", "<dependency><groupId>x</groupId><artifactId>y</artifactId><version>1</version></dependency></dependencies>"), False),
+    "a comment and blank lines": (("<packaging>", "<!-- why -->\n\n  <packaging>"), False),
+    "a version property bumped": (("<properties>", "<properties><x.version>2.15</x.version>"), False),
+    "surefire's forkCount in its configuration": ((SUREFIRE, SUREFIRE + "<forkCount>0</forkCount>"), True),
+    "the forkCount property": (("<properties>", "<properties><forkCount>0</forkCount>"), True),
+    "a test property": (("<properties>", "<properties><maven.test.failure.ignore>true</maven.test.failure.ignore>"), True),
+    "a plugin added to the build": (("</build>", "<extensions><extension><groupId>x</groupId><artifactId>y</artifactId></extension></extensions></build>"), True),
+    "a profile": (("</dependencies>", "</dependencies><profiles><profile><id>p</id></profile></profiles>"), True),
+    "the parent": (("<parent>", "<parent><relativePath>evil.xml</relativePath>"), True),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("change", list(POM_CHANGES))
+def test_a_pom_change_to_the_build_or_the_tests_is_graded_again(change):
+    """`maven_poms.runner_view`: what in a pom configures the build and the test run; a fix's dependencies are not it."""
+    from uni_agent_gym.rewards.maven_poms import runner_view
+
+    pom = JACKSON_POM.read_text()
+    (old, new), graded_again = POM_CHANGES[change]
+    assert old in pom, old
+    assert (runner_view(pom.replace(old, new, 1)) != runner_view(pom)) is graded_again
+    assert runner_view(None) is None and runner_view("<project") == "<unparseable>"

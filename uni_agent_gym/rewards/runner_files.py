@@ -114,13 +114,14 @@ async def runner_files_to_restore(deployment: Deployment, repo_dir: str, start: 
         elif name.endswith((".pyc", ".pyo")) or "__pycache__" in PurePosixPath(path).parts:
             restore[path] = "compiled bytecode runs instead of its source"
         elif path in ("setup.cfg", "pyproject.toml"):
-            before = await _read(deployment, repo_dir, f"git show {start}:{shlex.quote(path)}")
-            after = await _read(deployment, repo_dir, f"cat -- {shlex.quote(path)}")
+            before = await read_in_repo(deployment, repo_dir, f"git show {start}:{shlex.quote(path)}")
+            after = await read_in_repo(deployment, repo_dir, f"cat -- {shlex.quote(path)}")
             if pytest_section(path, before) != pytest_section(path, after):
                 restore[path] = "its pytest section was changed"
     return restore
 
 
-async def _read(deployment: Deployment, repo_dir: str, command: str) -> str | None:
+async def read_in_repo(deployment: Deployment, repo_dir: str, command: str) -> str | None:
+    """What `command` prints in the repository (a file as at a commit, or as it is); None where it fails (no such file)."""
     result = await deployment.run(f"cd {shlex.quote(repo_dir)} && {command} 2>/dev/null", timeout=60)
     return result.output if result.exit_code == 0 else None

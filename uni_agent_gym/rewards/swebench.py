@@ -64,6 +64,7 @@ from uni_agent_gym.rewards.canaries import Canaries, plant, wanted
 from uni_agent_gym.rewards.capture import PatchRejected, capture_from_container, capture_in_sandbox, capture_on_host
 from uni_agent_gym.rewards.guard import GUARDED_RUNNERS, Guard, can_load
 from uni_agent_gym.rewards.integrity import check_log, runner_for
+from uni_agent_gym.rewards.maven_poms import ATTACH_CLOSED, poms_with_runner_changes
 from uni_agent_gym.rewards.patches import SAFE_GIT, apply_patch, drop_files, git_in, reset_files
 from uni_agent_gym.rewards.runner_files import runner_files_to_restore
 from uni_agent_gym.rewards.runner_modules import runner_modules_touched
@@ -338,11 +339,14 @@ class SWEBenchReward:
         runner = runner_for(checked, command)  # (name, parser) of the runner the log comes from; None: unknown
         canaries = await self._plant_canaries(deployment, instance, repo_dir, runner, command)
         result.canaries = dict(canaries.planted) if canaries is not None else {}
+        # what configures the runner, read before anything of the patch's runs (it could rewrite it)
+        modules = runner_modules_touched(instance.get("repo", ""), result.patch)
+        if runner is not None and runner[0] == "maven":
+            modules += await poms_with_runner_changes(deployment, repo_dir, start, result.patch)
         result.build_command = build_of_tests(instance, self.environments)
         if result.build_command and not await self._build(deployment, repo_dir, result):
             return self._finish(result, started)
         await self._run_and_grade(deployment, instance, repo_dir, result, checked, runner, canaries)
-        modules = runner_modules_touched(instance.get("repo", ""), result.patch)
         if result.status == "resolved" and modules:  # graded again with the runner's implementation as at the start
             await reset_files(deployment, repo_dir, start, modules)
             rerun = await self._run_and_grade(deployment, instance, repo_dir, RewardResult(result.instance_id, "unresolved", test_command=command), checked, runner, canaries)
@@ -352,7 +356,7 @@ class SWEBenchReward:
             if rerun.status != "resolved":
                 shown = f": {', '.join(failing[:5])}{' ...' if len(failing) > 5 else ''} did not pass" if failing else ""
                 result.integrity_problems.append(
-                    f"resolved only with the patch's changes to the test runner's implementation ({', '.join(modules)}); "
+                    f"resolved only with the patch's changes to the test runner's implementation or configuration ({', '.join(modules)}); "
                     f"with them as at the start commit the result is {rerun.status}{shown}"
                 )
                 result.status, result.resolved, result.reward = "unresolved", False, 0.0
@@ -397,6 +401,8 @@ class SWEBenchReward:
         command, durations = result.test_command, result.durations
         guard = self._guard(instance, runner, command)
         loads_the_guard = await guard.install(deployment) if guard else ""
+        if runner is not None and runner[0] == "maven":  # no agent attaches to Maven's JVM from the tests' (maven_poms.py)
+            loads_the_guard += ATTACH_CLOSED
         tests_started = time.monotonic()
         try:
             run = await deployment.run(f"cd {shlex.quote(repo_dir)} && ( {loads_the_guard}{command} )", timeout=self.config.timeout, output_limit=self.config.log_limit)
