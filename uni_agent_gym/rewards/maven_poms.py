@@ -51,10 +51,11 @@ def runner_view(text: str | None) -> str | None:
 
 
 async def poms_with_runner_changes(deployment: Deployment, repo_dir: str, start: str, patch: str) -> list[str]:
-    """The poms (`pom.xml` anywhere) whose build or test configuration the patch changed, added or deleted."""
+    """The poms (`pom.xml` anywhere, Debian's `.debian-pom.xml`) whose build or test configuration the patch changed,
+    added or deleted."""
     changed = []
     for path in patch_files(patch):
-        if not PurePosixPath(path).name.endswith("pom.xml"):  # Debian's generated `.debian-pom.xml` too
+        if not PurePosixPath(path).name.endswith("pom.xml"):
             continue
         before = await read_in_repo(deployment, repo_dir, f"git show {shlex.quote(f'{start}:{path}')}")
         after = await read_in_repo(deployment, repo_dir, f"cat -- {shlex.quote(path)}")

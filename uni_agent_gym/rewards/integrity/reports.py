@@ -225,9 +225,13 @@ def _javascript(runner: str, files: re.Pattern, tests: re.Pattern, lines: list[s
         return None
     passed = failed = failed_files = 0
     for end in ends:
-        counts = {word: int(number) for number, word in _JS_COUNT.findall(tests.match(lines[end]).group(1))}
+        counts = _js_counts(tests.match(lines[end]).group(1))
         passed, failed = passed + counts.get("passed", 0), failed + counts.get("failed", 0)
         header = files.match(lines[end - 1]) if end else None
-        failed_files += int(dict((w, n) for n, w in _JS_COUNT.findall(header.group(1))).get("failed", 0)) if header else 0
+        failed_files += _js_counts(header.group(1)).get("failed", 0) if header else 0
     text = lines[ends[0]].strip() if len(ends) == 1 else f"{len(ends)} runs: {passed} passed, {failed} failed"
     return RunnerReport(runner, passed, failed or failed_files, frozenset({1} if failed or failed_files else {0}), ends[-1], text=text)
+
+
+def _js_counts(text: str) -> dict[str, int]:
+    return {word: int(number) for number, word in _JS_COUNT.findall(text)}
