@@ -123,3 +123,39 @@ def test_a_pom_change_to_the_build_or_the_tests_is_graded_again(change):
     assert old in pom, old
     assert (runner_view(pom.replace(old, new, 1)) != runner_view(pom)) is graded_again
     assert runner_view(None) is None and runner_view("<project") == "<unparseable>"
+
+
+SETUP_CFG = "[metadata]\nname = demo\n\n[tool:pytest]\naddopts = -q\n"
+CONFIG_CHANGES = {  # file -> its text after the patch -> whether it goes back to the start (runner_files.py)
+    "setup.cfg, its metadata": ("setup.cfg", SETUP_CFG.replace("name = demo", "name = demo2"), False),
+    "setup.cfg, its pytest section": ("setup.cfg", SETUP_CFG.replace("-q", "-q -p forge"), True),
+    "pyproject.toml added with a pytest section": ("pyproject.toml", "[tool.pytest.ini_options]\naddopts = '-p forge'\n", True),
+    "pyproject.toml added without one": ("pyproject.toml", "[project]\nname = 'demo'\n", False),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("change", list(CONFIG_CHANGES))
+async def test_a_python_config_file_goes_back_only_when_its_pytest_section_changed(tmp_path, change):
+    """`runner_files_to_restore` reads the file as at the start commit and as the patch left it, in the sandbox (local here)."""
+    import subprocess
+
+    from uni_agent_gym.deployments import make_deployment
+    from uni_agent_gym.rewards.runner_files import runner_files_to_restore
+
+    path, text, restored = CONFIG_CHANGES[change]
+    git = ["git", "-c", "user.name=t", "-c", "user.email=t@t", "-C", str(tmp_path)]
+    (tmp_path / "setup.cfg").write_text(SETUP_CFG)
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    subprocess.run([*git, "add", "-A"], check=True)
+    subprocess.run([*git, "commit", "-qm", "start"], check=True)
+    start = subprocess.run([*git, "rev-parse", "HEAD"], check=True, capture_output=True, text=True).stdout.strip()
+    (tmp_path / path).write_text(text)
+    subprocess.run([*git, "add", "-A"], check=True)
+    patch = subprocess.run([*git, "diff", "--cached", start], check=True, capture_output=True, text=True).stdout
+    sandbox = make_deployment({"type": "local", "workdir": str(tmp_path)})
+    await sandbox.start()
+    try:
+        found = await runner_files_to_restore(sandbox, str(tmp_path), start, patch, "pytest tests")
+    finally:
+        await sandbox.stop()
+    assert found == ({path: "its pytest section was changed"} if restored else {})

@@ -17,13 +17,12 @@ two ways round that, each shown on the Java toy (`tests/test_language_attacks.py
 from __future__ import annotations
 
 import re
-import shlex
 import xml.etree.ElementTree as ET
 from pathlib import PurePosixPath
 
 from uni_agent_gym.deployments import Deployment
 from uni_agent_gym.instances import patch_files
-from uni_agent_gym.rewards.runner_files import read_in_repo
+from uni_agent_gym.rewards.runner_files import at_start_and_now
 
 ATTACH_CLOSED = 'export MAVEN_OPTS="${MAVEN_OPTS:+$MAVEN_OPTS }-XX:+DisableAttachMechanism"; '
 # What a fix may change in a pom without a second grading: its dependencies, and what only describes the project.
@@ -57,8 +56,7 @@ async def poms_with_runner_changes(deployment: Deployment, repo_dir: str, start:
     for path in patch_files(patch):
         if not PurePosixPath(path).name.endswith("pom.xml"):
             continue
-        before = await read_in_repo(deployment, repo_dir, f"git show {shlex.quote(f'{start}:{path}')}")
-        after = await read_in_repo(deployment, repo_dir, f"cat -- {shlex.quote(path)}")
+        before, after = await at_start_and_now(deployment, repo_dir, start, path)
         if runner_view(before) != runner_view(after):
             changed.append(path)
     return changed

@@ -114,14 +114,18 @@ async def runner_files_to_restore(deployment: Deployment, repo_dir: str, start: 
         elif name.endswith((".pyc", ".pyo")) or "__pycache__" in PurePosixPath(path).parts:
             restore[path] = "compiled bytecode runs instead of its source"
         elif path in ("setup.cfg", "pyproject.toml"):
-            before = await read_in_repo(deployment, repo_dir, f"git show {start}:{shlex.quote(path)}")
-            after = await read_in_repo(deployment, repo_dir, f"cat -- {shlex.quote(path)}")
+            before, after = await at_start_and_now(deployment, repo_dir, start, path)
             if pytest_section(path, before) != pytest_section(path, after):
                 restore[path] = "its pytest section was changed"
     return restore
 
 
-async def read_in_repo(deployment: Deployment, repo_dir: str, command: str) -> str | None:
-    """What `command` prints in the repository (a file as at a commit, or as it is); None where it fails (no such file)."""
+async def at_start_and_now(deployment: Deployment, repo_dir: str, start: str, path: str) -> tuple[str | None, str | None]:
+    """A file of the repository as at `start` and as it is now (None where it does not exist)."""
+    return (await _read(deployment, repo_dir, f"git show {shlex.quote(f'{start}:{path}')}"),
+            await _read(deployment, repo_dir, f"cat -- {shlex.quote(path)}"))  # fmt: skip
+
+
+async def _read(deployment: Deployment, repo_dir: str, command: str) -> str | None:
     result = await deployment.run(f"cd {shlex.quote(repo_dir)} && {command} 2>/dev/null", timeout=60)
     return result.output if result.exit_code == 0 else None
