@@ -1,11 +1,10 @@
 """Instances in other languages than Python, graded the way every instance is: the agent's patch taken out of
 its sandbox, applied in a fresh one, the test patch, the task's build, the tests, the dataset's own parser.
 The rows are real SWE-bench Multilingual rows re-based onto Debian's source of a release
-(`tests/language_fixtures.py`: redis in C, gin in Go, and a Multi-SWE-bench row, jackson-core in Java); each plays three
-episodes: the agent types in the gold patch (1.0), types in the test patch alone (0.0: test files go back to the start, the
-fix is missing), or does nothing (0.0; not on jackson-core, see `WITHOUT_THE_EMPTY_EPISODE`). In C and Go the
-grader plants canary tests beside the graded ones (`rewards/runner_canaries.py`): gold resolves only if each ran and
-failed."""
+(`tests/language_fixtures.py`: redis in C, gin in Go, and a Multi-SWE-bench row, jackson-core in Java). On every
+instance the agent types in the gold patch (1.0) and the test patch alone (0.0: test files go back to the start, the
+fix is missing; not on jackson-core), and on one it does nothing (0.0): see `WITH_NOTHING`. In C and Go the grader
+plants canary tests beside the graded ones (`rewards/runner_canaries.py`): gold resolves only if each ran and failed."""
 
 from __future__ import annotations
 
@@ -48,10 +47,17 @@ async def episode(deployment: dict, row: dict, typed_in: str | None) -> dict:
 # redis and jackson-core on ray took 374 s and 388 s of a worker on a new machine (their images through the registry,
 # three builds or Maven suites each) for nothing those do not show.
 ON_RAY = ("gin-gonic__gin-3227",)
-# jackson-core grades by running Maven's whole suite (121,342 tests, about 95 s of a worker a grading): doing nothing
-# and typing in the test patch alone both leave the fix out and grade the same way (the fix missing, the test files at
-# the start); an empty patch's own path is language-blind and plays on every other instance here.
-WITHOUT_THE_EMPTY_EPISODE = ("fasterxml__jackson-core-922",)
+# The episodes that leave the fix out. Each grading builds redis or runs Maven's whole suite, so they play where they
+# show something the others do not:
+# - the test patch alone, on every instance but jackson-core: the row's FAIL_TO_PASS tests fail without the fix, read
+#   by its runner's parser (and in C and Go the canaries are planted and fail there too). jackson-core's (Maven's
+#   whole suite, about 95 s of a worker a grading) is `tests/test_integrity.py`'s `maven-fail.log`: that grading's
+#   real log (`tests/runner_logs/capture_languages.py`), read by the row's own parser, its FAIL_TO_PASS class FAILED;
+#   and the Java toy's episodes (`tests/test_language_attacks.py`) grade a missing fix 0.0 through real Maven.
+# - nothing at all, on gin-3227 only: an empty patch's path is language-blind (it played on every instance until
+#   2026-12-04: a redis build and runtest each).
+WITH_THE_TEST_PATCH_ALONE_READ_FROM_A_LOG = ("fasterxml__jackson-core-922",)
+WITH_NOTHING = ("gin-gonic__gin-3227",)
 CASES = [(instance_id, "docker") for instance_id in sorted(ROWS)] + [(instance_id, "ray") for instance_id in ON_RAY]
 
 
@@ -69,18 +75,20 @@ def test_gold_resolves_and_the_test_patch_or_nothing_does_not(instance_id, kind,
         cluster = request.getfixturevalue("ray_cluster")
         deployment = cluster.deployment()
         push(row["image_name"], cluster.registry)
-    typed_in = [row["patch"], row["test_patch"]] + ([] if instance_id in WITHOUT_THE_EMPTY_EPISODE else [None])
+    typed_in = [row["patch"]]
+    typed_in += [] if instance_id in WITH_THE_TEST_PATCH_ALONE_READ_FROM_A_LOG else [row["test_patch"]]
+    typed_in += [None] if instance_id in WITH_NOTHING else []
 
     async def each() -> list[dict]:
         return await asyncio.gather(*(episode(deployment, row, diff) for diff in typed_in))
 
-    gold, test_only, *empty = run_to_completion(each())
+    gold, *unfixed = run_to_completion(each())
     graded = row["FAIL_TO_PASS"] + row["PASS_TO_PASS"]
     assert gold["status"] == "resolved" and gold["reward"] == 1.0, (gold["error"], gold["test_statuses"], gold["build_log"][-2000:], gold["log"][-3000:])
     assert gold["test_statuses"] == {test: "PASSED" for test in graded} and gold["integrity_problems"] == []
     if row["language"] in ("c", "go"):  # canaries planted under names the command's filters select, each reported failed
-        assert len(gold["canaries"]) >= 2 and len(test_only["canaries"]) >= 2, (gold["canaries"], gold["log"][-3000:])
-    for report in (test_only, *empty):
+        assert len(gold["canaries"]) >= 2 and all(len(report["canaries"]) >= 2 for report in unfixed), (gold["canaries"], gold["log"][-3000:])
+    for report in unfixed:
         assert report["status"] == "unresolved" and report["reward"] == 0.0, report["error"]
         assert sorted(report["tests"]["FAIL_TO_PASS"]["failure"]) == sorted(row["FAIL_TO_PASS"]), report["test_statuses"]
         assert report["tests"]["PASS_TO_PASS"]["failure"] == [], report["test_statuses"]
