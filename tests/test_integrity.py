@@ -1,8 +1,8 @@
 """Log cross-checks (`uni_agent_gym.rewards.integrity`) on real logs of every runner swebench's Python
 parsers read: pytest (parse_log_pytest, _options, _v2, matplotlib, seaborn), Django's runtests.py and
 sympy's bin/test; and of go test, redis's runtest and Maven's surefire (captured in the language fixtures' images:
-`tests/runner_logs/capture_languages.py`), cargo test, jest and vitest (on toy projects: `capture_cargo.sh`,
-`capture_javascript.sh`).
+`tests/runner_logs/capture_languages.py`), cargo test, jest, vitest and PHPUnit (on toy projects: `capture_cargo.sh`,
+`capture_javascript.sh`, `capture_phpunit.sh`).
 
 pytest logs are real captures made here: each scenario's test files are written to a temporary folder
 and run by this venv's pytest with the repository's test command (third-party plugins off). Django and
@@ -32,6 +32,7 @@ RUNNER_LOGS = Path(__file__).parent / "runner_logs"
 # What each problem says (one fragment per kind; `{runner}` is pytest, runtests.py or bin/test).
 EXIT = "{runner} exited 0 although its summary counts"
 EXIT_CLEAN = "{runner} exited 1 although its summary counts no failures"
+EXIT_OTHER = "{runner} exited {code} although its summary counts"
 INTERRUPTED = "{runner} exited {code}: the run was interrupted"
 AFTER = "after {runner}'s own summary"
 COUNT = "PASSED lines but {runner}'s own summary counts"
@@ -326,11 +327,22 @@ RUNNER_LOG_ROWS = [  # log, how it is changed (hand-made) or None, exit code, ex
     ("jest-broken", "exit code", 0, [EXIT]),
     ("jest-pass", "cut before 'Test Suites:'", 0, [NO_SUMMARY]),
     ("vitest-pass", "cut before 'Test Files'", 0, [NO_SUMMARY]),
+    # PHPUnit with --testdox on a toy class (`capture_phpunit.sh`), as SWE-bench Multilingual's PHP specs run it
+    ("phpunit-pass", None, 0, []),  # a skipped test: `OK, but incomplete, skipped, or risky tests!`
+    ("phpunit-fail", None, 1, []),  # the failed test is listed twice (the run, then the summary of non-successful tests)
+    ("phpunit-error", None, 2, []),  # the code under test throws: errors, exit 2
+    ("phpunit-forged", None, 0, [EXIT, TWICE]),  # a shutdown function of the code under test prints a pass and `OK (...)`, exits 0: a second run to the summing
+    ("phpunit-fail", "exit code", 0, [EXIT]),
+    ("phpunit-error", "exit code", 1, [EXIT_OTHER]),  # errors exit 2: a 1 is another run's
+    ("phpunit-pass", "exit code", 2, [INTERRUPTED]),  # 2 with nothing failed: PHPUnit could not run (a bad configuration)
+    ("phpunit-fail", "a pass appended", 0, [EXIT, AFTER, COUNT, TWICE]),
+    ("phpunit-pass", "cut before 'OK, but'", 0, [NO_SUMMARY]),
 ]
-APPENDED = {"jest": "    ✓ adds two numbers (1 ms)\n", "vitest": " ✓ vt/arith.spec.js > add > adds two numbers\n"}  # a pass for the failed test
+APPENDED = {"jest": "    ✓ adds two numbers (1 ms)\n", "vitest": " ✓ vt/arith.spec.js > add > adds two numbers\n",
+            "phpunit": " ✔ Adds two numbers\n"}  # a pass for the failed test
 RUNNER_OF_LOG = {"django": ("runtests.py", "parse_log_django"), "sympy": ("bin/test", "parse_log_sympy"), "gotest": ("go test", "parse_log_gotest"),
                  "redis": ("runtest", "parse_log_redis"), "cargo": ("cargo test", "parse_log_cargo"), "jest": ("jest", "parse_log_jest"),
-                 "vitest": ("vitest", "parse_log_vitest")}  # fmt: skip
+                 "vitest": ("vitest", "parse_log_vitest"), "phpunit": ("PHPUnit", "parse_log_phpunit")}  # fmt: skip
 
 
 @pytest.mark.parametrize(
@@ -477,3 +489,24 @@ def test_maven_logs(maven_reader, name, change, exit_code, expected):
     statuses = maven_reader(log, None)  # (multi-swe-bench's own parse_log raises on a class passed and failed: read line by line, the failure wins)
     assert statuses["com.fasterxml.jackson.core.base64.Base64Padding912Test"] == ("PASSED" if name == "maven-pass" else "FAILED")
     assert_problems(check_log(maven_reader, "mvn clean test", log, statuses, exit_code), expected, runner="Maven", code=exit_code)
+
+
+def test_phpunit_tests_are_named_by_the_suite_header_before_them():
+    """PHPUnit 10 and 11 head each class's testdox lines with `Name (Namespace\\Class)`, and swebench's parser names
+    a test `<suite> > <test>` by the last such header (Debian's PHPUnit 9.6, whose logs are above, prints the bare
+    name, which the parser does not take for one). Hand-made in 10's format: one name in two suites is two tests; a
+    pass printed under the suite that failed it is that test's."""
+    log = ("PHPUnit 10.5.0 by Sebastian Bergmann and contributors.\n\nRuntime:       PHP 8.2.0\n\n"
+           "Arith (Tests\\Arith)\n ✔ Adds two numbers\n\nLegacy Arith (Tests\\LegacyArith)\n ✘ Adds two numbers\n   │\n"
+           "   │ Failed asserting that -1 is identical to 5.\n   │\n\nTime: 00:00.010, Memory: 6.00 MB\n\n"
+           "FAILURES!\nTests: 2, Assertions: 2, Failures: 1.\n")  # fmt: skip
+    statuses = MAP_REPO_TO_PARSER["laravel/framework"](log, None)
+    assert statuses == {"Arith > Adds two numbers": "PASSED", "Legacy Arith > Adds two numbers": "FAILED"}
+    assert check_log("parse_log_phpunit", "vendor/bin/phpunit --testdox", log, statuses, 1) == []
+
+    forged = log.replace("Failures: 1.\n", "Failures: 1.\nLegacy Arith (Tests\\LegacyArith)\n ✔ Adds two numbers\n")
+    statuses = MAP_REPO_TO_PARSER["laravel/framework"](forged, None)
+    assert statuses["Legacy Arith > Adds two numbers"] == "PASSED"
+    problems = check_log("parse_log_phpunit", "vendor/bin/phpunit --testdox", forged, statuses, 1)
+    assert [problem for problem in problems if TWICE in problem] == [
+        "Legacy Arith > Adds two numbers is reported PASSED on log line 19 and FAILED on log line 9"], problems

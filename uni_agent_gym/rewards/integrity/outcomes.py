@@ -4,10 +4,11 @@ swebench's parsers return one outcome per test, so a later line silently overwri
 `PASSED` line printed after the runner's real `FAILED` wins. Reading the log one line at a time with
 the same parser keeps every outcome and where it was, so a test reported both ways can be found.
 
-The parsers read each line on its own, with two exceptions replayed here as they read them: Django's
+The parsers read each line on its own, with three exceptions replayed here as they read them: Django's
 takes an `ok` on a later line for the last `<test> ... ` line (the test printed something between),
-and sympy's names tests by bare function name, so the file a line belongs to (the runner's
-`path.py[N]` header before it) scopes the name. The runners' own failure reports are outcomes too,
+sympy's names tests by bare function name, so the file a line belongs to (the runner's
+`path.py[N]` header before it) scopes the name, and PHPUnit's names a test by the last suite header
+before it (`Arith (Tests\\Arith)`). The runners' own failure reports are outcomes too,
 also where the repository's parser skips them: pytest's `ERROR path.py` for a module it could not
 collect, Django's `FAIL: <test>` / `ERROR: <test>` headers, and sympy's `___ path.py:test ___`
 headers and its `path.py[?]   Failed to import` line (both: every test of the file).
@@ -52,6 +53,8 @@ def line_outcomes(runner: str, parser: Parser, lines: list[str]) -> list[Outcome
         return _sympy(parser, lines)
     if runner == "pytest":
         return _pytest(parser, lines)
+    if runner == "phpunit":
+        return _phpunit(parser, lines)
     return _each_line(parser, lines, _WORDS[runner])
 
 
@@ -67,6 +70,23 @@ _WORDS = {  # other runners' outcome lines (their parsers read each line on its 
 
 def _each_line(parser: Parser, lines: list[str], words: re.Pattern) -> list[Outcome]:
     return [Outcome(index, test, status) for index, line in enumerate(lines) if words.search(line) for test, status in parser(line, None).items()]
+
+
+_PHPUNIT_SUITE = re.compile(r"^(\w.+) \(.+\)$")  # what swebench's parse_log_phpunit takes for the suite of the tests after it
+_PHPUNIT_WORDS = re.compile(r"[✔✘↩]")
+
+
+def _phpunit(parser: Parser, lines: list[str]) -> list[Outcome]:
+    """Each test line read by the parser after the suite header it belongs to (none: the parser names no suite)."""
+    outcomes: list[Outcome] = []
+    suite = None
+    for index, line in enumerate(lines):
+        if _PHPUNIT_SUITE.match(line):
+            suite = line
+        elif _PHPUNIT_WORDS.search(line):
+            found = parser(line if suite is None else f"{suite}\n{line}", None)
+            outcomes.extend(Outcome(index, test, status) for test, status in found.items())
+    return outcomes
 
 
 def _pytest(parser: Parser, lines: list[str]) -> list[Outcome]:

@@ -22,6 +22,10 @@
 - jest: `Test Suites: 1 failed, 1 passed, 2 total` then `Tests:       1 failed, 1 skipped, 2 passed, 4 total`; vitest:
   ` Test Files  1 failed | 1 passed (2)` then `      Tests  1 failed | 2 passed | 1 skipped (4)`; a log of several
   runs has one each, summed. Exit 1 when a test or a test file failed (one that could not load counts no test), else 0.
+- PHPUnit (9 to 11): `OK (3 tests, 3 assertions)`, or a verdict (`FAILURES!`, `ERRORS!`, `WARNINGS!`, `OK, but ...`)
+  and `Tests: 3, Assertions: 2, Errors: 1, Failures: 1, Skipped: 1.`; `No tests executed!` when none ran; a log of
+  several runs has one each, summed. Exit 2 when a test errored, 1 when one failed, 0 after `OK (...)`; otherwise 0,
+  or 1 where the configuration fails the run on warnings, risky, skipped or incomplete tests (`failOnWarning`...).
 """
 
 from __future__ import annotations
@@ -63,7 +67,7 @@ def read_report(runner: str, lines: list[str]) -> RunnerReport | None:
     """The runner's last closing report in `lines`, or None when it printed none."""
     plain = [_ANSI.sub("", line) if "\x1b" in line else line for line in lines]
     return {"pytest": _pytest, "django": _django, "sympy": _sympy, "gotest": _gotest, "redis": _redis, "maven": _maven,
-            "cargo": _cargo, "jest": _jest, "vitest": _vitest}[runner](plain)
+            "cargo": _cargo, "jest": _jest, "vitest": _vitest, "phpunit": _phpunit}[runner](plain)
 
 
 def pytest_counts(line: str) -> dict[str, int] | None:
@@ -235,3 +239,32 @@ def _javascript(runner: str, files: re.Pattern, tests: re.Pattern, lines: list[s
 
 def _js_counts(text: str) -> dict[str, int]:
     return {word: int(number) for number, word in _JS_COUNT.findall(text)}
+
+
+_PHPUNIT_OK = re.compile(r"^OK \((\d+) tests?, \d+ assertions?\)\s*$")
+_PHPUNIT_COUNTS = re.compile(r"^Tests: (\d+), Assertions: \d+((?:, [A-Za-z ]+: \d+)*)\.\s*$")
+_PHPUNIT_NONE = re.compile(r"^No tests executed!\s*$")
+_PHPUNIT_COUNT = re.compile(r"([A-Za-z ]+): (\d+)")
+_PHPUNIT_NOT_PASSED = ("Errors", "Failures", "Skipped", "Incomplete")  # a test counted in one of these did not pass
+
+
+def _phpunit(lines: list[str]) -> RunnerReport | None:
+    """Each run's summary (`OK (...)`, a `Tests: ...` count line, or `No tests executed!`), summed over the runs."""
+    ends = [i for i, line in enumerate(lines) if _PHPUNIT_OK.match(line) or _PHPUNIT_COUNTS.match(line) or _PHPUNIT_NONE.match(line)]
+    if not ends:
+        return None
+    passed = failures = errors = 0
+    clean = True  # every run said `OK (...)`: exit 0 exactly
+    for end in ends:
+        if ok := _PHPUNIT_OK.match(lines[end]):
+            passed += int(ok.group(1))
+        elif counts := _PHPUNIT_COUNTS.match(lines[end]):
+            clean = False
+            named = {name.strip(): int(number) for name, number in _PHPUNIT_COUNT.findall(counts.group(2))}
+            passed += int(counts.group(1)) - sum(named.get(name, 0) for name in _PHPUNIT_NOT_PASSED)
+            failures, errors = failures + named.get("Failures", 0), errors + named.get("Errors", 0)
+        else:
+            clean = False
+    exit_codes = {2} if errors else {1} if failures else {0} if clean else {0, 1}
+    text = lines[ends[0]].strip() if len(ends) == 1 else f"{len(ends)} runs: {passed} passed, {failures} failed, {errors} errors"
+    return RunnerReport("phpunit", passed, failures + errors, frozenset(exit_codes), ends[-1], text=text)
