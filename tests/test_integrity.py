@@ -1,8 +1,8 @@
 """Log cross-checks (`uni_agent_gym.rewards.integrity`) on real logs of every runner swebench's Python
 parsers read: pytest (parse_log_pytest, _options, _v2, matplotlib, seaborn), Django's runtests.py and
 sympy's bin/test; and of go test, redis's runtest and Maven's surefire (captured in the language fixtures' images:
-`tests/runner_logs/capture_languages.py`), cargo test, jest, vitest and PHPUnit (on toy projects: `capture_cargo.sh`,
-`capture_javascript.sh`, `capture_phpunit.sh`).
+`tests/runner_logs/capture_languages.py`), cargo test, jest, vitest, PHPUnit, mocha's TAP and QUnit (on toy projects:
+`capture_cargo.sh`, `capture_javascript.sh`, `capture_phpunit.sh`, `capture_tap.sh`).
 
 pytest logs are real captures made here: each scenario's test files are written to a temporary folder
 and run by this venv's pytest with the repository's test command (third-party plugins off). Django and
@@ -337,12 +337,25 @@ RUNNER_LOG_ROWS = [  # log, how it is changed (hand-made) or None, exit code, ex
     ("phpunit-pass", "exit code", 2, [INTERRUPTED]),  # 2 with nothing failed: PHPUnit could not run (a bad configuration)
     ("phpunit-fail", "a pass appended", 0, [EXIT, AFTER, COUNT, TWICE]),
     ("phpunit-pass", "cut before 'OK, but'", 0, [NO_SUMMARY]),
+    # TAP (`capture_tap.sh`): mocha's TAP reporter (axios's rows) and QUnit's CLI (three.js's), read by parse_log_tap,
+    # which takes a skipped test's `ok ... # SKIP` line for a pass: the plan bounds the passes, not `# pass`
+    *[(f"{runner}-pass", None, 0, []) for runner in ("mocha-tap", "qunit")],
+    *[(f"{runner}-fail", None, 1, []) for runner in ("mocha-tap", "qunit")],
+    # an exit hook of the code under test prints a pass for the failed test after the runner's summary and exits 0
+    *[(f"{runner}-forged", None, 0, [EXIT, AFTER, COUNT, TWICE]) for runner in ("mocha-tap", "qunit")],
+    *[(f"{runner}-forged", "cut after the runner's report", 1, []) for runner in ("mocha-tap", "qunit")],
+    ("mocha-tap-fail", "exit code", 0, [EXIT]),
+    ("qunit-pass", "exit code", 1, [EXIT_CLEAN]),
+    ("qunit-pass", "exit code", 3, [INTERRUPTED]),
+    ("mocha-tap-pass", "cut before '1..3'", 0, [NO_SUMMARY]),  # `# fail 0` without its plan: no count of the run's tests
+    ("qunit-pass", "cut before '# fail'", 0, [NO_SUMMARY]),
 ]
 APPENDED = {"jest": "    ✓ adds two numbers (1 ms)\n", "vitest": " ✓ vt/arith.spec.js > add > adds two numbers\n",
             "phpunit": " ✔ Adds two numbers\n"}  # a pass for the failed test
 RUNNER_OF_LOG = {"django": ("runtests.py", "parse_log_django"), "sympy": ("bin/test", "parse_log_sympy"), "gotest": ("go test", "parse_log_gotest"),
                  "redis": ("runtest", "parse_log_redis"), "cargo": ("cargo test", "parse_log_cargo"), "jest": ("jest", "parse_log_jest"),
-                 "vitest": ("vitest", "parse_log_vitest"), "phpunit": ("PHPUnit", "parse_log_phpunit")}  # fmt: skip
+                 "vitest": ("vitest", "parse_log_vitest"), "phpunit": ("PHPUnit", "parse_log_phpunit"),
+                 "mocha": ("the TAP runner", "parse_log_tap"), "qunit": ("the TAP runner", "parse_log_tap")}  # fmt: skip
 
 
 @pytest.mark.parametrize(
@@ -352,7 +365,7 @@ def test_real_runner_logs(name, change, exit_code, expected):
     log = runner_log(name)
     runner, parser = RUNNER_OF_LOG[name.split("-")[0]]
     if change == "cut after the runner's report":
-        log = cut_after(log, "FAILED (failures=" if runner == "runtests.py" else "DO *NOT* COMMIT!")
+        log = cut_after(log, {"django": "FAILED (failures=", "mocha": "1..3", "qunit": "# fail"}.get(name.split("-")[0], "DO *NOT* COMMIT!"))
     elif change and change.startswith("cut before"):
         log = cut_before(log, change.split("'")[1])
     elif change == "a pass appended":
@@ -452,9 +465,12 @@ def test_an_unknown_parser_name_is_an_error():
 
 
 def test_a_log_of_an_unknown_runner_gets_no_checks():
-    """A swebench parser of a runner whose report is not read (TAP's: axios's mocha), with its own command: nothing to check against."""
-    log = "ok 1 - adds two numbers\n"
-    assert check_log("parse_log_tap", "npx mocha -R tap test/unit/x.js", log, {"- adds two numbers": "PASSED"}, 1) == []
+    """A swebench parser of a runner whose report is not read (Ruby's test-unit: fluentd's), with its own command:
+    nothing to check against."""
+    log = "  test_adds_two_numbers(ArithTest): .: (0.000512)\n"
+    statuses = MAP_REPO_TO_PARSER["fluent/fluentd"](log, None)
+    assert statuses == {"test_adds_two_numbers(ArithTest)": "PASSED"}
+    assert check_log("parse_log_ruby_unit", "bundle exec ruby test/test_arith.rb -v", log, statuses, 1) == []
 
 
 def test_the_forged_go_logs_fool_the_parser_on_its_own():

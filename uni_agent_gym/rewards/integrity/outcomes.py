@@ -65,6 +65,7 @@ _WORDS = {  # other runners' outcome lines (their parsers read each line on its 
     "cargo": re.compile(r"^\s*test\s.*\.\.\."),
     "jest": re.compile(r"[✓✕○]"),
     "vitest": re.compile(r"[✓×↓]"),
+    "tap": re.compile(r"^\s*(?:not )?ok \d+ "),
 }
 
 

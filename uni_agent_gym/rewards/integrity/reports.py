@@ -26,6 +26,10 @@
   and `Tests: 3, Assertions: 2, Errors: 1, Failures: 1, Skipped: 1.`; `No tests executed!` when none ran; a log of
   several runs has one each, summed. Exit 2 when a test errored, 1 when one failed, 0 after `OK (...)`; otherwise 0,
   or 1 where the configuration fails the run on warnings, risky, skipped or incomplete tests (`failOnWarning`...).
+- TAP (mocha's `-R tap`, QUnit's CLI): a plan `1..N` and `# pass P` ... `# fail F` (mocha: `# tests`, `# pass`,
+  `# fail`, then the plan; QUnit: the plan, then `# pass`, `# skip`, `# todo`, `# fail`). A skipped test is an `ok`
+  line (`ok 3 name # SKIP -`), which parse_log_tap reads as passed: so no more passes than the plan's N less F. A log
+  of several runs has one each, summed. Exit 0 without failures; with F failures 1 (QUnit) or F (mocha, up to 255).
 """
 
 from __future__ import annotations
@@ -67,7 +71,7 @@ def read_report(runner: str, lines: list[str]) -> RunnerReport | None:
     """The runner's last closing report in `lines`, or None when it printed none."""
     plain = [_ANSI.sub("", line) if "\x1b" in line else line for line in lines]
     return {"pytest": _pytest, "django": _django, "sympy": _sympy, "gotest": _gotest, "redis": _redis, "maven": _maven,
-            "cargo": _cargo, "jest": _jest, "vitest": _vitest, "phpunit": _phpunit}[runner](plain)
+            "cargo": _cargo, "jest": _jest, "vitest": _vitest, "phpunit": _phpunit, "tap": _tap}[runner](plain)
 
 
 def pytest_counts(line: str) -> dict[str, int] | None:
@@ -268,3 +272,25 @@ def _phpunit(lines: list[str]) -> RunnerReport | None:
     exit_codes = {2} if errors else {1} if failures else {0} if clean else {0, 1}
     text = lines[ends[0]].strip() if len(ends) == 1 else f"{len(ends)} runs: {passed} passed, {failures} failed, {errors} errors"
     return RunnerReport("phpunit", passed, failures + errors, frozenset(exit_codes), ends[-1], text=text)
+
+
+_TAP_FAIL = re.compile(r"^# fail (\d+)\s*$")
+_TAP_PLAN = re.compile(r"^1\.\.(\d+)\s*$")
+_TAP_PLAN_NEAR = 5  # the plan is the line after a run's `# fail` (mocha) or 4 lines before it (QUnit)
+
+
+def _tap(lines: list[str]) -> RunnerReport | None:
+    """Each run's `# fail F` and the plan beside it, summed over the runs; the end is the last of them."""
+    fails = [i for i, line in enumerate(lines) if _TAP_FAIL.match(line)]
+    if not fails:
+        return None
+    planned = failed = end = 0
+    for fail in fails:
+        near = [i for i in range(max(fail - _TAP_PLAN_NEAR, 0), min(fail + 2, len(lines))) if _TAP_PLAN.match(lines[i])]
+        plan = min(near, key=lambda i: abs(i - fail), default=None)
+        if plan is None:
+            return None  # a run cut before its plan: no count of its tests
+        planned, failed = planned + int(_TAP_PLAN.match(lines[plan]).group(1)), failed + int(_TAP_FAIL.match(lines[fail]).group(1))
+        end = max(end, plan, fail)
+    text = f"1..{planned}, # fail {failed}" if len(fails) == 1 else f"{len(fails)} runs: {planned} planned, {failed} failed"
+    return RunnerReport("tap", planned - failed, failed, frozenset({1, min(failed, 255)} if failed else {0}), end, text=text)
