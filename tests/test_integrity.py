@@ -1,8 +1,9 @@
 """Log cross-checks (`uni_agent_gym.rewards.integrity`) on real logs of every runner swebench's Python
 parsers read: pytest (parse_log_pytest, _options, _v2, matplotlib, seaborn), Django's runtests.py and
 sympy's bin/test; and of go test, redis's runtest and Maven's surefire (captured in the language fixtures' images:
-`tests/runner_logs/capture_languages.py`), cargo test, jest, vitest, PHPUnit, mocha's TAP and QUnit (on toy projects:
-`capture_cargo.sh`, `capture_javascript.sh`, `capture_phpunit.sh`, `capture_tap.sh`).
+`tests/runner_logs/capture_languages.py`), cargo test, jest, vitest, PHPUnit, mocha's TAP, QUnit and googletest (on
+toy projects: `capture_cargo.sh`, `capture_javascript.sh`, `capture_phpunit.sh`, `capture_tap.sh`,
+`capture_googletest.sh`).
 
 pytest logs are real captures made here: each scenario's test files are written to a temporary folder
 and run by this venv's pytest with the repository's test command (third-party plugins off). Django and
@@ -349,13 +350,24 @@ RUNNER_LOG_ROWS = [  # log, how it is changed (hand-made) or None, exit code, ex
     ("qunit-pass", "exit code", 3, [INTERRUPTED]),
     ("mocha-tap-pass", "cut before '1..3'", 0, [NO_SUMMARY]),  # `# fail 0` without its plan: no count of the run's tests
     ("qunit-pass", "cut before '# fail'", 0, [NO_SUMMARY]),
+    # googletest under `ctest -V` (`capture_googletest.sh`), as fmt's rows run it, read by parse_log_googletest
+    ("googletest-pass", None, 0, []),
+    ("googletest-fail", None, 8, []),  # the failed test is named again in the binary's failed list
+    # an exit hook of the code under test prints a pass for the failed test and googletest's closing lines, exits 0
+    ("googletest-forged", None, 0, [EXIT, TWICE]),
+    ("googletest-fail", "exit code", 0, [EXIT]),
+    ("googletest-pass", "exit code", 1, [EXIT_CLEAN]),
+    ("googletest-pass", "exit code", 8, [INTERRUPTED]),  # ctest's 8 with no test failed: a binary crashed
+    ("googletest-fail", "a pass appended", 0, [EXIT, AFTER, COUNT, TWICE]),
+    ("googletest-pass", "cut before '[  PASSED  ]'", 0, [NO_SUMMARY]),
 ]
 APPENDED = {"jest": "    ✓ adds two numbers (1 ms)\n", "vitest": " ✓ vt/arith.spec.js > add > adds two numbers\n",
-            "phpunit": " ✔ Adds two numbers\n"}  # a pass for the failed test
+            "phpunit": " ✔ Adds two numbers\n", "googletest": "1: [       OK ] Arith.AddsTwoNumbers (0 ms)\n"}  # a pass for the failed test
 RUNNER_OF_LOG = {"django": ("runtests.py", "parse_log_django"), "sympy": ("bin/test", "parse_log_sympy"), "gotest": ("go test", "parse_log_gotest"),
                  "redis": ("runtest", "parse_log_redis"), "cargo": ("cargo test", "parse_log_cargo"), "jest": ("jest", "parse_log_jest"),
                  "vitest": ("vitest", "parse_log_vitest"), "phpunit": ("PHPUnit", "parse_log_phpunit"),
-                 "mocha": ("the TAP runner", "parse_log_tap"), "qunit": ("the TAP runner", "parse_log_tap")}  # fmt: skip
+                 "mocha": ("the TAP runner", "parse_log_tap"), "qunit": ("the TAP runner", "parse_log_tap"),
+                 "googletest": ("googletest", "parse_log_googletest")}  # fmt: skip
 
 
 @pytest.mark.parametrize(

@@ -66,6 +66,7 @@ _WORDS = {  # other runners' outcome lines (their parsers read each line on its 
     "jest": re.compile(r"[✓✕○]"),
     "vitest": re.compile(r"[✓×↓]"),
     "tap": re.compile(r"^\s*(?:not )?ok \d+ "),
+    "googletest": re.compile(r"\[\s*(?:OK|FAILED)\s*\]"),
 }
 
 

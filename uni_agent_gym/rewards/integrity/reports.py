@@ -30,6 +30,10 @@
   `# fail`, then the plan; QUnit: the plan, then `# pass`, `# skip`, `# todo`, `# fail`). A skipped test is an `ok`
   line (`ok 3 name # SKIP -`), which parse_log_tap reads as passed: so no more passes than the plan's N less F. A log
   of several runs has one each, summed. Exit 0 without failures; with F failures 1 (QUnit) or F (mocha, up to 255).
+- googletest (a test binary, or several under `ctest -V`, whose lines it prefixes with `1: `): each binary's
+  `[==========] N tests from M test suites ran.`, then `[  PASSED  ] P tests.` and, with failures,
+  `[  FAILED  ] F tests, listed below:` and a line naming each; summed over the binaries. Exit 0 without failures;
+  with them 1 (the binary) or 8 (ctest).
 """
 
 from __future__ import annotations
@@ -71,7 +75,7 @@ def read_report(runner: str, lines: list[str]) -> RunnerReport | None:
     """The runner's last closing report in `lines`, or None when it printed none."""
     plain = [_ANSI.sub("", line) if "\x1b" in line else line for line in lines]
     return {"pytest": _pytest, "django": _django, "sympy": _sympy, "gotest": _gotest, "redis": _redis, "maven": _maven,
-            "cargo": _cargo, "jest": _jest, "vitest": _vitest, "phpunit": _phpunit, "tap": _tap}[runner](plain)
+            "cargo": _cargo, "jest": _jest, "vitest": _vitest, "phpunit": _phpunit, "tap": _tap, "googletest": _googletest}[runner](plain)
 
 
 def pytest_counts(line: str) -> dict[str, int] | None:
@@ -294,3 +298,27 @@ def _tap(lines: list[str]) -> RunnerReport | None:
         end = max(end, plan, fail)
     text = f"1..{planned}, # fail {failed}" if len(fails) == 1 else f"{len(fails)} runs: {planned} planned, {failed} failed"
     return RunnerReport("tap", planned - failed, failed, frozenset({1, min(failed, 255)} if failed else {0}), end, text=text)
+
+
+_GTEST_RAN = re.compile(r"^(?:\d+: )?\[==========\] \d+ tests? from \d+ test (?:suites?|cases?) ran\.")
+_GTEST_PASSED = re.compile(r"^(?:\d+: )?\[  PASSED  \] (\d+) tests?\.\s*$")
+_GTEST_FAILED = re.compile(r"^(?:\d+: )?\[  FAILED  \] (\d+) tests?, listed below:\s*$")
+
+
+def _googletest(lines: list[str]) -> RunnerReport | None:
+    """Each binary's closing lines after its `ran.` line, summed; the end is the last of them (the failed list's)."""
+    runs = [i for i, line in enumerate(lines) if _GTEST_RAN.match(line)]
+    if not runs:
+        return None
+    passed = failed = end = 0
+    for start, stop in zip(runs, [*runs[1:], len(lines)]):
+        ran_passed = next((i for i in range(start + 1, stop) if _GTEST_PASSED.match(lines[i])), None)
+        if ran_passed is None:
+            return None  # a binary cut before its count of passes
+        passed, end = passed + int(_GTEST_PASSED.match(lines[ran_passed]).group(1)), ran_passed
+        listed = next((i for i in range(ran_passed + 1, stop) if _GTEST_FAILED.match(lines[i])), None)
+        if listed is not None:
+            count = int(_GTEST_FAILED.match(lines[listed]).group(1))
+            failed, end = failed + count, min(listed + count, stop - 1)
+    text = f"{passed} passed, {failed} failed" if len(runs) == 1 else f"{len(runs)} test binaries: {passed} passed, {failed} failed"
+    return RunnerReport("googletest", passed, failed, frozenset({1, 8} if failed else {0}), end, text=text)
