@@ -1,9 +1,9 @@
 """Log cross-checks (`uni_agent_gym.rewards.integrity`) on real logs of every runner swebench's Python
 parsers read: pytest (parse_log_pytest, _options, _v2, matplotlib, seaborn), Django's runtests.py and
 sympy's bin/test; and of go test, redis's runtest and Maven's surefire (captured in the language fixtures' images:
-`tests/runner_logs/capture_languages.py`), cargo test, jest, vitest, PHPUnit, mocha's TAP, QUnit and googletest (on
-toy projects: `capture_cargo.sh`, `capture_javascript.sh`, `capture_phpunit.sh`, `capture_tap.sh`,
-`capture_googletest.sh`).
+`tests/runner_logs/capture_languages.py`), cargo test, jest, vitest, PHPUnit, mocha's TAP, QUnit, googletest and
+automake's harness (on toy projects: `capture_cargo.sh`, `capture_javascript.sh`, `capture_phpunit.sh`, `capture_tap.sh`,
+`capture_googletest.sh`, `capture_automake.sh`).
 
 pytest logs are real captures made here: each scenario's test files are written to a temporary folder
 and run by this venv's pytest with the repository's test command (third-party plugins off). Django and
@@ -360,14 +360,25 @@ RUNNER_LOG_ROWS = [  # log, how it is changed (hand-made) or None, exit code, ex
     ("googletest-pass", "exit code", 8, [INTERRUPTED]),  # ctest's 8 with no test failed: a binary crashed
     ("googletest-fail", "a pass appended", 0, [EXIT, AFTER, COUNT, TWICE]),
     ("googletest-pass", "cut before '[  PASSED  ]'", 0, [NO_SUMMARY]),
+    # automake's test harness (`capture_automake.sh`), `make check` as jq's rows run it, read by parse_log_jq
+    ("automake-pass", None, 0, []),
+    ("automake-fail", None, 2, []),
+    # a test script writes a pass and a summary to the console (its driver's output) before failing: the harness's own
+    # FAIL line comes after it and wins, so nothing passed that did not
+    ("automake-forged", None, 2, []),
+    ("automake-fail", "exit code", 0, [EXIT]),
+    ("automake-pass", "exit code", 2, [INTERRUPTED]),
+    ("automake-fail", "a pass appended", 0, [EXIT, AFTER, COUNT, TWICE]),
+    ("automake-pass", "cut before '# TOTAL'", 0, [NO_SUMMARY]),
 ]
 APPENDED = {"jest": "    ✓ adds two numbers (1 ms)\n", "vitest": " ✓ vt/arith.spec.js > add > adds two numbers\n",
-            "phpunit": " ✔ Adds two numbers\n", "googletest": "1: [       OK ] Arith.AddsTwoNumbers (0 ms)\n"}  # a pass for the failed test
+            "phpunit": " ✔ Adds two numbers\n", "googletest": "1: [       OK ] Arith.AddsTwoNumbers (0 ms)\n",
+            "automake": "PASS: tests/adds.test\n"}  # a pass for the failed test
 RUNNER_OF_LOG = {"django": ("runtests.py", "parse_log_django"), "sympy": ("bin/test", "parse_log_sympy"), "gotest": ("go test", "parse_log_gotest"),
                  "redis": ("runtest", "parse_log_redis"), "cargo": ("cargo test", "parse_log_cargo"), "jest": ("jest", "parse_log_jest"),
                  "vitest": ("vitest", "parse_log_vitest"), "phpunit": ("PHPUnit", "parse_log_phpunit"),
                  "mocha": ("the TAP runner", "parse_log_tap"), "qunit": ("the TAP runner", "parse_log_tap"),
-                 "googletest": ("googletest", "parse_log_googletest")}  # fmt: skip
+                 "googletest": ("googletest", "parse_log_googletest"), "automake": ("make check", "parse_log_jq")}  # fmt: skip
 
 
 @pytest.mark.parametrize(

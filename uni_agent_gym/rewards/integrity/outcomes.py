@@ -67,6 +67,7 @@ _WORDS = {  # other runners' outcome lines (their parsers read each line on its 
     "vitest": re.compile(r"[✓×↓]"),
     "tap": re.compile(r"^\s*(?:not )?ok \d+ "),
     "googletest": re.compile(r"\[\s*(?:OK|FAILED)\s*\]"),
+    "automake": re.compile(r"^\s*(?:PASS|FAIL):"),
 }
 
 

@@ -34,6 +34,10 @@
   `[==========] N tests from M test suites ran.`, then `[  PASSED  ] P tests.` and, with failures,
   `[  FAILED  ] F tests, listed below:` and a line naming each; summed over the binaries. Exit 0 without failures;
   with them 1 (the binary) or 8 (ctest).
+- automake's test harness (`make check`: jq's rows): a `PASS:` / `FAIL:` / `SKIP:` line per test script, then the
+  summary, `# TOTAL: N` and a `# PASS:`, `# SKIP:`, `# XFAIL:`, `# FAIL:`, `# XPASS:`, `# ERROR:` count each (FAIL,
+  XPASS and ERROR fail the run); recursive makes print one per directory, summed. The scripts' own output goes to
+  their `.log` files, not to the console. Exit 2 (make's) when the run failed, else 0.
 """
 
 from __future__ import annotations
@@ -75,7 +79,8 @@ def read_report(runner: str, lines: list[str]) -> RunnerReport | None:
     """The runner's last closing report in `lines`, or None when it printed none."""
     plain = [_ANSI.sub("", line) if "\x1b" in line else line for line in lines]
     return {"pytest": _pytest, "django": _django, "sympy": _sympy, "gotest": _gotest, "redis": _redis, "maven": _maven,
-            "cargo": _cargo, "jest": _jest, "vitest": _vitest, "phpunit": _phpunit, "tap": _tap, "googletest": _googletest}[runner](plain)
+            "cargo": _cargo, "jest": _jest, "vitest": _vitest, "phpunit": _phpunit, "tap": _tap, "googletest": _googletest,
+            "automake": _automake}[runner](plain)
 
 
 def pytest_counts(line: str) -> dict[str, int] | None:
@@ -322,3 +327,24 @@ def _googletest(lines: list[str]) -> RunnerReport | None:
             failed, end = failed + count, min(listed + count, stop - 1)
     text = f"{passed} passed, {failed} failed" if len(runs) == 1 else f"{len(runs)} test binaries: {passed} passed, {failed} failed"
     return RunnerReport("googletest", passed, failed, frozenset({1, 8} if failed else {0}), end, text=text)
+
+
+_AUTOMAKE_TOTAL = re.compile(r"^# TOTAL: (\d+)\s*$")
+_AUTOMAKE_COUNT = re.compile(r"^# (PASS|SKIP|XFAIL|FAIL|XPASS|ERROR):\s+(\d+)\s*$")
+
+
+def _automake(lines: list[str]) -> RunnerReport | None:
+    """Each `# TOTAL:` block's counts, summed; the end is the last count line."""
+    totals = [i for i, line in enumerate(lines) if _AUTOMAKE_TOTAL.match(line)]
+    if not totals:
+        return None
+    counts: dict[str, int] = {}
+    end = 0
+    for total in totals:
+        index = total + 1
+        while index < len(lines) and (count := _AUTOMAKE_COUNT.match(lines[index])):
+            counts[count.group(1)] = counts.get(count.group(1), 0) + int(count.group(2))
+            end, index = index, index + 1
+    failed = counts.get("FAIL", 0) + counts.get("XPASS", 0) + counts.get("ERROR", 0)
+    text = ", ".join(f"{word}: {number}" for word, number in counts.items()) + ("" if len(totals) == 1 else f" ({len(totals)} summaries)")
+    return RunnerReport("automake", counts.get("PASS", 0), failed, frozenset({2} if failed else {0}), end, text=text)
