@@ -1,9 +1,9 @@
 """Log cross-checks (`uni_agent_gym.rewards.integrity`) on real logs of every runner swebench's Python
 parsers read: pytest (parse_log_pytest, _options, _v2, matplotlib, seaborn), Django's runtests.py and
 sympy's bin/test; and of go test, redis's runtest and Maven's surefire (captured in the language fixtures' images:
-`tests/runner_logs/capture_languages.py`), cargo test, jest, vitest, PHPUnit, mocha's TAP, QUnit, googletest and
-automake's harness (on toy projects: `capture_cargo.sh`, `capture_javascript.sh`, `capture_phpunit.sh`, `capture_tap.sh`,
-`capture_googletest.sh`, `capture_automake.sh`).
+`tests/runner_logs/capture_languages.py`), cargo test, jest, vitest, PHPUnit, mocha's TAP, QUnit, googletest,
+automake's harness and Ruby's test-unit (on toy projects: `capture_cargo.sh`, `capture_javascript.sh`,
+`capture_phpunit.sh`, `capture_tap.sh`, `capture_googletest.sh`, `capture_automake.sh`, `capture_ruby_unit.sh`).
 
 pytest logs are real captures made here: each scenario's test files are written to a temporary folder
 and run by this venv's pytest with the repository's test command (third-party plugins off). Django and
@@ -370,6 +370,14 @@ RUNNER_LOG_ROWS = [  # log, how it is changed (hand-made) or None, exit code, ex
     ("automake-pass", "exit code", 2, [INTERRUPTED]),
     ("automake-fail", "a pass appended", 0, [EXIT, AFTER, COUNT, TWICE]),
     ("automake-pass", "cut before '# TOTAL'", 0, [NO_SUMMARY]),
+    # Ruby's test-unit (`capture_ruby_unit.sh`), `ruby <file> -v` as fluentd's and faker's rows run it, read by
+    # parse_log_ruby_unit, which names tests bare (the test case's header scopes them)
+    ("ruby-unit-pass", None, 0, []),
+    ("ruby-unit-fail", None, 1, []),
+    ("ruby-unit-forged", None, 0, [EXIT, AFTER, COUNT, TWICE]),  # an exit hook prints a pass for the failed test, exits 0
+    ("ruby-unit-fail", "exit code", 0, [EXIT]),
+    ("ruby-unit-pass", "exit code", 1, [EXIT_CLEAN]),
+    ("ruby-unit-pass", "cut before '3 tests'", 0, [NO_SUMMARY]),
 ]
 APPENDED = {"jest": "    ✓ adds two numbers (1 ms)\n", "vitest": " ✓ vt/arith.spec.js > add > adds two numbers\n",
             "phpunit": " ✔ Adds two numbers\n", "googletest": "1: [       OK ] Arith.AddsTwoNumbers (0 ms)\n",
@@ -378,7 +386,8 @@ RUNNER_OF_LOG = {"django": ("runtests.py", "parse_log_django"), "sympy": ("bin/t
                  "redis": ("runtest", "parse_log_redis"), "cargo": ("cargo test", "parse_log_cargo"), "jest": ("jest", "parse_log_jest"),
                  "vitest": ("vitest", "parse_log_vitest"), "phpunit": ("PHPUnit", "parse_log_phpunit"),
                  "mocha": ("the TAP runner", "parse_log_tap"), "qunit": ("the TAP runner", "parse_log_tap"),
-                 "googletest": ("googletest", "parse_log_googletest"), "automake": ("make check", "parse_log_jq")}  # fmt: skip
+                 "googletest": ("googletest", "parse_log_googletest"), "automake": ("make check", "parse_log_jq"),
+                 "ruby": ("test-unit", "parse_log_ruby_unit")}  # fmt: skip
 
 
 @pytest.mark.parametrize(
@@ -488,12 +497,12 @@ def test_an_unknown_parser_name_is_an_error():
 
 
 def test_a_log_of_an_unknown_runner_gets_no_checks():
-    """A swebench parser of a runner whose report is not read (Ruby's test-unit: fluentd's), with its own command:
-    nothing to check against."""
-    log = "  test_adds_two_numbers(ArithTest): .: (0.000512)\n"
-    statuses = MAP_REPO_TO_PARSER["fluent/fluentd"](log, None)
-    assert statuses == {"test_adds_two_numbers(ArithTest)": "PASSED"}
-    assert check_log("parse_log_ruby_unit", "bundle exec ruby test/test_arith.rb -v", log, statuses, 1) == []
+    """A swebench parser of a runner whose report is not read (karma's: preact's), with its own command: nothing to
+    check against."""
+    log = "Starting browser ChromeHeadless\n  Components\n    ✔ renders\n"
+    statuses = MAP_REPO_TO_PARSER["preactjs/preact"](log, None)
+    assert statuses == {"Components > renders": "PASSED"}
+    assert check_log("parse_log_karma", "npx karma start karma.conf.js --single-run", log, statuses, 1) == []
 
 
 def test_the_forged_go_logs_fool_the_parser_on_its_own():
@@ -549,3 +558,17 @@ def test_phpunit_tests_are_named_by_the_suite_header_before_them():
     problems = check_log("parse_log_phpunit", "vendor/bin/phpunit --testdox", forged, statuses, 1)
     assert [problem for problem in problems if TWICE in problem] == [
         "Legacy Arith > Adds two numbers is reported PASSED on log line 19 and FAILED on log line 9"], problems
+
+
+def test_a_test_unit_name_in_two_test_cases_is_not_a_contradiction():
+    """test-unit's parser names tests bare: `test_adds` passes in one test case and fails in another (hand-made from
+    ruby-unit-fail.log's lines). That is two tests, not one reported twice; a pass under the case that failed it is."""
+    log = ("Loaded suite test/test_arith\nStarted\nArithTest: \n  test_adds:\t\t\t\t\t.: (0.000068)\n"
+           "LegacyArithTest: \n  test_adds:\t\t\t\t\tF\n====\nFailure: test_adds(LegacyArithTest)\n     3: \n====\n"
+           ": (0.003242)\nArithTest: \n  test_zeros:\t\t\t\t\t.: (0.000055)\n\nFinished in 0.003978389 seconds.\n"
+           "3 tests, 3 assertions, 1 failures, 0 errors, 0 pendings, 0 omissions, 0 notifications\n66.6667% passed\n")  # fmt: skip
+    statuses = {"test_adds": "PASSED", "test_zeros": "PASSED"}  # as if the passing case came last
+    assert check_log("parse_log_ruby_unit", "", log, statuses, 1) == []
+    forged = log.replace("\n====\n: (0.003242)", "\n====\n  test_adds:\t\t\t\t\t.: (0.000100)\n: (0.003242)")
+    problems = check_log("parse_log_ruby_unit", "", forged, statuses, 1)
+    assert any(problem.startswith("test_adds is reported PASSED on log line 11 and FAILED on log line 6") for problem in problems), problems

@@ -8,7 +8,8 @@ The parsers read each line on its own, with three exceptions replayed here as th
 takes an `ok` on a later line for the last `<test> ... ` line (the test printed something between),
 sympy's names tests by bare function name, so the file a line belongs to (the runner's
 `path.py[N]` header before it) scopes the name, and PHPUnit's names a test by the last suite header
-before it (`Arith (Tests\\Arith)`). The runners' own failure reports are outcomes too,
+before it (`Arith (Tests\\Arith)`). Ruby test-unit's also names tests bare: the class header before them
+(`ArithTest: `) scopes the name. The runners' own failure reports are outcomes too,
 also where the repository's parser skips them: pytest's `ERROR path.py` for a module it could not
 collect, Django's `FAIL: <test>` / `ERROR: <test>` headers, and sympy's `___ path.py:test ___`
 headers and its `path.py[?]   Failed to import` line (both: every test of the file).
@@ -55,6 +56,8 @@ def line_outcomes(runner: str, parser: Parser, lines: list[str]) -> list[Outcome
         return _pytest(parser, lines)
     if runner == "phpunit":
         return _phpunit(parser, lines)
+    if runner == "ruby_unit":
+        return _ruby_unit(parser, lines)
     return _each_line(parser, lines, _WORDS[runner])
 
 
@@ -89,6 +92,23 @@ def _phpunit(parser: Parser, lines: list[str]) -> list[Outcome]:
         elif _PHPUNIT_WORDS.search(line):
             found = parser(line if suite is None else f"{suite}\n{line}", None)
             outcomes.extend(Outcome(index, test, status) for test, status in found.items())
+    return outcomes
+
+
+# test-unit -v heads a test case's (or sub case's) tests with its name; a failure's source excerpt has `     3: ` lines
+_RUBY_UNIT_CASE = re.compile(r"^\s*([^\s\d].*): $")
+_RUBY_UNIT_WORDS = re.compile(r":\s+(?:\.|E\b|F\b|O\b)")
+
+
+def _ruby_unit(parser: Parser, lines: list[str]) -> list[Outcome]:
+    """Each outcome line, scoped by the test case header before it (one test name in two cases is two tests)."""
+    outcomes: list[Outcome] = []
+    scope = ""
+    for index, line in enumerate(lines):
+        if header := _RUBY_UNIT_CASE.match(line):
+            scope = header.group(1)
+        elif _RUBY_UNIT_WORDS.search(line):
+            outcomes.extend(Outcome(index, test, status, scope) for test, status in parser(line, None).items())
     return outcomes
 
 

@@ -38,6 +38,9 @@
   summary, `# TOTAL: N` and a `# PASS:`, `# SKIP:`, `# XFAIL:`, `# FAIL:`, `# XPASS:`, `# ERROR:` count each (FAIL,
   XPASS and ERROR fail the run); recursive makes print one per directory, summed. The scripts' own output goes to
   their `.log` files, not to the console. Exit 2 (make's) when the run failed, else 0.
+- Ruby's test-unit (`ruby <test file> -v`: fluentd's and faker's rows): `3 tests, 2 assertions, 1 failures, 0 errors,
+  0 pendings, 1 omissions, 0 notifications`, then `N% passed`; several runs summed. Exit 1 with failures or errors,
+  else 0.
 """
 
 from __future__ import annotations
@@ -80,7 +83,7 @@ def read_report(runner: str, lines: list[str]) -> RunnerReport | None:
     plain = [_ANSI.sub("", line) if "\x1b" in line else line for line in lines]
     return {"pytest": _pytest, "django": _django, "sympy": _sympy, "gotest": _gotest, "redis": _redis, "maven": _maven,
             "cargo": _cargo, "jest": _jest, "vitest": _vitest, "phpunit": _phpunit, "tap": _tap, "googletest": _googletest,
-            "automake": _automake}[runner](plain)
+            "automake": _automake, "ruby_unit": _ruby_unit}[runner](plain)
 
 
 def pytest_counts(line: str) -> dict[str, int] | None:
@@ -348,3 +351,18 @@ def _automake(lines: list[str]) -> RunnerReport | None:
     failed = counts.get("FAIL", 0) + counts.get("XPASS", 0) + counts.get("ERROR", 0)
     text = ", ".join(f"{word}: {number}" for word, number in counts.items()) + ("" if len(totals) == 1 else f" ({len(totals)} summaries)")
     return RunnerReport("automake", counts.get("PASS", 0), failed, frozenset({2} if failed else {0}), end, text=text)
+
+
+_RUBY_UNIT = re.compile(r"^(\d+) tests, \d+ assertions, (\d+) failures, (\d+) errors, (\d+) pendings, (\d+) omissions, \d+ notifications\s*$")
+
+
+def _ruby_unit(lines: list[str]) -> RunnerReport | None:
+    """Each run's count line, summed; the end is the last one."""
+    ends = [i for i, line in enumerate(lines) if _RUBY_UNIT.match(line)]
+    if not ends:
+        return None
+    counts = [tuple(map(int, _RUBY_UNIT.match(lines[i]).groups())) for i in ends]
+    tests, failures, errors, pendings, omissions = (sum(count[k] for count in counts) for k in range(5))
+    text = lines[ends[0]].strip() if len(ends) == 1 else f"{len(ends)} runs: {tests} tests, {failures} failures, {errors} errors"
+    failed = failures + errors
+    return RunnerReport("ruby_unit", tests - failed - pendings - omissions, failed, frozenset({1} if failed else {0}), ends[-1], text=text)
