@@ -217,3 +217,54 @@ async def test_an_instance_image_built_from_other_inputs_is_built_again(docker_i
                 images.remove(f"{name}:{tag}", force=True)
             except Exception:  # noqa: BLE001 - not made: the test failed before
                 pass
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(1200)  # a new machine may build the C toolchain image here first (redis's fixtures share it)
+async def test_an_image_starts_with_the_compiler_caches_of_the_last_image_of_its_repository():
+    """The C toy (`tests/c_toy.py`) built twice under two names: the second starts with the first's ccache and
+    compiles nothing again (its compilations are hits), its inputs digest is the one it would have without the seed
+    (found again, it is reused), and an image made from the first under another name is never taken as a seed."""
+    require_docker()
+    from tests.c_toy import REPO, REPO_NAME, c_toy_row
+    from tests.fixture_sources import BUILD_CACHE
+    from uni_agent_gym.deployments.docker import docker_client
+    from uni_agent_gym.toolchains import TOOLCHAIN_CACHES, TOOLCHAIN_PYTHON
+    from uni_agent_gym.workspaces.base_images import bootstrap_base
+    from uni_agent_gym.workspaces.build_caches import seed_image
+    from uni_agent_gym.workspaces.image_builder import TOOLCHAIN_LABEL
+
+    bootstrap_base(TOOLCHAIN_PYTHON, log=lambda message: None)
+    config = GymConfig.model_validate({"env": {"cache_dir": str(BUILD_CACHE), "mirrors": {REPO_NAME: str(REPO)}}})
+    row = {key: value for key, value in (await c_toy_row(str(BUILD_CACHE))).items() if key != "needs_environment"}
+    # ccache caches a compiler call of one source file: the objects first, then the toy's own build
+    environments = {row["instance_id"]: {"instance_id": row["instance_id"], "install_cmd": "cc -c arith.c -o arith.o && cc -I. -c tests/check.c -o tests/check.o && make"}}
+    prefix = f"uni-agent-gym-test/caches-{secrets.token_hex(3)}"
+    first, second, derived = f"{prefix}-first:latest", f"{prefix}-second:latest", f"{prefix}-derived:latest"
+    client = docker_client()
+
+    def ccache_stats(image: str) -> dict[str, int]:
+        output = client.containers.run(image, ["ccache", "--print-stats"], remove=True, network_disabled=True).decode()
+        return {key: int(value) for key, value in (line.split("\t") for line in output.splitlines() if "\t" in line)}
+
+    said: list[str] = []
+    try:
+        await build_instance_image({**row, "image_name": first}, config, environments, log=said.append)
+        await build_instance_image({**row, "image_name": second}, config, environments, log=said.append)
+        assert f"{row['instance_id']}: compiler caches from {first}" in said, said
+        before, after = ccache_stats(first), ccache_stats(second)  # the second's cache is the first's, then its own build
+        assert after["direct_cache_hit"] - before["direct_cache_hit"] == 2 and after["cache_miss"] == before["cache_miss"], (before, after)
+        await build_instance_image({**row, "image_name": second}, config, environments, log=said.append)
+        assert said[-1].endswith("exists, skipped"), said[-1]
+        toolchain = f"{TOOLCHAIN_LABEL}={client.images.get(first).labels[TOOLCHAIN_LABEL]}"
+        client.images.get(first).tag(derived)  # made from the first: its label names the first, not this name
+        client.images.remove(second)
+        assert seed_image(REPO_NAME, toolchain) == first
+        client.images.remove(first)
+        assert seed_image(REPO_NAME, toolchain) is None and TOOLCHAIN_CACHES["ccache"] == "/root/.cache/ccache"
+    finally:
+        for name in (first, second, derived):
+            try:
+                client.images.remove(name, force=True)
+            except Exception:  # noqa: BLE001 - not made, or removed above
+                pass

@@ -17,6 +17,9 @@ from tests.conftest import run_to_completion
 from uni_agent_gym.config import GymConfig
 from uni_agent_gym.envs import AsyncSWEEnv
 from uni_agent_gym.instances import normalise
+from uni_agent_gym.specs import environment_spec, load_environments
+from uni_agent_gym.toolchains import toolchain_caches
+from uni_agent_gym.workspaces.build_caches import directories_in
 
 ROWS = language_fixtures.derived_rows()
 pytestmark = pytest.mark.slow
@@ -75,6 +78,9 @@ def test_gold_resolves_and_the_test_patch_or_nothing_does_not(instance_id, kind,
         cluster = request.getfixturevalue("ray_cluster")
         deployment = cluster.deployment()
         push(row["image_name"], cluster.registry)
+    if kind == "docker":  # its build filled its compiler caches where the toolchain keeps them: the next image's seed
+        caches = toolchain_caches(environment_spec(row, load_environments(language_fixtures.ENVIRONMENTS)).toolchain)
+        assert directories_in(row["image_name"], caches) == caches and (caches != []) == (row["language"] in ("c", "go")), caches
     typed_in = [row["patch"]]
     typed_in += [] if instance_id in WITH_THE_TEST_PATCH_ALONE_READ_FROM_A_LOG else [row["test_patch"]]
     typed_in += [None] if instance_id in WITH_NOTHING else []

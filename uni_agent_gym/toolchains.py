@@ -38,6 +38,10 @@ TOOLCHAINS: dict[str, list[str]] = {
 # What a package of a toolchain sets in its image's environment: Debian's ccache puts its compiler wrappers (cc, gcc,
 # g++, ...) in /usr/lib/ccache, used by whatever finds the compiler on PATH (make's `cc`, configure, cmake).
 TOOLCHAIN_ENV: dict[str, dict[str, str]] = {"ccache": {"PATH": "/usr/lib/ccache:$PATH"}}
+# Where a package of a toolchain keeps what it compiled, for root (who builds images): ccache's and Go's default
+# directories. An instance image starts with these of the last image of its repository built here
+# (`workspaces/build_caches.py`).
+TOOLCHAIN_CACHES: dict[str, str] = {"ccache": "/root/.cache/ccache", "golang-go": "/root/.cache/go-build"}
 
 
 class ToolchainError(UniAgentGymError, LookupError):
@@ -61,3 +65,8 @@ def toolchain_packages(language: str, extra: list[str] | tuple[str, ...] = ()) -
 def toolchain_env(packages: list[str] | tuple[str, ...]) -> dict[str, str]:
     """The environment a toolchain image of these packages sets (its Dockerfile's `ENV`s)."""
     return {key: value for package in packages for key, value in TOOLCHAIN_ENV.get(package, {}).items()}
+
+
+def toolchain_caches(packages: list[str] | tuple[str, ...]) -> list[str]:
+    """The compiler cache directories a toolchain image of these packages fills when it builds."""
+    return [TOOLCHAIN_CACHES[package] for package in dict.fromkeys(packages) if package in TOOLCHAIN_CACHES]

@@ -43,13 +43,14 @@ from uni_agent_gym.config import GymConfig
 from uni_agent_gym.datasets.base import IMAGE_REPO_DIR
 from uni_agent_gym.deployments.docker import docker_client, image_exists, image_labels
 from uni_agent_gym.workspaces.base_images import DEBIAN_SUITE_BY_PYTHON, GLIBC_MINOR_BY_PYTHON, base_image_name
+from uni_agent_gym.workspaces.build_caches import caches_label, with_caches
 from uni_agent_gym.workspaces.history import CLEAN_SCRIPT, HISTORY_LABEL, SCRIPT_PATH, clean_history, fresh_checkout, history_mode
 from uni_agent_gym.workspaces.mirrors import mirror_repository
 from uni_agent_gym.errors import UniAgentGymError
 from uni_agent_gym.instances import image_name
 from uni_agent_gym.named_locks import machine_lock
 from uni_agent_gym.specs import EnvironmentSpec, environment_spec
-from uni_agent_gym.toolchains import PYTHON, toolchain_env
+from uni_agent_gym.toolchains import PYTHON, toolchain_caches, toolchain_env
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -364,7 +365,14 @@ async def _build_instance_image(
         else:
             log(f"{instance_id}: on {environment} ({spec.language}, {spec.source})")
         text = _instance_dockerfile(instance, spec, config)
-        (context / "Dockerfile").write_text(text + f'LABEL {INPUTS_LABEL}="{inputs_digest(text, instance["base_commit"])}"\n')
+        labels = f'LABEL {INPUTS_LABEL}="{inputs_digest(text, instance["base_commit"])}"\n'
+        caches = [] if python else toolchain_caches(spec.toolchain)
+        if caches:
+            toolchain = f"{TOOLCHAIN_LABEL}={toolchain_key(spec)}"
+            text, seed = await asyncio.to_thread(with_caches, text, instance["repo"], toolchain, caches)
+            labels += caches_label(instance["repo"], name)
+            log(f"{instance_id}: compiler caches from {seed}" if seed else f"{instance_id}: no image of {instance['repo']} to take compiler caches from")
+        (context / "Dockerfile").write_text(text + labels)
         (context / "clean-history.sh").write_text(CLEAN_SCRIPT)
         log(f"{instance_id}: docker build {name} (network off)")
         await _build_adding_what_the_install_lacks(context, name, spec.python, log)
