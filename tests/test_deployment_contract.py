@@ -47,6 +47,14 @@ async def sandbox(request):
             await deployment.stop()
 
 
+@pytest_asyncio.fixture(loop_scope="module")
+async def scratch(sandbox):
+    """A directory of the test's own in the shared sandbox, removed after it (on local it is this machine's /tmp)."""
+    directory = f"/tmp/uag-contract-{secrets.token_hex(4)}"
+    yield directory
+    await sandbox.run(f"rm -rf {directory}")
+
+
 def count_processes(pattern: str) -> str:
     """A command printing how many processes have `pattern` in their command line (no ps needed)."""
     return (
@@ -169,8 +177,8 @@ async def test_missing_file(sandbox):
     ["plain.txt", "with space.txt", "ünïcødé – 文件.txt", "quote's \"double\".txt", "-starts-with-dash", "$(not run).txt"],
 )
 @SHARED
-async def test_files_with_awkward_names(sandbox, name):
-    directory = f"/tmp/uag {secrets.token_hex(4)}/sub dir"
+async def test_files_with_awkward_names(sandbox, scratch, name):
+    directory = f"{scratch}/uag dir/sub dir"
     path = f"{directory}/{name}"
     await sandbox.write_file(path, "content ✓\n")
     assert await sandbox.read_file(path) == "content ✓\n".encode()
@@ -201,9 +209,9 @@ async def test_binary_file_roundtrip(sandbox):
     ids=["empty", "no-newline", "unicode", "shell-characters", "replacement-char", "large", "nul"],
 )
 @SHARED
-async def test_read_text_is_exact(sandbox, content):
+async def test_read_text_is_exact(sandbox, scratch, content):
     """`read_text` (shell builtins, no process) returns exactly what `read_file` would, decoded."""
-    path = f"/tmp/uag-text-{secrets.token_hex(4)}.txt"
+    path = f"{scratch}/text.txt"
     await sandbox.write_file(path, content)
     assert await sandbox.read_text(path) == content
     assert (await sandbox.run("echo ${__uag_text-unset}")).output == "unset\n"  # no variable left behind
@@ -221,12 +229,12 @@ async def test_read_text_errors(sandbox):
 
 
 @SHARED
-async def test_upload_a_directory_tree(sandbox, tmp_path):
+async def test_upload_a_directory_tree(sandbox, scratch, tmp_path):
     source = tmp_path / "src tree"
     (source / "nested dir").mkdir(parents=True)
     (source / "top.txt").write_text("top\n")
     (source / "nested dir" / "ünï.py").write_text("print('hi')\n")
-    target = f"/tmp/upload-{secrets.token_hex(4)}"
+    target = f"{scratch}/upload"
     await sandbox.upload(source, target)
     result = await sandbox.run(f"cd {target} && cat top.txt 'nested dir/ünï.py'")
     assert result.output == "top\nprint('hi')\n"
@@ -235,7 +243,7 @@ async def test_upload_a_directory_tree(sandbox, tmp_path):
 
 
 @SHARED
-async def test_an_uploaded_tree_keeps_modes_links_and_large_files(sandbox, tmp_path):
+async def test_an_uploaded_tree_keeps_modes_links_and_large_files(sandbox, scratch, tmp_path):
     source = tmp_path / "tree"
     source.mkdir()
     (source / "run.sh").write_text("#!/bin/sh\necho ran\n")
@@ -243,7 +251,7 @@ async def test_an_uploaded_tree_keeps_modes_links_and_large_files(sandbox, tmp_p
     (source / "link").symlink_to("run.sh")
     blob = secrets.token_bytes(3 * 1024 * 1024 // 2)  # incompressible, past one upload chunk
     (source / "blob.bin").write_bytes(blob)
-    target = f"/tmp/upload-{secrets.token_hex(4)}"
+    target = f"{scratch}/upload"
     await sandbox.upload(source, target)
     result = await sandbox.run(f"cd {target} && ./link && readlink link && sha256sum blob.bin | cut -c1-64")
     assert result.output == f"ran\nrun.sh\n{hashlib.sha256(blob).hexdigest()}\n", result.output
@@ -259,6 +267,7 @@ async def test_separate_deployments_are_isolated_and_concurrent(deployment, depl
     results = await asyncio.gather(*(d.run("sleep 0.5; echo $WHO; pwd") for d in others))
     assert [r.output for r in results] == [f"{i}\n/tmp/{marker}-{i}\n" for i in range(2)]
     assert (await deployment.run("echo ${WHO:-unset}")).output == "unset\n"
+    await asyncio.gather(*(d.run(f"cd / && rm -rf /tmp/{marker}-{i}") for i, d in enumerate(others)))
 
 
 @SHARED
@@ -398,14 +407,14 @@ async def test_a_task_in_c_is_built_then_graded_the_same_everywhere(kind, worksp
     assert forged["test_statuses"]["add of two numbers"] == "FAILED" and "[ok]: add of two numbers" in forged["build_log"]
 
 
-@pytest.mark.parametrize("under", ["/tmp/uag-view-{token}", "/tmp/uag-view-{token}/.cache/uni-agent-gym/workspaces/x"])
+@pytest.mark.parametrize("under", ["{scratch}", "{scratch}/.cache/uni-agent-gym/workspaces/x"])
 @SHARED
-async def test_a_directory_view_lists_the_same_everywhere(sandbox, under):
+async def test_a_directory_view_lists_the_same_everywhere(sandbox, scratch, under):
     """`str_replace_editor view DIR` hides what is hidden inside DIR, never DIR itself for a dot in its own path (a
     local workspace lives under ~/.cache: the listing was empty there, in demos and in training data)."""
     from uni_agent_gym.tools import make_tools
 
-    root = under.format(token=secrets.token_hex(4))
+    root = under.format(scratch=scratch)
     for path in ("s.py", "sub/t.txt", "sub/deeper/u.txt", ".hidden/h.txt", "sub/.env"):
         await sandbox.write_file(f"{root}/{path}", "x\n")
     result = await make_tools()["str_replace_editor"].call(sandbox, {"command": "view", "path": root})
