@@ -2,8 +2,9 @@
 parsers read: pytest (parse_log_pytest, _options, _v2, matplotlib, seaborn), Django's runtests.py and
 sympy's bin/test; and of go test, redis's runtest and Maven's surefire (captured in the language fixtures' images:
 `tests/runner_logs/capture_languages.py`), cargo test, jest, vitest, PHPUnit, mocha's TAP, QUnit, googletest,
-automake's harness and Ruby's test-unit (on toy projects: `capture_cargo.sh`, `capture_javascript.sh`,
-`capture_phpunit.sh`, `capture_tap.sh`, `capture_googletest.sh`, `capture_automake.sh`, `capture_ruby_unit.sh`).
+automake's harness, Ruby's test-unit and doctest (on toy projects: `capture_cargo.sh`, `capture_javascript.sh`,
+`capture_phpunit.sh`, `capture_tap.sh`, `capture_googletest.sh`, `capture_automake.sh`, `capture_ruby_unit.sh`,
+`capture_doctest.sh`).
 
 pytest logs are real captures made here: each scenario's test files are written to a temporary folder
 and run by this venv's pytest with the repository's test command (third-party plugins off). Django and
@@ -378,16 +379,27 @@ RUNNER_LOG_ROWS = [  # log, how it is changed (hand-made) or None, exit code, ex
     ("ruby-unit-fail", "exit code", 0, [EXIT]),
     ("ruby-unit-pass", "exit code", 1, [EXIT_CLEAN]),
     ("ruby-unit-pass", "cut before '3 tests'", 0, [NO_SUMMARY]),
+    # doctest's XML reporter (`capture_doctest.sh`), `<binary> -s -r=xml` as nlohmann/json's row runs it, read by
+    # parse_log_doctest, which reads the log's first document
+    ("doctest-pass", None, 0, []),
+    ("doctest-fail", None, 1, []),
+    ("doctest-forged", None, 1, [TWICE]),  # the header's static initializer prints a document of its own first
+    ("doctest-fail", "exit code", 0, [EXIT]),
+    ("doctest-pass", "exit code", 1, [EXIT_CLEAN]),
+    ("doctest-pass", "exit code", 139, [INTERRUPTED]),  # a crash after the document
+    ("doctest-fail", "a pass appended", 1, [AFTER]),  # a document after the binary's: the parser reads the first
+    ("doctest-pass", "the count line removed", 0, [NO_SUMMARY]),
 ]
 APPENDED = {"jest": "    ✓ adds two numbers (1 ms)\n", "vitest": " ✓ vt/arith.spec.js > add > adds two numbers\n",
             "phpunit": " ✔ Adds two numbers\n", "googletest": "1: [       OK ] Arith.AddsTwoNumbers (0 ms)\n",
-            "automake": "PASS: tests/adds.test\n"}  # a pass for the failed test
+            "automake": "PASS: tests/adds.test\n",
+            "doctest": '<doctest><TestSuite><TestCase name="add"><SubCase name="two numbers"/></TestCase></TestSuite></doctest>\n'}  # a pass for the failed test
 RUNNER_OF_LOG = {"django": ("runtests.py", "parse_log_django"), "sympy": ("bin/test", "parse_log_sympy"), "gotest": ("go test", "parse_log_gotest"),
                  "redis": ("runtest", "parse_log_redis"), "cargo": ("cargo test", "parse_log_cargo"), "jest": ("jest", "parse_log_jest"),
                  "vitest": ("vitest", "parse_log_vitest"), "phpunit": ("PHPUnit", "parse_log_phpunit"),
                  "mocha": ("the TAP runner", "parse_log_tap"), "qunit": ("the TAP runner", "parse_log_tap"),
                  "googletest": ("googletest", "parse_log_googletest"), "automake": ("make check", "parse_log_jq"),
-                 "ruby": ("test-unit", "parse_log_ruby_unit")}  # fmt: skip
+                 "ruby": ("test-unit", "parse_log_ruby_unit"), "doctest": ("doctest", "parse_log_doctest")}  # fmt: skip
 
 
 @pytest.mark.parametrize(
@@ -402,6 +414,8 @@ def test_real_runner_logs(name, change, exit_code, expected):
         log = cut_before(log, change.split("'")[1])
     elif change == "a pass appended":
         log += APPENDED[name.split("-")[0]]
+    elif change == "the count line removed":
+        log = re.sub(r".*<OverallResultsTestCases .*\n", "", log)
     assert_problems(check(parser, log, exit_code), expected, runner=runner, code=exit_code)
 
 

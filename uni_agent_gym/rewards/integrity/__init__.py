@@ -49,17 +49,18 @@ RUNNER_OF_PARSER = {  # swebench's Python parsers (aliases such as parse_log_fla
     "parse_log_googletest": "googletest",  # by the parser only: ctest runs other frameworks too
     "parse_log_jq": "automake",  # by the parser only: `make check` is not always automake's harness
     "parse_log_ruby_unit": "ruby_unit",  # by the parser only: `ruby <file>` runs anything
+    "parse_log_doctest": "doctest",  # by the parser only: a doctest binary is the repository's own
 }
 _DEFAULT_PARSER = {"pytest": "parse_log_pytest", "django": "parse_log_django", "sympy": "parse_log_sympy", "gotest": "parse_log_gotest",
                    "redis": "parse_log_redis", "maven": "parse_log_maven", "cargo": "parse_log_cargo",
                    "jest": "parse_log_jest", "vitest": "parse_log_vitest", "phpunit": "parse_log_phpunit", "tap": "parse_log_tap",
                    "googletest": "parse_log_googletest", "automake": "parse_log_jq",
-                   "ruby_unit": "parse_log_ruby_unit"}  # fmt: skip
+                   "ruby_unit": "parse_log_ruby_unit", "doctest": "parse_log_doctest"}  # fmt: skip
 _COMMANDS = (("django", re.compile(r"runtests\.py")), ("sympy", re.compile(r"\bbin/test\b")), ("pytest", re.compile(r"\bpy\.?test\b")),
              ("gotest", re.compile(r"\bgo test\b")), ("redis", re.compile(r"(?:^|\s|/)runtest\b")), ("maven", re.compile(r"\bmvn[dw]?\b")),
              ("cargo", re.compile(r"\bcargo\s+(?:\+\S+\s+)?test\b")), ("phpunit", re.compile(r"\bphpunit\b")),
              ("tap", re.compile(r"\bqunit\b|\bmocha\b.*(?:-R|--reporter)[ =]tap\b")))  # fmt: skip
-_LABEL = {"pytest": "pytest", "django": "runtests.py", "sympy": "bin/test", "gotest": "go test", "redis": "runtest", "maven": "Maven", "cargo": "cargo test", "jest": "jest", "vitest": "vitest", "phpunit": "PHPUnit", "tap": "the TAP runner", "googletest": "googletest", "automake": "make check", "ruby_unit": "test-unit"}
+_LABEL = {"pytest": "pytest", "django": "runtests.py", "sympy": "bin/test", "gotest": "go test", "redis": "runtest", "maven": "Maven", "cargo": "cargo test", "jest": "jest", "vitest": "vitest", "phpunit": "PHPUnit", "tap": "the TAP runner", "googletest": "googletest", "automake": "make check", "ruby_unit": "test-unit", "doctest": "doctest"}
 _SHOWN = 5  # tests named in one problem
 
 

@@ -9,7 +9,8 @@ takes an `ok` on a later line for the last `<test> ... ` line (the test printed 
 sympy's names tests by bare function name, so the file a line belongs to (the runner's
 `path.py[N]` header before it) scopes the name, and PHPUnit's names a test by the last suite header
 before it (`Arith (Tests\\Arith)`). Ruby test-unit's also names tests bare: the class header before them
-(`ArithTest: `) scopes the name. The runners' own failure reports are outcomes too,
+(`ArithTest: `) scopes the name. doctest's reads an XML document, the first of the log: each document is read
+whole, so a document printed before the binary's own is a second report of the same tests. The runners' own failure reports are outcomes too,
 also where the repository's parser skips them: pytest's `ERROR path.py` for a module it could not
 collect, Django's `FAIL: <test>` / `ERROR: <test>` headers, and sympy's `___ path.py:test ___`
 headers and its `path.py[?]   Failed to import` line (both: every test of the file).
@@ -19,6 +20,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from xml.etree import ElementTree
 from dataclasses import dataclass
 
 from swebench.harness.log_parsers.python import parse_log_pytest
@@ -58,6 +60,8 @@ def line_outcomes(runner: str, parser: Parser, lines: list[str]) -> list[Outcome
         return _phpunit(parser, lines)
     if runner == "ruby_unit":
         return _ruby_unit(parser, lines)
+    if runner == "doctest":
+        return _doctest(parser, lines)
     return _each_line(parser, lines, _WORDS[runner])
 
 
@@ -109,6 +113,23 @@ def _ruby_unit(parser: Parser, lines: list[str]) -> list[Outcome]:
             scope = header.group(1)
         elif _RUBY_UNIT_WORDS.search(line):
             outcomes.extend(Outcome(index, test, status, scope) for test, status in parser(line, None).items())
+    return outcomes
+
+
+def _doctest(parser: Parser, lines: list[str]) -> list[Outcome]:
+    """Each `<doctest>` ... `</doctest>` document's outcomes, at the document's first line (one it cannot read: none)."""
+    outcomes: list[Outcome] = []
+    start = None
+    for index, line in enumerate(lines):
+        if start is None and "<doctest" in line:
+            start = index
+        if start is not None and "</doctest>" in line:
+            try:
+                found = parser("\n".join(lines[start : index + 1]), None)
+            except ElementTree.ParseError:
+                found = {}
+            outcomes.extend(Outcome(start, test, status) for test, status in found.items())
+            start = None
     return outcomes
 
 

@@ -41,6 +41,9 @@
 - Ruby's test-unit (`ruby <test file> -v`: fluentd's and faker's rows): `3 tests, 2 assertions, 1 failures, 0 errors,
   0 pendings, 1 omissions, 0 notifications`, then `N% passed`; several runs summed. Exit 1 with failures or errors,
   else 0.
+- doctest's XML reporter (`<binary> -s -r=xml`: nlohmann/json's rows): one `<doctest>` document a run, which closes with
+  `<OverallResultsTestCases successes="P" failures="F" skipped="S"/>` and `</doctest>`; it counts test cases, where
+  the parser names subcases, so no count of passes. Exit 1 with a failed test case, else 0.
 """
 
 from __future__ import annotations
@@ -83,7 +86,7 @@ def read_report(runner: str, lines: list[str]) -> RunnerReport | None:
     plain = [_ANSI.sub("", line) if "\x1b" in line else line for line in lines]
     return {"pytest": _pytest, "django": _django, "sympy": _sympy, "gotest": _gotest, "redis": _redis, "maven": _maven,
             "cargo": _cargo, "jest": _jest, "vitest": _vitest, "phpunit": _phpunit, "tap": _tap, "googletest": _googletest,
-            "automake": _automake, "ruby_unit": _ruby_unit}[runner](plain)
+            "automake": _automake, "ruby_unit": _ruby_unit, "doctest": _doctest}[runner](plain)
 
 
 def pytest_counts(line: str) -> dict[str, int] | None:
@@ -366,3 +369,16 @@ def _ruby_unit(lines: list[str]) -> RunnerReport | None:
     text = lines[ends[0]].strip() if len(ends) == 1 else f"{len(ends)} runs: {tests} tests, {failures} failures, {errors} errors"
     failed = failures + errors
     return RunnerReport("ruby_unit", tests - failed - pendings - omissions, failed, frozenset({1} if failed else {0}), ends[-1], text=text)
+
+
+_DOCTEST_CASES = re.compile(r'<OverallResultsTestCases successes="(\d+)" failures="(\d+)"')
+
+
+def _doctest(lines: list[str]) -> RunnerReport | None:
+    """The last document's count of test cases; the end is that document's `</doctest>`."""
+    counts = next((i for i in range(len(lines) - 1, -1, -1) if _DOCTEST_CASES.search(lines[i])), None)
+    if counts is None:
+        return None
+    end = next((i for i in range(counts, len(lines)) if "</doctest>" in lines[i]), counts)
+    failed = int(_DOCTEST_CASES.search(lines[counts]).group(2))
+    return RunnerReport("doctest", None, failed, frozenset({1} if failed else {0}), end, text=lines[counts].strip())
