@@ -20,8 +20,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from xml.etree import ElementTree
 from dataclasses import dataclass
+from xml.etree import ElementTree
 
 from swebench.harness.log_parsers.python import parse_log_pytest
 
