@@ -29,7 +29,7 @@ from uni_agent_gym.workspaces import build_caches, image_builder  # noqa: E402
 def other_seed(row: dict) -> str | None:
     """The newest image of the row's repository built here under another name (the builder itself would take the
     image's own previous build, the same sources: a rebuild's best seed, not an added instance's)."""
-    own = f"{row['image_name']}:latest" if ":" not in row["image_name"].rsplit("/", 1)[-1] else row["image_name"]
+    own = build_caches.tagged_name(row["image_name"])
     images = docker_client().api.images(filters={"label": build_caches.CACHES_LABEL})
     named = [(image["Created"], tag) for image in images for tag in image.get("RepoTags") or []
              if image["Labels"][build_caches.CACHES_LABEL] == f"{row['repo']} {tag}" and tag != own]  # fmt: skip

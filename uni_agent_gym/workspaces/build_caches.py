@@ -26,7 +26,7 @@ SEED_STAGE = "uag-build-caches"
 
 def caches_label(repo: str, name: str) -> str:
     """The Dockerfile line that makes image `name` a seed for the next image of `repo`."""
-    return f"LABEL {CACHES_LABEL}={json.dumps(f'{repo} {_tagged(name)}')}\n"
+    return f"LABEL {CACHES_LABEL}={json.dumps(f'{repo} {tagged_name(name)}')}\n"
 
 
 def seed_image(repo: str, toolchain_label: str) -> str | None:
@@ -75,6 +75,6 @@ def with_caches(dockerfile: str, repo: str, toolchain_label: str, directories: l
     return (seeded(dockerfile, seed, present), seed) if present else (dockerfile, None)
 
 
-def _tagged(name: str) -> str:
+def tagged_name(name: str) -> str:
     """`name` as the engine lists it among an image's tags (`:latest` where it names no tag)."""
     return name if ":" in name.rsplit("/", 1)[-1] else f"{name}:latest"
