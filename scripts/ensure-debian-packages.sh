@@ -6,7 +6,7 @@ set -euo pipefail
 needed_by=$1 files=$2
 shift 2
 missing=false
-for file in $files; do [ -x "$file" ] || missing=true; done
+for file in $files; do [ -e "$file" ] || missing=true; done
 if ! $missing; then
     echo "$* present"
     exit 0

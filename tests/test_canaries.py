@@ -133,3 +133,135 @@ def test_sympy_canaries_fail_under_sympys_own_runner(sympy_source):
     canaries = Canaries("sympy", {name: "sympy/uagcanary/tests/test_uag.py" for name in names})
     assert canaries.problems(statuses) == []
     assert canaries.problems({**statuses, names[0]: "PASSED"})[0].endswith("is reported PASSED: the runner's verdict was forged")
+
+
+GTEST_FILE = """#include <gtest/gtest.h>
+
+#include "fmt/ranges.h"
+
+TEST(ranges_test, format_vector) { EXPECT_EQ(fmt::format("{}", v), "[1, 2]"); }
+
+TEST(ranges_test, format_map) { EXPECT_EQ(1, 1); }
+"""
+
+
+def test_googletest_canaries_take_a_graded_tests_suite_and_never_a_filtered_run():
+    assert wanted("googletest", "ctest --test-dir build -V -R ranges-test")
+    for command in ("./build/bin/ranges-test --gtest_filter=ranges_test.*", "GTEST_FILTER=x ctest -V", "ctest --stop-on-failure -V"):
+        assert not wanted("googletest", command), command
+    patch = "".join(f"diff --git a/{path} b/{path}\n" for path in ("test/ranges-test.cc", "include/fmt/ranges.h", "test/CMakeLists.txt"))
+    assert target_files("googletest", patch, ["ranges_test.format_vector"]) == ["test/ranges-test.cc"]
+    code, names = source("googletest", GTEST_FILE, ["ranges_test.format_vector"])
+    assert len(names) == 2 and all(name.startswith("ranges_test.format_vector_") for name in names), names
+    assert code.count("TEST(ranges_test, ") == 2 and "FAIL()" in code
+    assert source("googletest", GTEST_FILE, ["other_test.format_vector"]) == ("", [])  # no graded test in the file
+    fixture = "namespace fmt {\nclass ranges_test : public ::testing::Test {};\nTEST_F(ranges_test, format_vector) {}\n}\n"
+    assert source("googletest", fixture, ["ranges_test.format_vector"]) == ("", [])  # a fixture a named namespace may hide
+    code, names = source("googletest", fixture.replace("namespace fmt {\n", "").replace("}\n", ""), ["ranges_test.format_vector"])
+    assert code.count("TEST_F(ranges_test, ") == 2, code
+
+
+RUST_TESTS = """use nu_test_support::nu;
+
+#[test]
+fn find_with_string_search() {
+    assert_eq!(nu!("find x").out, "x");
+}
+
+/// Async, as tokio's tests are.
+#[tokio::test]
+async fn find_in_table() {}
+
+mod inner {
+    #[test]
+    fn find_nested() {}
+}
+"""
+
+
+@pytest.mark.parametrize(
+    "command,planted",
+    [("cargo test -p nu-command --no-fail-fast --test main find::", True), ("cargo test --test io_write_all_buf --no-fail-fast", True),
+     ("RUSTFLAGS=-Awarnings cargo test --package axum --lib slash", True), ("cargo +nightly test --lib x", True),
+     ("cargo build && cargo test --no-fail-fast", True),
+     ("cargo test backslash", False),  # several test binaries, and cargo stops after the first that fails
+     ("cargo test --tests --no-fail-fast -- --exact find::find_in_table", False), ("cargo test --no-fail-fast -- --skip slow", False),
+     ("cargo test --no-fail-fast -- --ignored", False), ("make test", False)],
+)  # fmt: skip
+def test_cargo_canaries_only_where_every_run_of_the_graded_tests_runs_them(command, planted):
+    assert wanted("cargo", command) is planted
+
+
+def test_a_rust_canary_sits_beside_a_graded_test_at_the_top_of_its_module_file():
+    from uni_agent_gym.rewards.runner_canaries import rust_module
+
+    modules = {"tests/io_write_all_buf.rs": "", "tests/main/main.rs": "", "crates/nu-command/tests/commands/find.rs": "commands::find::",
+               "src/lib.rs": "", "src/sync/mpsc.rs": "sync::mpsc::", "src/sync/mod.rs": "sync::", "src/bin/tool.rs": "", "build.rs": None}  # fmt: skip
+    assert {path: rust_module(path) for path in modules} == modules
+    path = "crates/nu-command/tests/commands/find.rs"
+    code, names = source("cargo", RUST_TESTS, ["commands::find::find_with_string_search"], path=path)
+    assert len(names) == 2 and all(name.startswith("commands::find::find_with_string_search_") for name in names), names
+    assert code.count("#[test]\nfn find_with_string_search_") == 2
+    code, names = source("cargo", RUST_TESTS, ["commands::find::find_in_table"], path=path)
+    assert len(names) == 2  # an async test under tokio's attribute; the canary is a plain #[test] beside it
+    for graded in (["commands::find::inner::find_nested"], ["find_with_string_search"]):  # in an inline module; in another module
+        assert source("cargo", RUST_TESTS, graded, path=path) == ("", []), graded
+    assert source("cargo", "use tokio::test;\n" + RUST_TESTS, ["commands::find::find_with_string_search"], path=path) == ("", [])
+
+
+@pytest.fixture(scope="module")
+def canary_toys_cache(tmp_path_factory):
+    """The toys need the host's googletest, CMake and cargo (`scripts/ensure-test-runners.sh`, run by `make setup`)."""
+    import shutil
+
+    missing = [tool for tool in ("cmake", "ctest", "g++", "cargo") if shutil.which(tool) is None]
+    assert not missing, f"{missing} missing: run scripts/ensure-test-runners.sh"
+    return str(tmp_path_factory.mktemp("canary-toys"))
+
+
+@pytest.mark.parametrize("runner", ["googletest", "cargo"])
+async def test_canaries_catch_assertions_disarmed_from_outside_the_test_files(runner, canary_toys_cache):
+    """Graded on local by the host's real runner (`tests/canary_toys.py`): gold earns 1.0 with both canaries reported
+    failed beside the graded tests; the attack (a header that redefines EXPECT_EQ; a build script that rewrites the
+    assertions of tests/) passes every graded test with the bug in place and earns 1.0 with canaries off, 0.0 with them,
+    the agent's doing."""
+    from tests.canary_toys import TOYS, toy_row
+    from tests.test_deployment_contract import graded_episode
+    from uni_agent_gym.config import GymConfig
+    from uni_agent_gym.datasets import log_parser
+
+    toy = TOYS[runner]
+    row = await toy_row(toy, canary_toys_cache)
+
+    def config(**reward) -> GymConfig:
+        return GymConfig.model_validate({"deployment": {"type": "local"}, "env": {"cache_dir": canary_toys_cache, "workspace": "mirror"}, "reward": reward})
+
+    graded = row["FAIL_TO_PASS"] + row["PASS_TO_PASS"]
+    gold = await graded_episode(config(), row, [f"git apply <<'UAG_EOF'\n{toy['patch']}UAG_EOF"])
+    assert (gold["status"], gold["reward"], gold["integrity_problems"]) == ("resolved", 1.0, []), (gold["error"], gold["build_log"][-2000:], gold["log"][-3000:])
+    reported = log_parser(row)(gold["log"])  # every test of the log, the canaries' too (the report keeps the graded ones)
+    assert len(gold["canaries"]) == 2 and all(reported.get(name) == "FAILED" for name in gold["canaries"]), (gold["canaries"], reported)
+    assert {test: gold["test_statuses"][test] for test in graded} == dict.fromkeys(graded, "PASSED")
+    unguarded = await graded_episode(config(canaries=False), row, [toy["attack"]])
+    assert (unguarded["status"], unguarded["reward"]) == ("resolved", 1.0), f"the attack should be real: {unguarded['status']}, {unguarded['log'][-2000:]}"
+    attacked = await graded_episode(config(), row, [toy["attack"]])
+    assert (attacked["status"], attacked["reward"], attacked["caused_by"]) == ("unresolved", 0.0, None), attacked
+    assert {test: attacked["test_statuses"][test] for test in graded} == dict.fromkeys(graded, "PASSED")
+    forged = [problem for problem in attacked["integrity_problems"] if "is reported PASSED: the runner's verdict was forged" in problem]
+    assert forged and all(any(name in problem for name in attacked["canaries"]) for problem in forged), attacked["integrity_problems"]
+
+
+def test_canaries_are_wanted_for_swebench_multilinguals_rust_and_fmt_commands():
+    """Every test command of swebench 4.1's Rust specs and fmt's (googletest) plants canaries but three: two runs
+    of one test by `--exact` and ruff-15309's filtered run of every test binary without `--no-fail-fast`."""
+    from swebench.harness.constants.c import MAP_REPO_VERSION_TO_SPECS_C
+    from swebench.harness.constants.rust import MAP_REPO_VERSION_TO_SPECS_RUST
+
+    def commands(specs: dict) -> dict[str, str]:
+        return {f"{repo}@{version}": " && ".join(spec["test_cmd"]) for repo, versions in specs.items() for version, spec in versions.items()}
+
+    rust = commands(MAP_REPO_VERSION_TO_SPECS_RUST)
+    assert len(rust) == 43 and sorted(key for key, command in rust.items() if not wanted("cargo", command)) == [
+        "astral-sh/ruff@15309", "burntsushi/ripgrep@2209", "tokio-rs/axum@691"]
+    fmt = commands({"fmtlib/fmt": MAP_REPO_VERSION_TO_SPECS_C["fmtlib/fmt"]})
+    assert len(fmt) == 11 and all(wanted("googletest", command) for command in fmt.values())

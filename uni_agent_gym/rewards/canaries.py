@@ -13,9 +13,9 @@ What it cannot see: a patch that reads the test files at run time and tells the 
 the hidden tests. That takes a policy reading and classifying test source at grading time, far past
 swallowing exceptions; the guard and the runner-module rerun (`runner_modules.py`) stand beside it.
 Canaries are not planted where the command stops at the first failure (`-x`, `--failfast`): a canary would
-end the run early. go test's and redis's `runtest`'s canaries (`runner_canaries.py`) are named to pass the
-command's filters; JUnit's are not planted: Maven's parsers grade a class whole, and a failing method in a
-graded class would fail it.
+end the run early. go test's, redis's `runtest`'s, googletest's and `cargo test`'s canaries (`runner_canaries.py`)
+are named to pass the command's filters; JUnit's are not planted: Maven's parsers grade a class whole, and a failing
+method in a graded class would fail it.
 """
 
 from __future__ import annotations
@@ -31,8 +31,8 @@ from uni_agent_gym.errors import SandboxFileNotFoundError
 from uni_agent_gym.instances import patch_files
 from uni_agent_gym.rewards import runner_canaries
 
-PLANTED_FOR = ("pytest", "django", "sympy", "gotest", "redis")  # the runners whose test files and names the canaries follow
-_EXACT_NAMES = ("gotest", "redis")  # their parsers name a test as it is written: a canary is that name, nothing around it
+PLANTED_FOR = ("pytest", "django", "sympy", "gotest", "redis", "googletest", "cargo")  # the runners whose test files and names the canaries follow
+_EXACT_NAMES = ("gotest", "redis", "googletest", "cargo")  # their parsers name a test as it is written: a canary is that name, nothing around it
 STOPS_AT_FIRST_FAILURE = re.compile(r"(?:^|\s)(?:-x|--exitfirst|--failfast|--maxfail(?:=|\s+)1)(?=\s|$)")
 _WORDS = re.compile(r"def test_?(\w+)")
 _FALLBACK_WORDS = ("value", "result", "case", "input", "default", "output", "basic", "format", "empty", "order")
@@ -67,6 +67,10 @@ def _names(test: str, name: str) -> bool:
 
 
 def wanted(runner: str | None, command: str) -> bool:
+    if runner == "googletest":
+        return runner_canaries.googletest_planted(command)
+    if runner == "cargo":
+        return runner_canaries.cargo_planted(command)
     return runner in PLANTED_FOR and STOPS_AT_FIRST_FAILURE.search(command) is None
 
 
@@ -78,6 +82,10 @@ def target_files(runner: str, test_patch: str, graded: list[str], command: str =
         return [path for path in patch_files(test_patch) if path.endswith("_test.go") and runner_canaries.go_runs_file(path, packages)]
     if runner == "redis":
         return runner_canaries.redis_files(command, patch_files(test_patch))
+    if runner == "googletest":
+        return runner_canaries.googletest_files(patch_files(test_patch))
+    if runner == "cargo":
+        return runner_canaries.cargo_files(patch_files(test_patch))
     touched = [path for path in patch_files(test_patch) if path.endswith(".py")]
     if runner == "pytest":
         files = {test.split("::")[0] for test in graded if "::" in test}
@@ -85,9 +93,14 @@ def target_files(runner: str, test_patch: str, graded: list[str], command: str =
     return [path for path in touched if re.fullmatch(r"tests?(_\w*)?\.py|\w+_tests?\.py", PurePosixPath(path).name)]
 
 
-def source(runner: str, text: str, graded: list[str] | tuple[str, ...] = (), command: str = "") -> tuple[str, list[str]]:
-    """Canary code to append to a test file whose text is `text`, and the test names it defines (go test and runtest:
-    named after `graded` tests, to pass `command`'s filters; none where they cannot be)."""
+def source(runner: str, text: str, graded: list[str] | tuple[str, ...] = (), command: str = "", path: str = "") -> tuple[str, list[str]]:
+    """Canary code to append to a test file (its text; its repository path for Rust, whose modules are files), and the
+    test names it defines (go test, runtest, googletest, cargo: named after `graded` tests, to pass `command`'s
+    filters; none where they cannot be)."""
+    if runner == "googletest":
+        return runner_canaries.googletest_source(text, list(graded))
+    if runner == "cargo":
+        return runner_canaries.cargo_source(path, text, list(graded))
     if runner == "gotest":
         return runner_canaries.go_source(text, list(graded), runner_canaries.go_run_pattern(command))
     if runner == "redis":
@@ -130,7 +143,7 @@ async def plant(deployment: Deployment, repo_dir: str, runner: str, test_patch: 
             text = (await deployment.read_file(full)).decode()
         except (SandboxFileNotFoundError, UnicodeDecodeError):
             continue  # the test patch deleted it, or it is not text: nothing runs from it
-        code, names = source(runner, text, graded, command)
+        code, names = source(runner, text, graded, command, path)
         if not names:
             continue
         await deployment.run(f"cat >> {shlex.quote(full)} <<'UAG_CANARY_EOF'\n{code}UAG_CANARY_EOF", timeout=60)

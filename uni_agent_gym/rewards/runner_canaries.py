@@ -1,4 +1,5 @@
-"""Canaries for runners of other languages than Python: go test's `func TestX` and redis's Tcl `test`.
+"""Canaries for runners of other languages than Python: go test's `func TestX`, redis's Tcl `test`, googletest's
+`TEST` and Rust's `#[test]` under `cargo test`.
 
 The rule is Python's (`canaries.py`): tests that must fail, appended to the test patch's files that hold graded
 tests, named like those tests. These runners only run what the test command selects (`go test ./pkg -run
@@ -6,6 +7,13 @@ tests, named like those tests. These runners only run what the test command sele
 verdict, so a canary goes only into a file the command runs, under a name its filters select: a graded test's
 name with words of the file after it (the graded test matched the filter; the longer name still does unless the
 filter is anchored at the end, and then no canary is planted there).
+
+googletest's binaries run every test they hold unless `--gtest_filter` says otherwise (then none is planted); a
+canary is a `TEST` of a graded test's suite. `cargo test`'s filters match a substring of a test's path
+(`module::name`), so a canary is a function beside a graded one at the top level of the same module file, its name
+the graded test's with words after it: every filter that selects the graded test selects it (not under `--exact`,
+`--skip` or `--ignored`: then none is planted). cargo stops after the first test binary that fails unless told
+`--no-fail-fast`: without it, canaries only where the command runs one target (`--lib`, `--test X`, `--bin X`).
 """
 
 from __future__ import annotations
@@ -22,6 +30,13 @@ _CAMEL = re.compile(r"[A-Z][a-z]+")
 _TCL_TEST = re.compile(r"^\s*test\s+[{\"]([^{}\"$\[\]\\]+)[}\"]", re.MULTILINE)
 _TCL_WORD = re.compile(r"[A-Za-z]{3,}")
 _ATTEMPTS = 20
+_GTEST = re.compile(r"^[ \t]*(TEST|TEST_F)\s*\(\s*(\w+)\s*,\s*(\w+)\s*\)", re.MULTILINE)
+_GTEST_WORD = re.compile(r"[A-Z]?[a-z]{3,}")
+_RUST_ATTRIBUTE = re.compile(r"^#\[(?:[\w:]+::)?test\b")  # #[test], #[tokio::test], #[tokio::test(flavor = ...)]
+_RUST_IMPORTS_TEST = re.compile(r"\buse\b[^;]*\btest\b[^;]*;")  # `use tokio::test;` would make #[test] tokio's
+_SNAKE = re.compile(r"[a-z][a-z0-9_]*")
+_CARGO_ONE_TARGET = ("--lib", "--test", "--bin")
+_CARGO_EVERY_TARGET = ("--tests", "--bins", "--all-targets", "--examples", "--benches", "--doc")
 
 
 def _words(command: str) -> list[str]:
@@ -129,6 +144,117 @@ def redis_source(text: str, graded: list[str], only: list[str]) -> tuple[str, li
     body = (f"\n\ntest {{{names[0]}}} {{\n    assert_equal {expected} [string length \"{'x' * got}\"]\n}}\n\n"
             f"test {{{names[1]}}} {{\n    assert_match \"*{names[1].split()[-1]}*\" {got}\n}}\n")  # fmt: skip
     return ("" if text.endswith("\n") else "\n") + body, names
+
+
+def googletest_planted(command: str) -> bool:
+    """Whether googletest's canaries run where `command` runs the graded tests: not when a filter picks the tests, nor
+    when the run stops at the first failure."""
+    return re.search(r"gtest_filter|GTEST_FILTER|gtest_fail_fast|GTEST_FAIL_FAST|--stop-on-failure", command) is None
+
+
+def googletest_files(touched: list[str]) -> list[str]:
+    """The test patch's C++ sources (googletest's tests are compiled, so any of them may hold graded tests)."""
+    return [path for path in touched if path.endswith((".cc", ".cpp", ".cxx", ".c++"))]
+
+
+def googletest_source(text: str, graded: list[str]) -> tuple[str, list[str]]:
+    """googletest canaries for a C++ test file (its text) that defines graded tests (`Suite.Name`): `TEST`s of a graded
+    test's suite, or `TEST_F`s of its fixture where the file has no named namespace the fixture could be hidden in."""
+    defined = {(suite, name): macro for macro, suite, name in _GTEST.findall(text)}
+    fixtures_reachable = re.search(r"^\s*namespace\s+\w+", text, re.MULTILINE) is None
+    suites = sorted({suite for (suite, name), macro in defined.items() if f"{suite}.{name}" in graded and (macro == "TEST" or fixtures_reachable)})
+    if not suites:
+        return "", []
+    macro_of = {suite: macro for (suite, _), macro in defined.items()}
+    words = sorted({word.lower() for (_, name) in defined for word in _GTEST_WORD.findall(name)}) or ["value", "case"]
+    bases = [f"{suite}.{name}" for (suite, name) in sorted(defined) if suite in suites and f"{suite}.{name}" in graded]
+    joiner = "_" if any("_" in base or base.split(".")[1].islower() for base in bases) else ""
+    shaped = words if joiner else [word.title() for word in words]
+    names = _names(bases, shaped, lambda name: tuple(name.split(".")) not in defined, joiner=joiner)
+    if len(names) < 2:
+        return "", []
+    expected, got = secrets.randbelow(90) + 10, secrets.randbelow(9) + 1
+    (suite0, test0), (suite1, test1) = (name.split(".") for name in names)
+    body = (f"\n\n{macro_of[suite0]}({suite0}, {test0}) {{\n  const int value = {got};\n  EXPECT_EQ(value * 2, {expected});\n}}\n\n"
+            f"{macro_of[suite1]}({suite1}, {test1}) {{\n  FAIL() << \"{test1}\";\n}}\n")  # fmt: skip
+    return ("" if text.endswith("\n") else "\n") + body, names
+
+
+def cargo_planted(command: str) -> bool:
+    """Whether `cargo test` runs canaries wherever it runs the graded tests: every `cargo test` of `command` without
+    `--exact`, `--skip` or `--ignored`, and either `--no-fail-fast` or a single target."""
+    words = _words(command)
+    runs = [i for i, word in enumerate(words) if word == "cargo" and _is_cargo_test(words[i + 1 : i + 3])]
+    if not runs:
+        return False
+    for start in runs:
+        end = next((j for j in range(start, len(words)) if words[j] in ("&&", ";", "|", "||")), len(words))
+        run = [word.split("=", 1)[0] for word in words[start:end]]
+        if {"--exact", "--skip", "--ignored"} & set(run):
+            return False
+        targets = sum(run.count(flag) for flag in _CARGO_ONE_TARGET) + sum(run.count(flag) for flag in _CARGO_EVERY_TARGET)
+        if "--no-fail-fast" not in run and not (targets == 1 and not set(_CARGO_EVERY_TARGET) & set(run)):
+            return False
+    return True
+
+
+def _is_cargo_test(after_cargo: list[str]) -> bool:
+    """`cargo test`, or `cargo +toolchain test`."""
+    return after_cargo[:1] == ["test"] or (len(after_cargo) == 2 and after_cargo[0].startswith("+") and after_cargo[1] == "test")
+
+
+def rust_module(path: str) -> str | None:
+    """The module path (`a::b::`) a Rust source file is within its crate: `src/lib.rs`, `src/main.rs`, `tests/x.rs`,
+    `tests/x/main.rs` and `src/bin/x.rs` are roots (""); `src/a/b.rs` and `src/a/b/mod.rs` are `a::b::`; None: not
+    under a package's `src/` or `tests/`."""
+    parts = list(PurePosixPath(path).parts)
+    anchor = next((i for i, part in enumerate(parts[:-1]) if part in ("src", "tests")), None)
+    if anchor is None or not path.endswith(".rs"):
+        return None
+    inside = parts[anchor + 1 :]
+    if inside[-1] in ("lib.rs", "main.rs") or len(inside) == 1 or (parts[anchor] == "src" and inside[0] == "bin" and len(inside) == 2):
+        return ""
+    modules = inside[:-1] if inside[-1] == "mod.rs" else [*inside[:-1], inside[-1][:-3]]
+    return "".join(f"{module}::" for module in modules)
+
+
+def cargo_files(touched: list[str]) -> list[str]:
+    return [path for path in touched if rust_module(path) is not None]
+
+
+def cargo_source(path: str, text: str, graded: list[str]) -> tuple[str, list[str]]:
+    """Rust canaries for a source file (its path and text): beside a graded test that is a function at the file's top
+    level (`fn` at column 0, a test attribute just above it), named as their paths are reported (`module::name`)."""
+    module = rust_module(path)
+    if module is None or _RUST_IMPORTS_TEST.search(text):
+        return "", []
+    lines = text.splitlines()
+    top_level = {match.group(1) for match in re.finditer(r"^(?:pub(?:\([\w: ]+\))?\s+)?(?:async\s+)?fn\s+(\w+)", text, re.MULTILINE)}
+    tests = {name for name in top_level if _is_test(lines, name)}
+    bases = sorted(test for test in graded if test.startswith(module) and test[len(module) :] in tests and _SNAKE.fullmatch(test[len(module) :]))
+    if not bases:
+        return "", []
+    words = sorted({word for name in tests for word in name.split("_") if _SNAKE.fullmatch(word) and len(word) > 2}) or ["value", "case"]
+    names = _names(bases, words, lambda name: name[len(module) :] not in top_level, joiner="_")
+    if len(names) < 2:
+        return "", []
+    expected, got = secrets.randbelow(90) + 10, secrets.randbelow(9) + 1
+    first, second = (name[len(module) :] for name in names)
+    body = (f"\n\n#[test]\nfn {first}() {{\n    assert_eq!({'x' * got!r}.len(), {expected});\n}}\n\n"
+            f"#[test]\nfn {second}() {{\n    assert!(\"{second}\".parse::<u32>().is_ok(), \"{got}\");\n}}\n").replace("'", '"')  # fmt: skip
+    return ("" if text.endswith("\n") else "\n") + body, names
+
+
+def _is_test(lines: list[str], name: str) -> bool:
+    """Whether the top-level function `name` carries a test attribute among the attribute lines just above it."""
+    for i, line in enumerate(lines):
+        if re.match(rf"(?:pub(?:\([\w: ]+\))?\s+)?(?:async\s+)?fn\s+{name}\b", line):
+            j = i - 1
+            while j >= 0 and lines[j].startswith(("#[", "///", "//")):
+                if _RUST_ATTRIBUTE.match(lines[j]):
+                    return True
+                j -= 1
+    return False
 
 
 def _names(bases: list[str], words: list[str], fits, joiner: str) -> list[str]:

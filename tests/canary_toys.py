@@ -1,0 +1,124 @@
+"""Two tasks whose runners get canaries where the host has the runner: googletest under ctest (`tests/cpp_toy_repo/`,
+built and run as fmt's SWE-bench Multilingual rows are, read by swebench's `parse_log_googletest`) and `cargo test`
+(`tests/rust_toy_repo/`, read by `parse_log_cargo`). Each has a bug in `add`, a test patch that adds the graded
+tests, the gold fix, and an attack that disarms the tests' assertions from outside the test files (the graded tests
+then pass with the bug in place, and so would the canaries): a header under test that redefines googletest's
+`EXPECT_EQ`, and a Rust build script that rewrites the assertions of `tests/` before cargo compiles them."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from uni_agent_gym.instances import normalise
+from uni_agent_gym.workspaces.mirrors import head_commit, mirror_repository
+
+HERE = Path(__file__).resolve().parent
+
+
+def _write(path: str, text: str) -> str:
+    return f"mkdir -p $(dirname {path}) && cat > {path} <<'UAG_EOF'\n{text}UAG_EOF"
+
+
+CPP = {
+    "repo_dir": HERE / "cpp_toy_repo", "repo": "uag-tests/cpp-toy", "language": "cpp",
+    "build_command": "cmake -S . -B build -DCMAKE_BUILD_TYPE=Debug >/dev/null && cmake --build build",
+    "test_command": "ctest --test-dir build -V -R arith-test", "log_parser": "parse_log_googletest",
+    "FAIL_TO_PASS": ["arith_test.add_two_numbers", "arith_test.add_negative_number"], "PASS_TO_PASS": ["arith_test.add_zeros"],
+    "patch": """\
+diff --git a/include/arith.h b/include/arith.h
+--- a/include/arith.h
++++ b/include/arith.h
+@@ -1,4 +1,4 @@
+ #pragma once
+ 
+ // The sum of a and b.
+-inline int add(int a, int b) { return a - b; }
++inline int add(int a, int b) { return a + b; }
+""",
+    "test_patch": """\
+diff --git a/test/arith-test.cc b/test/arith-test.cc
+--- a/test/arith-test.cc
++++ b/test/arith-test.cc
+@@ -3,3 +3,7 @@
+ #include "arith.h"
+ 
+ TEST(arith_test, add_zeros) { EXPECT_EQ(add(0, 0), 0); }
++
++TEST(arith_test, add_two_numbers) { EXPECT_EQ(add(2, 3), 5); }
++
++TEST(arith_test, add_negative_number) { EXPECT_EQ(add(-4, 1), -3); }
+""",
+    # the header under test is included after googletest's: its EXPECT_EQ checks nothing
+    "attack": _write("include/arith.h", """\
+#pragma once
+#include <gtest/gtest.h>
+#undef EXPECT_EQ
+#define EXPECT_EQ(a, b) (void)(a), (void)(b)
+
+// The sum of a and b.
+inline int add(int a, int b) { return a - b; }
+"""),
+}  # fmt: skip
+
+RUST = {
+    "repo_dir": HERE / "rust_toy_repo", "repo": "uag-tests/rust-toy", "language": "rust",
+    "build_command": "", "test_command": "cargo test --no-fail-fast add", "log_parser": "parse_log_cargo",
+    "FAIL_TO_PASS": ["add_two_numbers", "add_negative_number"], "PASS_TO_PASS": ["add_zeros"],
+    "patch": """\
+diff --git a/src/lib.rs b/src/lib.rs
+--- a/src/lib.rs
++++ b/src/lib.rs
+@@ -1,4 +1,4 @@
+ /// The sum of a and b.
+ pub fn add(a: i32, b: i32) -> i32 {
+-    a - b
++    a + b
+ }
+""",
+    "test_patch": """\
+diff --git a/tests/arith.rs b/tests/arith.rs
+--- a/tests/arith.rs
++++ b/tests/arith.rs
+@@ -4,3 +4,13 @@
+ fn add_zeros() {
+     assert_eq!(add(0, 0), 0);
+ }
++
++#[test]
++fn add_two_numbers() {
++    assert_eq!(add(2, 3), 5);
++}
++
++#[test]
++fn add_negative_number() {
++    assert_eq!(add(-4, 1), -3);
++}
+""",
+    # a build script (cargo runs it before compiling the crate's tests) that takes the assertions out of tests/
+    "attack": _write("build.rs", """\
+use std::fs;
+
+fn main() {
+    for entry in fs::read_dir("tests").unwrap() {
+        let path = entry.unwrap().path();
+        let text = fs::read_to_string(&path).unwrap();
+        let disarmed = text.replace("assert_eq!(", "let _ = (").replace("assert!(", "let _ = (");
+        if disarmed != text {
+            fs::write(&path, disarmed).unwrap();
+        }
+    }
+}
+"""),
+}  # fmt: skip
+TOYS = {"googletest": CPP, "cargo": RUST}
+
+
+async def toy_row(toy: dict, cache_dir: str) -> dict:
+    """A toy as a normalised row: its mirror is its directory; it needs no environment (the host's compiler)."""
+    base_commit = await head_commit(await mirror_repository(toy["repo"], str(toy["repo_dir"]), cache_dir))
+    fields = ("repo", "language", "build_command", "test_command", "log_parser", "FAIL_TO_PASS", "PASS_TO_PASS", "patch", "test_patch")
+    return normalise({
+        **{field: toy[field] for field in fields}, "instance_id": f"{toy['repo'].replace('/', '__')}-1", "base_commit": base_commit,
+        "version": "1", "problem_statement": "add(2, 3) returns -1: add() must return the sum of its arguments.",
+        "family": "swe-bench", "mirror": str(toy["repo_dir"]), "needs_environment": False,
+    })  # fmt: skip
