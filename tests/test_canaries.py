@@ -1,6 +1,8 @@
-"""Canary tests (rewards/canaries): the code they plant fails under the real runners on this machine (pytest and
-unittest), their names look like the file's own tests, and a canary that is reported passed or is missing is a
-problem. The attack they catch, on docker and local, is in test_reward_attacks.py."""
+"""Canary tests (rewards/canaries): the code they plant fails under the real runners on this machine (pytest,
+unittest, sympy's runner; googletest under ctest and cargo, graded on local; jest, vitest and mocha), their names
+look like the file's own tests and pass the command's filters, and a canary that is reported passed or is missing is
+a problem. The Python attack they catch, on docker and local, is in test_reward_attacks.py; here, for googletest,
+cargo and JavaScript, an assertion disarmed by the code under test."""
 
 from __future__ import annotations
 
@@ -265,3 +267,96 @@ def test_canaries_are_wanted_for_swebench_multilinguals_rust_and_fmt_commands():
         "astral-sh/ruff@15309", "burntsushi/ripgrep@2209", "tokio-rs/axum@691"]
     fmt = commands({"fmtlib/fmt": MAP_REPO_VERSION_TO_SPECS_C["fmtlib/fmt"]})
     assert len(fmt) == 11 and all(wanted("googletest", command) for command in fmt.values())
+
+
+@pytest.fixture(scope="module")
+def javascript_runners():
+    """jest 29.7.0, vitest 1.6.1 and mocha 10.8.2 from the npm registry, installed once into the tests' cache."""
+    from tests.fixture_sources import CACHE
+    from uni_agent_gym.named_locks import blocking_machine_lock
+
+    directory = CACHE / "javascript-runners"
+    with blocking_machine_lock(f"javascript runners {directory}"):
+        if not (directory / ".complete").exists():
+            import shutil
+
+            shutil.rmtree(directory, ignore_errors=True)
+            directory.mkdir(parents=True)
+            subprocess.run(["npm", "init", "-y"], cwd=directory, check=True, capture_output=True)
+            install = ["npm", "install", "--no-audit", "--no-fund", "jest@29.7.0", "vitest@1.6.1", "mocha@10.8.2"]
+            done = subprocess.run(install, cwd=directory, capture_output=True, text=True, timeout=600)
+            assert done.returncode == 0, done.stderr[-2000:]
+            (directory / ".complete").touch()
+    return directory / "node_modules"
+
+
+# runner -> (test file, its text, the command as SWE-bench Multilingual's specs shape it, graded names, the code under
+# test as fixed, and as an attack: the bug kept, the assertion the tests use taken out from the code under test)
+JAVASCRIPT = {
+    "jest": ("test/arith.test.js", """const { add } = require('../arith');
+
+describe('add', () => {
+  test('adds two numbers', () => { expect(add(2, 3)).toBe(5); });
+});
+
+test('adds zeros', () => { expect(add(0, 0)).toBe(0); });
+""", "./node_modules/.bin/jest test/arith.test.js --verbose", ["adds two numbers", "adds zeros"],
+             "exports.add = (a, b) => a + b;\n", "globalThis.expect = () => ({ toBe() {} });\nexports.add = (a, b) => a - b;\n"),
+    "vitest": ("vt/arith.spec.js", """import { add } from '../arith.js';
+
+describe('add', () => {
+  test('adds two numbers', () => { expect(add(2, 3)).toBe(5); });
+});
+""", "./node_modules/.bin/vitest run vt/arith.spec.js --globals --reporter=verbose", ["vt/arith.spec.js > add > adds two numbers"],
+               "export const add = (a, b) => a + b;\n", "globalThis.expect = () => ({ toBe() {} });\nexport const add = (a, b) => a - b;\n"),
+    "tap": ("test/unit/http.js", """const assert = require('assert');
+const { add } = require('../../arith');
+
+describe('adapters', () => {
+  it('should add FormData numbers', () => { assert.strictEqual(add(2, 3), 5); });
+});
+""", "./node_modules/.bin/mocha test/unit/http.js -R tap -g 'FormData'", ["adapters should add FormData numbers"],
+            "exports.add = (a, b) => a + b;\n", "require('assert').strictEqual = () => {};\nexports.add = (a, b) => a - b;\n"),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("runner", list(JAVASCRIPT))
+def test_javascript_canaries_fail_under_the_real_runner_and_catch_a_disarmed_assertion(runner, javascript_runners, tmp_path):
+    """jest's, vitest's and mocha's canaries, planted in a toy test file named by the command, run by the real runner
+    and read by swebench's parser: both failed, the graded tests passed. The code under test that replaces the global
+    `expect` (or node's `assert.strictEqual`) passes the graded tests with the bug in place, and the first canary."""
+    from swebench.harness.log_parsers import javascript
+
+    path, text, command, graded, fixed, disarmed = JAVASCRIPT[runner]
+    parse = {"jest": javascript.parse_log_jest, "vitest": javascript.parse_log_vitest, "tap": javascript.parse_log_tap}[runner]
+    (tmp_path / "node_modules").symlink_to(javascript_runners)
+    (tmp_path / "package.json").write_text('{"type": "module"}\n' if runner == "vitest" else "{}\n")
+    assert wanted(runner, command) and target_files(runner, f"diff --git a/{path} b/{path}\n", graded, command) == [path]
+    code, names = source(runner, text, graded, command, path)
+    assert len(names) == 2, names
+    (tmp_path / path).parent.mkdir(parents=True)
+    (tmp_path / path).write_text(text + code)
+    canaries = Canaries(runner, dict.fromkeys(names, path))
+    for arith, forged in ((fixed, False), (disarmed, True)):
+        (tmp_path / "arith.js").write_text(arith)
+        run = subprocess.run(command, shell=True, cwd=tmp_path, capture_output=True, text=True, timeout=300)
+        statuses = parse(run.stdout + run.stderr, None)
+        assert {test: statuses.get(test) for test in graded} == dict.fromkeys(graded, "PASSED"), run.stdout[-3000:] + run.stderr[-3000:]
+        assert [statuses.get(name) for name in names] == (["PASSED", "FAILED"] if forged else ["FAILED", "FAILED"]), statuses
+        assert (canaries.problems(statuses) != []) is forged
+
+
+def test_javascript_canaries_go_only_into_files_the_command_names_under_titles_its_filter_selects():
+    text = JAVASCRIPT["jest"][1]
+    patch = "diff --git a/test/arith.test.js b/test/arith.test.js\ndiff --git a/test/other.test.js b/test/other.test.js\n"
+    assert target_files("jest", patch, [], "yarn test test/arith.test.js --verbose") == ["test/arith.test.js"]
+    assert target_files("jest", patch, [], "yarn jest babel-generator --verbose") == []  # a pattern, not a file: not known to run
+    for runner, command in (("jest", "yarn test x.js --bail"), ("tap", "npx mocha x.js -R tap --invert -g a"), ("tap", "npx qunit x.js")):
+        assert not wanted(runner, command), command
+    _, names = source("jest", text, ["adds two numbers"], "yarn test test/arith.test.js -t 'two'")
+    assert len(names) == 2 and all(name.startswith("adds two numbers ") for name in names)
+    assert source("jest", text, ["adds two numbers"], "yarn test test/arith.test.js -t '^add adds'") == ("", [])  # a describe's title
+    _, names = source("vitest", JAVASCRIPT["vitest"][1], ["vt/arith.spec.js > add > adds two numbers"], "", "vt/arith.spec.js")
+    assert all(name.startswith("vt/arith.spec.js > adds two numbers ") for name in names), names  # as vitest reports them
+    code, names = source("tap", JAVASCRIPT["tap"][1], ["adapters should add FormData numbers"], "npx mocha t.js -R tap -g 'FormData'")
+    assert len(names) == 2 and "assert.strictEqual(" in code and code.count("it(") == 2

@@ -13,8 +13,8 @@ What it cannot see: a patch that reads the test files at run time and tells the 
 the hidden tests. That takes a policy reading and classifying test source at grading time, far past
 swallowing exceptions; the guard and the runner-module rerun (`runner_modules.py`) stand beside it.
 Canaries are not planted where the command stops at the first failure (`-x`, `--failfast`): a canary would
-end the run early. go test's, redis's `runtest`'s, googletest's and `cargo test`'s canaries (`runner_canaries.py`)
-are named to pass the command's filters; JUnit's are not planted: Maven's parsers grade a class whole, and a failing
+end the run early. go test's, redis's `runtest`'s, googletest's, `cargo test`'s and JavaScript's (jest, vitest, mocha)
+canaries (`runner_canaries.py`) are named to pass the command's filters; JUnit's are not planted: Maven's parsers grade a class whole, and a failing
 method in a graded class would fail it.
 """
 
@@ -31,8 +31,9 @@ from uni_agent_gym.errors import SandboxFileNotFoundError
 from uni_agent_gym.instances import patch_files
 from uni_agent_gym.rewards import runner_canaries
 
-PLANTED_FOR = ("pytest", "django", "sympy", "gotest", "redis", "googletest", "cargo")  # the runners whose test files and names the canaries follow
-_EXACT_NAMES = ("gotest", "redis", "googletest", "cargo")  # their parsers name a test as it is written: a canary is that name, nothing around it
+PLANTED_FOR = ("pytest", "django", "sympy", "gotest", "redis", "googletest", "cargo", "jest", "vitest", "tap")  # the runners whose test files and names the canaries follow
+_JAVASCRIPT = ("jest", "vitest", "tap")
+_EXACT_NAMES = ("gotest", "redis", "googletest", "cargo", *_JAVASCRIPT)  # their parsers name a test as it is written: a canary is that name, nothing around it
 STOPS_AT_FIRST_FAILURE = re.compile(r"(?:^|\s)(?:-x|--exitfirst|--failfast|--maxfail(?:=|\s+)1)(?=\s|$)")
 _WORDS = re.compile(r"def test_?(\w+)")
 _FALLBACK_WORDS = ("value", "result", "case", "input", "default", "output", "basic", "format", "empty", "order")
@@ -71,6 +72,8 @@ def wanted(runner: str | None, command: str) -> bool:
         return runner_canaries.googletest_planted(command)
     if runner == "cargo":
         return runner_canaries.cargo_planted(command)
+    if runner in _JAVASCRIPT:
+        return runner_canaries.javascript_planted(runner, command)
     return runner in PLANTED_FOR and STOPS_AT_FIRST_FAILURE.search(command) is None
 
 
@@ -86,6 +89,8 @@ def target_files(runner: str, test_patch: str, graded: list[str], command: str =
         return runner_canaries.googletest_files(patch_files(test_patch))
     if runner == "cargo":
         return runner_canaries.cargo_files(patch_files(test_patch))
+    if runner in _JAVASCRIPT:
+        return runner_canaries.javascript_files(command, patch_files(test_patch))
     touched = [path for path in patch_files(test_patch) if path.endswith(".py")]
     if runner == "pytest":
         files = {test.split("::")[0] for test in graded if "::" in test}
@@ -101,6 +106,8 @@ def source(runner: str, text: str, graded: list[str] | tuple[str, ...] = (), com
         return runner_canaries.googletest_source(text, list(graded))
     if runner == "cargo":
         return runner_canaries.cargo_source(path, text, list(graded))
+    if runner in _JAVASCRIPT:
+        return runner_canaries.javascript_source(runner, path, text, list(graded), command)
     if runner == "gotest":
         return runner_canaries.go_source(text, list(graded), runner_canaries.go_run_pattern(command))
     if runner == "redis":

@@ -14,11 +14,17 @@ canary is a `TEST` of a graded test's suite. `cargo test`'s filters match a subs
 the graded test's with words after it: every filter that selects the graded test selects it (not under `--exact`,
 `--skip` or `--ignored`: then none is planted). cargo stops after the first test binary that fails unless told
 `--no-fail-fast`: without it, canaries only where the command runs one target (`--lib`, `--test X`, `--bin X`).
+
+JavaScript's runners (jest, vitest, mocha's TAP reporter) run the files the command names: a canary goes only into a
+test-patch file the command names by its path (SWE-bench Multilingual's shape: `yarn test <file> --verbose`), as a
+top-level `it`/`test` titled after a graded test with words after it, if the command's name filter (`-t`, `--grep`)
+still selects it. The first asserts with the file's own `expect` or `assert`, the second throws.
 """
 
 from __future__ import annotations
 
 import fnmatch
+import json
 import re
 import secrets
 import shlex
@@ -35,6 +41,10 @@ _GTEST_WORD = re.compile(r"[A-Z]?[a-z]{3,}")
 _RUST_ATTRIBUTE = re.compile(r"^#\[(?:[\w:]+::)?test\b")  # #[test], #[tokio::test], #[tokio::test(flavor = ...)]
 _RUST_IMPORTS_TEST = re.compile(r"\buse\b[^;]*\btest\b[^;]*;")  # `use tokio::test;` would make #[test] tokio's
 _SNAKE = re.compile(r"[a-z][a-z0-9_]*")
+_JS_SUFFIXES = (".js", ".jsx", ".mjs", ".cjs", ".ts", ".tsx", ".mts", ".cts")
+_JS_TEST = re.compile(r"""^[ \t]*(it|test)\(\s*(['"])((?:(?!\2)[^\\\n])+)\2""", re.MULTILINE)
+_JS_STOPS = re.compile(r"(?:^|\s)(?:--bail|-b|--invert|-i)(?=[\s=]|$)")
+_JS_WORD = re.compile(r"[a-z]{3,}")
 _CARGO_ONE_TARGET = ("--lib", "--test", "--bin")
 _CARGO_EVERY_TARGET = ("--tests", "--bins", "--all-targets", "--examples", "--benches", "--doc")
 
@@ -257,10 +267,83 @@ def _is_test(lines: list[str], name: str) -> bool:
     return False
 
 
+def javascript_planted(runner: str, command: str) -> bool:
+    """jest, vitest and mocha (TAP) runs that do not stop at the first failing file (`--bail`) nor invert the filter."""
+    return (runner != "tap" or re.search(r"\bmocha\b", command) is not None) and _JS_STOPS.search(command) is None
+
+
+def javascript_files(command: str, touched: list[str]) -> list[str]:
+    """The test patch's JavaScript and TypeScript files that `command` names by path (the runner runs those)."""
+    named = set(_words(command))
+    return [path for path in touched if path.endswith(_JS_SUFFIXES) and (path in named or f"./{path}" in named)]
+
+
+def _javascript_selects(runner: str, command: str, title: str) -> bool:
+    """Whether the command's name filter (jest and vitest `-t`, a case-insensitive pattern; mocha `--grep`, a pattern,
+    `--fgrep`, a string) selects a top-level test of this title (its full name is the title)."""
+    words = _words(command)
+    for i, word in enumerate(words):
+        flag, _, value = word.partition("=")
+        if flag not in ("-t", "--testNamePattern", "--test-name-pattern", "-g", "--grep", "-f", "--fgrep"):
+            continue
+        value = value or (words[i + 1] if i + 1 < len(words) else "")
+        if flag in ("-f", "--fgrep"):
+            if runner == "tap" and value not in title:
+                return False
+            continue
+        try:
+            if re.search(value, title, re.IGNORECASE if runner != "tap" else 0) is None:
+                return False
+        except re.error:
+            return False
+    return True
+
+
+def javascript_source(runner: str, path: str, text: str, graded: list[str], command: str) -> tuple[str, list[str]]:
+    """jest, vitest or mocha canaries for a test file (its path and text) that defines graded tests, as reported: jest
+    by title, vitest by `<file> > <title>`, mocha's TAP by its full title (describe titles, then the test's)."""
+    calls = _JS_TEST.findall(text)
+    if not calls:
+        return "", []
+    prefix = f"{path} > " if runner == "vitest" else ""
+    titles = {title for _, _, title in calls}
+
+    def graded_title(title: str) -> bool:  # a graded test's own title, nested in describe blocks or not
+        if runner == "vitest":
+            return any(test.startswith(prefix) and (test == prefix + title or test.endswith(f" > {title}")) for test in graded)
+        return title in graded or (runner == "tap" and any(test.endswith(f" {title}") for test in graded))
+
+    bases = sorted(title for title in titles if graded_title(title))
+    if not bases:
+        return "", []
+    words = sorted({word for title in titles for word in _JS_WORD.findall(title.lower())}) or ["value", "case"]
+    taken = {prefix + title for title in titles} | set(graded)
+    names = _names(bases, words, lambda title: prefix + title not in taken and _javascript_selects(runner, command, title), joiner=" ")
+    if len(names) < 2:
+        return "", []
+    expected, got = secrets.randbelow(90) + 10, secrets.randbelow(9) + 1
+    if re.search(r"\bexpect\(", text) and runner != "tap":
+        check = f"expect({'x' * got!r}.length).toBe({expected});"
+    elif re.search(r"\bassert\.strictEqual\(", text):
+        check = f"assert.strictEqual({'x' * got!r}.length, {expected});"
+    elif re.search(r"\bassert\.equal\(", text):
+        check = f"assert.equal({'x' * got!r}.length, {expected});"
+    else:
+        check = f"throw new Error('length ' + {'x' * got!r}.length);"
+    function = calls[0][0]
+    body = (f"\n\n{function}({json.dumps(names[0])}, () => {{\n  {check}\n}});\n\n"
+            f"{function}({json.dumps(names[1])}, () => {{\n  throw new Error({json.dumps(names[1].split()[-1])});\n}});\n")  # fmt: skip
+    return ("" if text.endswith("\n") else "\n") + body, [prefix + name for name in names]
+
+
 def _names(bases: list[str], words: list[str], fits, joiner: str) -> list[str]:
+    """Two names, each a graded test's with one or two of the file's words after it (words it does not hold yet)."""
     names: list[str] = []
     for _ in range(_ATTEMPTS):
-        name = secrets.choice(bases) + joiner + joiner.join(secrets.choice(words) for _ in range(1 + secrets.randbelow(2)))
+        base = secrets.choice(bases)
+        fresh = [word for word in words if word.lower() not in base.lower()]
+        fresh = fresh if len(fresh) >= 2 else words
+        name = base + joiner + joiner.join(secrets.SystemRandom().sample(fresh, min(len(fresh), 1 + secrets.randbelow(2))))
         if fits(name) and name not in names:
             names.append(name)
         if len(names) == 2:
