@@ -198,7 +198,7 @@ def test_a_rust_canary_sits_beside_a_graded_test_at_the_top_of_its_module_file()
     from uni_agent_gym.rewards.runner_canaries import rust_module
 
     modules = {"tests/io_write_all_buf.rs": "", "tests/main/main.rs": "", "crates/nu-command/tests/commands/find.rs": "commands::find::",
-               "src/lib.rs": "", "src/sync/mpsc.rs": "sync::mpsc::", "src/sync/mod.rs": "sync::", "src/bin/tool.rs": "", "build.rs": None}  # fmt: skip
+               "src/lib.rs": "", "src/fs.rs": "fs::", "src/sync/mpsc.rs": "sync::mpsc::", "src/sync/mod.rs": "sync::", "src/bin/tool.rs": "", "build.rs": None}  # fmt: skip
     assert {path: rust_module(path) for path in modules} == modules
     path = "crates/nu-command/tests/commands/find.rs"
     code, names = source("cargo", RUST_TESTS, ["commands::find::find_with_string_search"], path=path)
@@ -353,10 +353,11 @@ def test_javascript_canaries_go_only_into_files_the_command_names_under_titles_i
     assert target_files("jest", patch, [], "yarn jest babel-generator --verbose") == []  # a pattern, not a file: not known to run
     for runner, command in (("jest", "yarn test x.js --bail"), ("tap", "npx mocha x.js -R tap --invert -g a"), ("tap", "npx qunit x.js")):
         assert not wanted(runner, command), command
+    assert wanted("jest", "yarn jest -i x.js") and wanted("tap", "npx mocha -R tap -t 5000 x.js")  # jest's -i runs in band; mocha's -t: a timeout
     _, names = source("jest", text, ["adds two numbers"], "yarn test test/arith.test.js -t 'two'")
     assert len(names) == 2 and all(name.startswith("adds two numbers ") for name in names)
     assert source("jest", text, ["adds two numbers"], "yarn test test/arith.test.js -t '^add adds'") == ("", [])  # a describe's title
     _, names = source("vitest", JAVASCRIPT["vitest"][1], ["vt/arith.spec.js > add > adds two numbers"], "", "vt/arith.spec.js")
     assert all(name.startswith("vt/arith.spec.js > adds two numbers ") for name in names), names  # as vitest reports them
-    code, names = source("tap", JAVASCRIPT["tap"][1], ["adapters should add FormData numbers"], "npx mocha t.js -R tap -g 'FormData'")
+    code, names = source("tap", JAVASCRIPT["tap"][1], ["adapters should add FormData numbers"], "npx mocha t.js -R tap -t 5000 -g 'FormData'")
     assert len(names) == 2 and "assert.strictEqual(" in code and code.count("it(") == 2

@@ -1,5 +1,5 @@
 """Canaries for runners of other languages than Python: go test's `func TestX`, redis's Tcl `test`, googletest's
-`TEST` and Rust's `#[test]` under `cargo test`.
+`TEST`, Rust's `#[test]` under `cargo test`, and jest's, vitest's and mocha's `test` / `it`.
 
 The rule is Python's (`canaries.py`): tests that must fail, appended to the test patch's files that hold graded
 tests, named like those tests. These runners only run what the test command selects (`go test ./pkg -run
@@ -43,7 +43,9 @@ _RUST_IMPORTS_TEST = re.compile(r"\buse\b[^;]*\btest\b[^;]*;")  # `use tokio::te
 _SNAKE = re.compile(r"[a-z][a-z0-9_]*")
 _JS_SUFFIXES = (".js", ".jsx", ".mjs", ".cjs", ".ts", ".tsx", ".mts", ".cts")
 _JS_TEST = re.compile(r"""^[ \t]*(it|test)\(\s*(['"])((?:(?!\2)[^\\\n])+)\2""", re.MULTILINE)
-_JS_STOPS = re.compile(r"(?:^|\s)(?:--bail|-b|--invert|-i)(?=[\s=]|$)")
+_JS_STOPS = re.compile(r"(?:^|\s)(?:--bail|-b)(?=[\s=]|$)")
+_MOCHA_INVERTS = re.compile(r"(?:^|\s)(?:--invert|-i)(?=[\s=]|$)")  # (jest's -i runs in band)
+_JS_FILTERS = {"jest": ("-t", "--testNamePattern"), "vitest": ("-t", "--testNamePattern"), "tap": ("-g", "--grep", "-f", "--fgrep")}
 _JS_WORD = re.compile(r"[a-z]{3,}")
 _CARGO_ONE_TARGET = ("--lib", "--test", "--bin")
 _CARGO_EVERY_TARGET = ("--tests", "--bins", "--all-targets", "--examples", "--benches", "--doc")
@@ -215,14 +217,14 @@ def _is_cargo_test(after_cargo: list[str]) -> bool:
 
 def rust_module(path: str) -> str | None:
     """The module path (`a::b::`) a Rust source file is within its crate: `src/lib.rs`, `src/main.rs`, `tests/x.rs`,
-    `tests/x/main.rs` and `src/bin/x.rs` are roots (""); `src/a/b.rs` and `src/a/b/mod.rs` are `a::b::`; None: not
+    `tests/x/main.rs` and `src/bin/x.rs` are roots (""); `src/a.rs` is `a::`, `src/a/b.rs` and `src/a/b/mod.rs` are `a::b::`; None: not
     under a package's `src/` or `tests/`."""
     parts = list(PurePosixPath(path).parts)
     anchor = next((i for i, part in enumerate(parts[:-1]) if part in ("src", "tests")), None)
     if anchor is None or not path.endswith(".rs"):
         return None
     inside = parts[anchor + 1 :]
-    if inside[-1] in ("lib.rs", "main.rs") or len(inside) == 1 or (parts[anchor] == "src" and inside[0] == "bin" and len(inside) == 2):
+    if inside[-1] in ("lib.rs", "main.rs") or (parts[anchor] == "tests" and len(inside) == 1) or (parts[anchor] == "src" and inside[:1] == ["bin"] and len(inside) == 2):
         return ""
     modules = inside[:-1] if inside[-1] == "mod.rs" else [*inside[:-1], inside[-1][:-3]]
     return "".join(f"{module}::" for module in modules)
@@ -269,7 +271,9 @@ def _is_test(lines: list[str], name: str) -> bool:
 
 def javascript_planted(runner: str, command: str) -> bool:
     """jest, vitest and mocha (TAP) runs that do not stop at the first failing file (`--bail`) nor invert the filter."""
-    return (runner != "tap" or re.search(r"\bmocha\b", command) is not None) and _JS_STOPS.search(command) is None
+    if runner == "tap" and (re.search(r"\bmocha\b", command) is None or _MOCHA_INVERTS.search(command)):
+        return False
+    return _JS_STOPS.search(command) is None
 
 
 def javascript_files(command: str, touched: list[str]) -> list[str]:
@@ -280,15 +284,16 @@ def javascript_files(command: str, touched: list[str]) -> list[str]:
 
 def _javascript_selects(runner: str, command: str, title: str) -> bool:
     """Whether the command's name filter (jest and vitest `-t`, a case-insensitive pattern; mocha `--grep`, a pattern,
-    `--fgrep`, a string) selects a top-level test of this title (its full name is the title)."""
+    `--fgrep`, a string) selects a top-level test of this title (its full name is the title). Each runner's own flags:
+    mocha's `-t` is a timeout, jest's `-f` runs only failures."""
     words = _words(command)
     for i, word in enumerate(words):
         flag, _, value = word.partition("=")
-        if flag not in ("-t", "--testNamePattern", "--test-name-pattern", "-g", "--grep", "-f", "--fgrep"):
+        if flag not in _JS_FILTERS[runner]:
             continue
         value = value or (words[i + 1] if i + 1 < len(words) else "")
         if flag in ("-f", "--fgrep"):
-            if runner == "tap" and value not in title:
+            if value not in title:
                 return False
             continue
         try:
