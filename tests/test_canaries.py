@@ -6,6 +6,7 @@ cargo and JavaScript, an assertion disarmed by the code under test."""
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 import sys
@@ -337,9 +338,12 @@ def test_javascript_canaries_fail_under_the_real_runner_and_catch_a_disarmed_ass
     (tmp_path / path).parent.mkdir(parents=True)
     (tmp_path / path).write_text(text + code)
     canaries = Canaries(runner, dict.fromkeys(names, path))
+    # as in a grading sandbox: no CI variable (.ci/run exports CI=true, and vitest then colours its output, which
+    # swebench's parse_log_vitest does not read)
+    sandbox_env = {key: value for key, value in os.environ.items() if key not in ("CI", "FORCE_COLOR")}
     for arith, forged in ((fixed, False), (disarmed, True)):
         (tmp_path / "arith.js").write_text(arith)
-        run = subprocess.run(command, shell=True, cwd=tmp_path, capture_output=True, text=True, timeout=300)
+        run = subprocess.run(command, shell=True, cwd=tmp_path, capture_output=True, text=True, timeout=300, env=sandbox_env)
         statuses = parse(run.stdout + run.stderr, None)
         assert {test: statuses.get(test) for test in graded} == dict.fromkeys(graded, "PASSED"), run.stdout[-3000:] + run.stderr[-3000:]
         assert [statuses.get(name) for name in names] == (["PASSED", "FAILED"] if forged else ["FAILED", "FAILED"]), statuses
