@@ -174,12 +174,11 @@ def googletest_source(text: str, graded: list[str]) -> tuple[str, list[str]]:
     test's suite, or `TEST_F`s of its fixture where the file has no named namespace the fixture could be hidden in."""
     defined = {(suite, name): macro for macro, suite, name in _GTEST.findall(text)}
     fixtures_reachable = re.search(r"^\s*namespace\s+\w+", text, re.MULTILINE) is None
-    suites = sorted({suite for (suite, name), macro in defined.items() if f"{suite}.{name}" in graded and (macro == "TEST" or fixtures_reachable)})
-    if not suites:
+    bases = [f"{suite}.{name}" for (suite, name), macro in sorted(defined.items()) if f"{suite}.{name}" in graded and (macro == "TEST" or fixtures_reachable)]
+    if not bases:
         return "", []
     macro_of = {suite: macro for (suite, _), macro in defined.items()}
     words = sorted({word.lower() for (_, name) in defined for word in _GTEST_WORD.findall(name)}) or ["value", "case"]
-    bases = [f"{suite}.{name}" for (suite, name) in sorted(defined) if suite in suites and f"{suite}.{name}" in graded]
     joiner = "_" if any("_" in base or base.split(".")[1].islower() for base in bases) else ""
     shaped = words if joiner else [word.title() for word in words]
     names = _names(bases, shaped, lambda name: tuple(name.split(".")) not in defined, joiner=joiner)
