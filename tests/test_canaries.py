@@ -365,3 +365,93 @@ def test_javascript_canaries_go_only_into_files_the_command_names_under_titles_i
     assert all(name.startswith("vt/arith.spec.js > adds two numbers ") for name in names), names  # as vitest reports them
     code, names = source("tap", JAVASCRIPT["tap"][1], ["adapters should add FormData numbers"], "npx mocha t.js -R tap -t 5000 -g 'FormData'")
     assert len(names) == 2 and "assert.strictEqual(" in code and code.count("it(") == 2
+
+
+JUNIT_FILES = {
+    "junit3": "package com.x.read;\n\nimport com.x.*;\n\npublic class NumberParsingTest extends com.x.BaseTest\n{\n"
+              "    public void testLongOverflow() throws Exception { assertEquals(1, 1); }\n}\n",
+    "junit4": "package com.x.read;\n\nimport static org.junit.Assert.assertEquals;\nimport org.junit.Test;\n\n"
+              "public class NumberParsingTest {\n    @Test public void longOverflow() { assertEquals(1, 1); }\n}\n",
+    "jupiter": "package com.x.read;\n\nimport org.junit.jupiter.api.Test;\n\nclass NumberParsingTest {\n"
+               "    @Test void longOverflow() {}\n}\n",
+}  # fmt: skip
+JUNIT_PATH = "src/test/java/com/x/read/NumberParsingTest.java"
+
+
+@pytest.mark.parametrize("framework,asserts", [("junit3", "extends junit.framework.TestCase"), ("junit4", "@org.junit.Test"), ("jupiter", "@org.junit.jupiter.api.Test")])
+def test_junit_canaries_are_classes_of_their_own_beside_the_graded_class(framework, asserts):
+    """Two new classes in the graded class's directory and package (Maven's parsers grade a class whole), named
+    like it with its `Test` suffix kept (surefire's includes), one test each: one asserts through the file's JUnit, one
+    throws."""
+    from uni_agent_gym.rewards.junit_canaries import classes
+
+    planted = classes(JUNIT_PATH, JUNIT_FILES[framework], ["com.x.read.NumberParsingTest"])
+    assert len(planted) == 2, planted
+    for name, (path, code) in planted.items():
+        simple = name.rpartition(".")[2]
+        assert name.startswith("com.x.read.NumberParsing") and name.endswith("Test") and name != "com.x.read.NumberParsingTest"
+        assert path == f"src/test/java/com/x/read/{simple}.java" and code.startswith("package com.x.read;\n")
+        assert f"public class {simple}" in code and asserts in code, code
+    first, second = (code for _, code in planted.values())
+    assert "assertEquals(" in first and "throw new AssertionError(" in second
+    if framework == "junit3":  # JUnit 3 runs the methods named test...
+        assert all(re.search(r"public void test[A-Z]\w*\(\)", code) for _, code in planted.values())
+
+
+def test_junit_canaries_only_for_a_graded_class_of_junit_with_a_test_affix():
+    from uni_agent_gym.rewards.junit_canaries import classes
+
+    graded = ["com.x.read.NumberParsingTest"]
+    assert classes(JUNIT_PATH, JUNIT_FILES["junit4"], ["com.x.read.OtherTest"]) == {}  # not a graded class
+    assert classes(JUNIT_PATH, JUNIT_FILES["junit4"].replace("com.x.read", "com.y"), graded) == {}  # its package is not its directory
+    assert classes(JUNIT_PATH, JUNIT_FILES["junit4"].replace("org.junit.Test", "org.testng.annotations.Test"), graded) == {}
+    check = "src/test/java/com/x/read/NumberParsingCheck.java"
+    assert classes(check, JUNIT_FILES["junit4"].replace("NumberParsingTest", "NumberParsingCheck"), ["com.x.read.NumberParsingCheck"]) == {}
+    prefixed = classes("src/test/java/com/x/TestNumbers.java", JUNIT_FILES["junit4"].replace("com.x.read", "com.x").replace("NumberParsingTest", "TestNumbers"), ["com.x.TestNumbers"])
+    assert len(prefixed) == 2 and all(name.startswith("com.x.Test") and name.endswith("Numbers") for name in prefixed), prefixed
+
+
+@pytest.mark.parametrize(
+    "command,planted",
+    [("mvn clean test -Dmaven.test.skip=false -DfailIfNoTests=false", True), ("mvn clean test -fn || true", True),
+     ("mvn clean install -DskipTests && mvn test -Dstyle.color=never", True), ("./mvnw -B -ff -ntp clean verify", True),
+     ("rm -rf target && mvn -o -B -f .debian-pom.xml -Dmaven.test.skip=false test", True),
+     ("mvn test -Dtest=toy.AddTest", False),  # swebench's Maven rows: one named class a run
+     ("mvn clean test -Dsurefire.useFile=false -Dtest=com.x.JsonCreator3566 -DfailIfNoTests=false -am", False),
+     ("mvn verify && cd ../jib-core && ./gradlew test", False),  # a failing canary would skip gradle's tests
+     ("mvn test -Dsurefire.skipAfterFailureCount=1", False), ("mvn clean install -DskipTests", False), ("gradle test", False)],
+)  # fmt: skip
+def test_junit_canaries_only_where_every_maven_run_of_the_graded_classes_runs_them(command, planted):
+    assert wanted("maven", command) is planted
+
+
+def test_junit_canaries_go_into_a_reactor_only_where_it_goes_on_past_a_failing_module():
+    from uni_agent_gym.rewards.junit_canaries import files, goes_on_past_a_failure, pom_of, single_module
+
+    touched = ["src/test/java/com/x/ATest.java", "core/src/test/java/com/x/BTest.java", "src/main/java/com/x/A.java", "src/test/resources/a.json"]
+    assert files(touched, single_module=True) == ["src/test/java/com/x/ATest.java"]
+    assert files(touched, single_module=False) == ["src/test/java/com/x/ATest.java", "core/src/test/java/com/x/BTest.java"]
+    assert single_module("<project><!-- <modules><module>a</module></modules> --></project>")
+    assert not single_module("<project><modules><module>core</module></modules></project>")
+    assert goes_on_past_a_failure("mvn clean test -fn || true") and not goes_on_past_a_failure("mvn clean test -fae")
+    assert pom_of("mvn -o -f .debian-pom.xml test") == ".debian-pom.xml" and pom_of("mvn test") == "pom.xml"
+
+
+def test_every_canary_that_asserts_compares_numbers_that_differ(monkeypatch):
+    """The asserting canaries of googletest and JUnit compare `value * 2` with a random number: for every draw the two
+    differ (googletest's once drew that number from 10, and a value of 5 made the canary pass)."""
+    import secrets as random_source
+
+    from uni_agent_gym.rewards import junit_canaries, runner_canaries
+
+    gtest_file = "TEST(arith_test, add_two_numbers) { EXPECT_EQ(add(2, 3), 5); }\n"
+    doubled = re.compile(r"value = (\d+);\s+(?:EXPECT_EQ\(value \* 2, (\d+)\)|org\.junit\.Assert\.assertEquals\((\d+), value \* 2\))")
+    for expected in range(90):
+        for value in range(9):  # each bound's draw forced: the word counts (2), the value (9), the number (80, 90)
+            monkeypatch.setattr(random_source, "randbelow", lambda bound: {9: value}.get(bound, min(expected, bound - 1)))
+            codes = [runner_canaries.googletest_source(gtest_file, ["arith_test.add_two_numbers"])[0]]
+            codes += [code for _, code in junit_canaries.classes(JUNIT_PATH, JUNIT_FILES["junit4"], ["com.x.read.NumberParsingTest"]).values()]
+            found = [doubled.search(code) for code in codes]
+            assert len([match for match in found if match]) == 2, codes
+            for match in filter(None, found):
+                assert int(match[1]) * 2 != int(match[2] or match[3]), match[0]

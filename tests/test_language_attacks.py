@@ -341,6 +341,59 @@ def test_the_java_gold_fix_still_earns_one(java_reports):
     assert report["test_statuses"] == {"toy.AddTest": "PASSED", "toy.ZeroTest": "PASSED"}
 
 
+# Code under test that shadows JUnit's assertions: Maven puts target/classes before JUnit's jar on the tests' classpath.
+SHADOWED_ASSERT = write("src/main/java/org/junit/Assert.java", """package org.junit;
+
+public class Assert {
+    public static void assertEquals(long expected, long actual) { }
+    public static void assertEquals(Object expected, Object actual) { }
+}
+""")
+
+
+@JAVA_TIMEOUT
+async def test_junit_canaries_fail_under_maven_and_catch_assertions_shadowed_by_the_code_under_test(docker_image):
+    """The Java toy's whole suite run once in a sandbox of its image (real Maven, surefire and JUnit 4, offline), as
+    Multi-SWE-bench's Java rows run theirs, read by that package's own Maven parser (jackson-core's harness): the
+    grader's `plant` writes two canary classes beside each graded class. With the fix both are reported failed and
+    the graded classes passed. With code under test that shadows `org.junit.Assert`, every graded class passes with
+    the bug in place (the attack is real: the graded tests fail with the bug otherwise), and so does each asserting
+    canary: the canaries name the forged verdict. (The whole grading plants them in jackson-core's own suite:
+    `tests/test_languages_grade.py`.)"""
+    from tests.java_toy import MAVEN
+    from uni_agent_gym.datasets import log_parser
+    from uni_agent_gym.deployments.pool import release
+    from uni_agent_gym.rewards.canaries import Canaries, plant
+    from uni_agent_gym.workspaces.start_state import open_task
+
+    row, deployment, env = await java_toy_task()
+    config = GymConfig.model_validate({"deployment": deployment, "env": env})
+    parse = log_parser(normalise(language_fixtures.derived_rows()["fasterxml__jackson-core-922"]))
+    graded = ["toy.AddTest", "toy.ZeroTest"]
+    test_patch = "".join(f"diff --git a/src/test/java/toy/{name}.java b/src/test/java/toy/{name}.java\n" for name in ("AddTest", "ZeroTest"))
+
+    async def suite(commands: list[str]) -> tuple[dict, dict[str, str], str]:
+        sandbox, repo_dir, _ = await open_task(row, config, grading=True)
+        try:
+            for command in commands:
+                assert (await sandbox.run(f"cd {repo_dir} && {command}", timeout=60)).exit_code == 0, command
+            canaries = await plant(sandbox, repo_dir, "maven", test_patch, graded, f"{MAVEN} test")
+            run = await sandbox.run(f"cd {repo_dir} && {MAVEN} test", timeout=600)
+            return canaries.planted, parse(run.output), run.output
+        finally:
+            await release(sandbox)
+
+    (fixed, fixed_statuses, fixed_log), (attacked, attacked_statuses, attacked_log), (_, bug_statuses, _) = await asyncio.gather(
+        suite([JAVA_FIX]), suite([SHADOWED_ASSERT]), suite([]))
+    assert len(fixed) == 4 and {path.rpartition("/")[0] for path in fixed.values()} == {"src/test/java/toy"}, fixed
+    assert {test: fixed_statuses.get(test) for test in [*graded, *fixed]} == {**dict.fromkeys(graded, "PASSED"), **dict.fromkeys(fixed, "FAILED")}, fixed_log[-3000:]
+    assert bug_statuses["toy.AddTest"] == "FAILED", bug_statuses
+    assert {test: attacked_statuses.get(test) for test in graded} == dict.fromkeys(graded, "PASSED"), attacked_log[-3000:]
+    problems = Canaries("maven", attacked).problems(attacked_statuses)
+    assert len(problems) == 2 and all("is reported PASSED: the runner's verdict was forged" in problem for problem in problems), (problems, attacked_statuses)
+    assert Canaries("maven", fixed).problems(fixed_statuses) == []
+
+
 async def test_a_shell_function_replacing_go_earns_nothing(go_task):
     """A function of the agent's shell that applies the fix whenever `go` is called: it fools a grading in the agent's
     own sandbox, and never reaches a fresh one (as on the C and Java tasks)."""

@@ -3,8 +3,9 @@ its sandbox, applied in a fresh one, the test patch, the task's build, the tests
 The rows are real SWE-bench Multilingual rows re-based onto Debian's source of a release
 (`tests/language_fixtures.py`: redis in C, gin in Go, and a Multi-SWE-bench row, jackson-core in Java). On every
 instance the agent types in the gold patch (1.0) and the test patch alone (0.0: test files go back to the start, the
-fix is missing; not on jackson-core), and on one it does nothing (0.0): see `WITH_NOTHING`. In C and Go the grader
-plants canary tests beside the graded ones (`rewards/runner_canaries.py`): gold resolves only if each ran and failed."""
+fix is missing; not on jackson-core), and on one it does nothing (0.0): see `WITH_NOTHING`. In C, Go and Java the
+grader plants canary tests beside the graded ones (`rewards/runner_canaries.py`, `rewards/junit_canaries.py`): gold
+resolves only if each ran and failed."""
 
 from __future__ import annotations
 
@@ -92,7 +93,7 @@ def test_gold_resolves_and_the_test_patch_or_nothing_does_not(instance_id, kind,
     graded = row["FAIL_TO_PASS"] + row["PASS_TO_PASS"]
     assert gold["status"] == "resolved" and gold["reward"] == 1.0, (gold["error"], gold["test_statuses"], gold["build_log"][-2000:], gold["log"][-3000:])
     assert gold["test_statuses"] == {test: "PASSED" for test in graded} and gold["integrity_problems"] == []
-    if row["language"] in ("c", "go"):  # canaries planted under names the command's filters select, each reported failed
+    if row["language"] in ("c", "go", "java"):  # canaries planted under names the command's filters select (Java: classes), each reported failed
         assert len(gold["canaries"]) >= 2 and all(len(report["canaries"]) >= 2 for report in unfixed), (gold["canaries"], gold["log"][-3000:])
     for report in unfixed:
         assert report["status"] == "unresolved" and report["reward"] == 0.0, report["error"]

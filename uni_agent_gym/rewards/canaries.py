@@ -14,8 +14,9 @@ the hidden tests. That takes a policy reading and classifying test source at gra
 swallowing exceptions; the guard and the runner-module rerun (`runner_modules.py`) stand beside it.
 Canaries are not planted where the command stops at the first failure (`-x`, `--failfast`): a canary would
 end the run early. go test's, redis's `runtest`'s, googletest's, `cargo test`'s and JavaScript's (jest, vitest, mocha)
-canaries (`runner_canaries.py`) are named to pass the command's filters; JUnit's are not planted: Maven's parsers grade a class whole, and a failing
-method in a graded class would fail it.
+canaries (`runner_canaries.py`) are named to pass the command's filters; JUnit's under Maven (`junit_canaries.py`) are
+classes of their own in new files: Maven's parsers grade a class whole, and a failing method in a graded class would
+fail it.
 """
 
 from __future__ import annotations
@@ -29,11 +30,11 @@ from pathlib import PurePosixPath
 from uni_agent_gym.deployments import Deployment
 from uni_agent_gym.errors import SandboxFileNotFoundError
 from uni_agent_gym.instances import patch_files
-from uni_agent_gym.rewards import runner_canaries
+from uni_agent_gym.rewards import junit_canaries, runner_canaries
 
-PLANTED_FOR = ("pytest", "django", "sympy", "gotest", "redis", "googletest", "cargo", "jest", "vitest", "tap")  # the runners whose test files and names the canaries follow
+PLANTED_FOR = ("pytest", "django", "sympy", "gotest", "redis", "googletest", "cargo", "jest", "vitest", "tap", "maven")  # the runners whose test files and names the canaries follow
 _JAVASCRIPT = ("jest", "vitest", "tap")
-_EXACT_NAMES = ("gotest", "redis", "googletest", "cargo", *_JAVASCRIPT)  # their parsers name a test as it is written: a canary is that name, nothing around it
+_EXACT_NAMES = ("gotest", "redis", "googletest", "cargo", "maven", *_JAVASCRIPT)  # their parsers name a test as it is written: a canary is that name, nothing around it
 STOPS_AT_FIRST_FAILURE = re.compile(r"(?:^|\s)(?:-x|--exitfirst|--failfast|--maxfail(?:=|\s+)1)(?=\s|$)")
 _WORDS = re.compile(r"def test_?(\w+)")
 _FALLBACK_WORDS = ("value", "result", "case", "input", "default", "output", "basic", "format", "empty", "order")
@@ -74,6 +75,8 @@ def wanted(runner: str | None, command: str) -> bool:
         return runner_canaries.cargo_planted(command)
     if runner in _JAVASCRIPT:
         return runner_canaries.javascript_planted(runner, command)
+    if runner == "maven":
+        return junit_canaries.planted(command)
     return runner in PLANTED_FOR and STOPS_AT_FIRST_FAILURE.search(command) is None
 
 
@@ -144,6 +147,8 @@ async def plant(deployment: Deployment, repo_dir: str, runner: str, test_patch: 
     """Append canaries to the test files of `test_patch` (after it is applied); the files are reset to the
     start commit by the next grading like every file of the test patch."""
     canaries = Canaries(runner)
+    if runner == "maven":
+        return await _plant_classes(deployment, repo_dir, test_patch, graded, command, canaries)
     for path in target_files(runner, test_patch, graded, command):
         full = f"{repo_dir.rstrip('/')}/{path}"
         try:
@@ -155,4 +160,26 @@ async def plant(deployment: Deployment, repo_dir: str, runner: str, test_patch: 
             continue
         await deployment.run(f"cat >> {shlex.quote(full)} <<'UAG_CANARY_EOF'\n{code}UAG_CANARY_EOF", timeout=60)
         canaries.planted.update({name: path for name in names})
+    return canaries
+
+
+async def _plant_classes(deployment: Deployment, repo_dir: str, test_patch: str, graded: list[str], command: str, canaries: Canaries) -> Canaries:
+    """JUnit's canaries: new test classes beside the graded ones (`junit_canaries.py`), in files no class has yet."""
+    root = repo_dir.rstrip("/")
+    try:
+        pom = (await deployment.read_file(f"{root}/{junit_canaries.pom_of(command)}")).decode()
+    except (SandboxFileNotFoundError, UnicodeDecodeError):
+        return canaries  # no pom where the command reads it: nothing to say where the tests run
+    single = junit_canaries.single_module(pom)
+    if not single and not junit_canaries.goes_on_past_a_failure(command):
+        return canaries  # a failing module would skip the modules after it
+    for path in junit_canaries.files(patch_files(test_patch), single_module=single):
+        try:
+            text = (await deployment.read_file(f"{root}/{path}")).decode()
+        except (SandboxFileNotFoundError, UnicodeDecodeError):
+            continue
+        for name, (new_path, code) in junit_canaries.classes(path, text, graded).items():
+            written = await deployment.run(f"set -C && cat > {shlex.quote(f'{root}/{new_path}')} <<'UAG_CANARY_EOF'\n{code}UAG_CANARY_EOF", timeout=60)
+            if written.exit_code == 0:  # set -C: a file of that name is the repository's own, left as it is
+                canaries.planted[name] = new_path
     return canaries

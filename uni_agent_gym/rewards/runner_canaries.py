@@ -184,7 +184,7 @@ def googletest_source(text: str, graded: list[str]) -> tuple[str, list[str]]:
     names = _names(bases, shaped, lambda name: tuple(name.split(".")) not in defined, joiner=joiner)
     if len(names) < 2:
         return "", []
-    expected, got = secrets.randbelow(90) + 10, secrets.randbelow(9) + 1
+    expected, got = secrets.randbelow(80) + 20, secrets.randbelow(9) + 1  # from 20: never value * 2
     (suite0, test0), (suite1, test1) = (name.split(".") for name in names)
     body = (f"\n\n{macro_of[suite0]}({suite0}, {test0}) {{\n  const int value = {got};\n  EXPECT_EQ(value * 2, {expected});\n}}\n\n"
             f"{macro_of[suite1]}({suite1}, {test1}) {{\n  FAIL() << \"{test1}\";\n}}\n")  # fmt: skip
