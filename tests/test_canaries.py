@@ -418,7 +418,9 @@ def test_junit_canaries_only_for_a_graded_class_of_junit_with_a_test_affix():
      ("rm -rf target && mvn -o -B -f .debian-pom.xml -Dmaven.test.skip=false test", True),
      ("mvn test -Dtest=toy.AddTest", False),  # swebench's Maven rows: one named class a run
      ("mvn clean test -Dsurefire.useFile=false -Dtest=com.x.JsonCreator3566 -DfailIfNoTests=false -am", False),
+     ("set -e\ncd /home/gson\nmvn clean test -Dmaven.test.skip=false -DfailIfNoTests=false\n", True),  # Multi-SWE-bench's run script
      ("mvn verify && cd ../jib-core && ./gradlew test", False),  # a failing canary would skip gradle's tests
+     ("set -e\nmvn verify\n./gradlew test", False), ("set -x\nmvn verify\n./gradlew test", True),
      ("mvn test -Dsurefire.skipAfterFailureCount=1", False), ("mvn clean install -DskipTests", False), ("gradle test", False)],
 )  # fmt: skip
 def test_junit_canaries_only_where_every_maven_run_of_the_graded_classes_runs_them(command, planted):

@@ -29,6 +29,7 @@ _METHOD = re.compile(r"\bvoid\s+(\w+)\s*\(")
 _WORD = re.compile(r"[A-Z]?[a-z]{3,}")
 _SUFFIXES = ("TestCase", "Tests", "Test", "IT")
 _SEPARATOR = re.compile(r"(&&|\|\||;|\n)")
+_ERREXIT = re.compile(r"\bset\s+(?:-[a-zA-Z]*e|-o\s+errexit)")
 _MAVEN = re.compile(r"(?:^|[\s/])mvnw?(?=\s|$)")
 _RUNS_TESTS = re.compile(r"(?:^|\s)(?:[\w.-]+:)?(?:test|integration-test|verify|install|deploy|package)(?=\s|$)")
 _SKIPS_TESTS = re.compile(r"-DskipTests(?:=true)?(?=\s|$)|-Dmaven\.test\.skip(?:=true)?(?=\s|$)")
@@ -40,21 +41,23 @@ _ATTEMPTS = 20
 _FALLBACK_WORDS = ("Value", "Result", "Input", "Default")
 
 
-def _test_runs(command: str) -> list[tuple[str, str]]:
-    """Each `mvn` run of `command` that runs the tests, with the separator after it ('' at the end)."""
+def _test_runs(command: str) -> list[tuple[str, bool]]:
+    """Each `mvn` run of `command` that runs the tests, and whether its failure skips what follows it (`&&`, or a
+    `;` or a new line under `set -e`, before more commands)."""
     parts = _SEPARATOR.split(command)
+    errexit = _ERREXIT.search(command) is not None
     runs = []
     for i in range(0, len(parts), 2):
-        segment, after = parts[i], parts[i + 1] if i + 1 < len(parts) else ""
+        segment, after, rest = parts[i], parts[i + 1] if i + 1 < len(parts) else "", "".join(parts[i + 2 :]).strip(" \t\n;")
         if _MAVEN.search(segment) and _RUNS_TESTS.search(segment) and not _SKIPS_TESTS.search(segment):
-            runs.append((segment, after))
+            runs.append((segment, bool(rest) and (after == "&&" or (errexit and after in (";", "\n")))))
     return runs
 
 
 def planted(command: str) -> bool:
     """Whether `command`'s Maven runs run canaries beside the graded classes, and a canary's failure stops nothing."""
     runs = _test_runs(command)
-    return bool(runs) and all(not _FILTERED.search(segment) and after != "&&" for segment, after in runs)
+    return bool(runs) and all(not _FILTERED.search(segment) and not skips_the_rest for segment, skips_the_rest in runs)
 
 
 def pom_of(command: str) -> str:
