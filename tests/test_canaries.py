@@ -214,20 +214,20 @@ def test_a_rust_canary_sits_beside_a_graded_test_at_the_top_of_its_module_file()
 
 @pytest.fixture(scope="module")
 def canary_toys_cache(tmp_path_factory):
-    """The toys need the host's googletest, CMake and cargo (`scripts/ensure-test-runners.sh`, run by `make setup`)."""
+    """The toys need the host's googletest, CMake, cargo and PHPUnit (`scripts/ensure-test-runners.sh`, run by `make setup`)."""
     import shutil
 
-    missing = [tool for tool in ("cmake", "ctest", "g++", "cargo") if shutil.which(tool) is None]
+    missing = [tool for tool in ("cmake", "ctest", "g++", "cargo", "phpunit") if shutil.which(tool) is None]
     assert not missing, f"{missing} missing: run scripts/ensure-test-runners.sh"
     return str(tmp_path_factory.mktemp("canary-toys"))
 
 
-@pytest.mark.parametrize("runner", ["googletest", "cargo"])
+@pytest.mark.parametrize("runner", ["googletest", "cargo", "phpunit"])
 async def test_canaries_catch_assertions_disarmed_from_outside_the_test_files(runner, canary_toys_cache):
     """Graded on local by the host's real runner (`tests/canary_toys.py`): gold earns 1.0 with both canaries reported
     failed beside the graded tests; the attack (a header that redefines EXPECT_EQ; a build script that rewrites the
-    assertions of tests/) passes every graded test with the bug in place and earns 1.0 with canaries off, 0.0 with them,
-    the agent's doing."""
+    assertions of tests/; PHP code under test that declares PHPUnit's Assert first) passes every graded test with the
+    bug in place and earns 1.0 with canaries off, 0.0 with them, the agent's doing."""
     from tests.canary_toys import TOYS, toy_row
     from tests.test_deployment_contract import graded_episode
     from uni_agent_gym.config import GymConfig
@@ -457,3 +457,49 @@ def test_every_canary_that_asserts_compares_numbers_that_differ(monkeypatch):
             assert len([match for match in found if match]) == 2, codes
             for match in filter(None, found):
                 assert int(match[1]) * 2 != int(match[2] or match[3]), match[0]
+
+
+PHPUNIT_FILE = """<?php
+
+namespace Carbon\\Tests\\Carbon;
+
+use Tests\\AbstractTestCase;
+
+class RoundTest extends AbstractTestCase
+{
+    public function testFloorYear()
+    {
+        $this->assertSame(2000, 2000);
+    }
+
+    /** @dataProvider providesRounding */
+    public function testRoundWithBaseUnit($unit)
+    {
+    }
+}
+"""
+
+
+def test_phpunit_canaries_are_methods_inserted_into_the_graded_class_named_as_testdox_reports_them():
+    from uni_agent_gym.rewards.phpunit_canaries import files, source, testdox
+
+    assert testdox("testFloorYear") == "Floor year" and testdox("test_floor_year") == "Floor year" and testdox("testRoundAValue") == "Round a value"
+    graded = ["Round > Floor year", 'Round > Round with base unit with data set "day"']
+    text, names = source(PHPUNIT_FILE, graded)
+    assert len(names) == 2 and all(name.startswith("Round > ") for name in names), names
+    assert text.startswith(PHPUNIT_FILE.rstrip()[:-1]) and text.endswith("    }\n}\n") and text.count("public function test") == 4
+    inserted = re.findall(r"public function (test\w+)\(\)\n    \{\n        (.*)\n", text[len(PHPUNIT_FILE.rstrip()) - 1 :])
+    assert [f"Round > {testdox(method)}" for method, _ in inserted] == names
+    assert inserted[0][1].startswith("$this->assertSame(") and inserted[1][1].startswith("throw new \\RuntimeException(")
+    assert source(PHPUNIT_FILE, ["Round > Ceil year"]) == (PHPUNIT_FILE, [])  # no graded test of this file
+    assert source(PHPUNIT_FILE, ["Round > Floor year", "Other > Round with base unit"])[1] == []  # two suites: which is this class's?
+    assert source(PHPUNIT_FILE + "\nfunction helper() {}\n", graded)[1] == []  # its last brace is not the class's
+    assert source(PHPUNIT_FILE.replace("class RoundTest", "abstract class RoundTest"), graded)[1] == []
+    assert source(PHPUNIT_FILE + "\ninterface Rounding {}\n", graded)[1] == []
+    command = "vendor/bin/phpunit --testdox --colors=never tests/Carbon/RoundTest.php"
+    patch = "diff --git a/tests/Carbon/RoundTest.php b/tests/Carbon/RoundTest.php\ndiff --git a/tests/Carbon/OtherTest.php b/tests/Carbon/OtherTest.php\n"
+    assert files(command, [path for path in re.findall(r"a/(\S+) b/", patch)]) == ["tests/Carbon/RoundTest.php"]
+    assert wanted("phpunit", command) and target_files("phpunit", patch, graded, command) == ["tests/Carbon/RoundTest.php"]
+    for stops in ("--filter 'custom'", "--stop-on-failure", "--group slow", "--testsuite unit"):
+        assert not wanted("phpunit", f"{command} {stops}"), stops
+    assert not wanted("phpunit", "vendor/bin/phpunit tests/Carbon/RoundTest.php")  # no testdox: the parser reads nothing

@@ -16,7 +16,7 @@ Canaries are not planted where the command stops at the first failure (`-x`, `--
 end the run early. go test's, redis's `runtest`'s, googletest's, `cargo test`'s and JavaScript's (jest, vitest, mocha)
 canaries (`runner_canaries.py`) are named to pass the command's filters; JUnit's under Maven (`junit_canaries.py`) are
 classes of their own in new files: Maven's parsers grade a class whole, and a failing method in a graded class would
-fail it.
+fail it; PHPUnit's (`phpunit_canaries.py`) are methods inserted into the graded class (a PHP class cannot be reopened).
 """
 
 from __future__ import annotations
@@ -30,11 +30,11 @@ from pathlib import PurePosixPath
 from uni_agent_gym.deployments import Deployment
 from uni_agent_gym.errors import SandboxFileNotFoundError
 from uni_agent_gym.instances import patch_files
-from uni_agent_gym.rewards import junit_canaries, runner_canaries
+from uni_agent_gym.rewards import junit_canaries, phpunit_canaries, runner_canaries
 
-PLANTED_FOR = ("pytest", "django", "sympy", "gotest", "redis", "googletest", "cargo", "jest", "vitest", "tap", "maven")  # the runners whose test files and names the canaries follow
+PLANTED_FOR = ("pytest", "django", "sympy", "gotest", "redis", "googletest", "cargo", "jest", "vitest", "tap", "maven", "phpunit")  # the runners whose test files and names the canaries follow
 _JAVASCRIPT = ("jest", "vitest", "tap")
-_EXACT_NAMES = ("gotest", "redis", "googletest", "cargo", "maven", *_JAVASCRIPT)  # their parsers name a test as it is written: a canary is that name, nothing around it
+_EXACT_NAMES = ("gotest", "redis", "googletest", "cargo", "maven", "phpunit", *_JAVASCRIPT)  # their parsers name a test as it is written: a canary is that name, nothing around it
 STOPS_AT_FIRST_FAILURE = re.compile(r"(?:^|\s)(?:-x|--exitfirst|--failfast|--maxfail(?:=|\s+)1)(?=\s|$)")
 _WORDS = re.compile(r"def test_?(\w+)")
 _FALLBACK_WORDS = ("value", "result", "case", "input", "default", "output", "basic", "format", "empty", "order")
@@ -77,6 +77,8 @@ def wanted(runner: str | None, command: str) -> bool:
         return runner_canaries.javascript_planted(runner, command)
     if runner == "maven":
         return junit_canaries.planted(command)
+    if runner == "phpunit":
+        return phpunit_canaries.planted(command)
     return runner in PLANTED_FOR and STOPS_AT_FIRST_FAILURE.search(command) is None
 
 
@@ -94,6 +96,8 @@ def target_files(runner: str, test_patch: str, graded: list[str], command: str =
         return runner_canaries.cargo_files(patch_files(test_patch))
     if runner in _JAVASCRIPT:
         return runner_canaries.javascript_files(command, patch_files(test_patch))
+    if runner == "phpunit":
+        return phpunit_canaries.files(command, patch_files(test_patch))
     touched = [path for path in patch_files(test_patch) if path.endswith(".py")]
     if runner == "pytest":
         files = {test.split("::")[0] for test in graded if "::" in test}
@@ -149,6 +153,8 @@ async def plant(deployment: Deployment, repo_dir: str, runner: str, test_patch: 
     canaries = Canaries(runner)
     if runner == "maven":
         return await _plant_classes(deployment, repo_dir, test_patch, graded, command, canaries)
+    if runner == "phpunit":
+        return await _plant_methods(deployment, repo_dir, test_patch, graded, command, canaries)
     for path in target_files(runner, test_patch, graded, command):
         full = f"{repo_dir.rstrip('/')}/{path}"
         try:
@@ -182,4 +188,19 @@ async def _plant_classes(deployment: Deployment, repo_dir: str, test_patch: str,
             written = await deployment.run(f"set -C && cat > {shlex.quote(f'{root}/{new_path}')} <<'UAG_CANARY_EOF'\n{code}UAG_CANARY_EOF", timeout=60)
             if written.exit_code == 0:  # set -C: a file of that name is the repository's own, left as it is
                 canaries.planted[name] = new_path
+    return canaries
+
+
+async def _plant_methods(deployment: Deployment, repo_dir: str, test_patch: str, graded: list[str], command: str, canaries: Canaries) -> Canaries:
+    """PHPUnit's canaries: methods inserted into the class of each test-patch file the command runs (`phpunit_canaries.py`)."""
+    for path in target_files("phpunit", test_patch, graded, command):
+        full = f"{repo_dir.rstrip('/')}/{path}"
+        try:
+            text = (await deployment.read_file(full)).decode()
+        except (SandboxFileNotFoundError, UnicodeDecodeError):
+            continue
+        rewritten, names = phpunit_canaries.source(text, graded)
+        if names:
+            await deployment.write_file(full, rewritten)
+            canaries.planted.update({name: path for name in names})
     return canaries
