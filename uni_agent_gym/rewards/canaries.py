@@ -13,8 +13,8 @@ What it cannot see: a patch that reads the test files at run time and tells the 
 the hidden tests. That takes a policy reading and classifying test source at grading time, far past
 swallowing exceptions; the guard and the runner-module rerun (`runner_modules.py`) stand beside it.
 Canaries are not planted where the command stops at the first failure (`-x`, `--failfast`): a canary would
-end the run early. go test's, redis's `runtest`'s, googletest's, `cargo test`'s and JavaScript's (jest, vitest, mocha)
-canaries (`runner_canaries.py`) are named to pass the command's filters; JUnit's under Maven (`junit_canaries.py`) are
+end the run early. go test's, redis's `runtest`'s, googletest's, `cargo test`'s, test-unit's and JavaScript's (jest,
+vitest, mocha) canaries (`runner_canaries.py`) are named to pass the command's filters; JUnit's under Maven (`junit_canaries.py`) are
 classes of their own in new files: Maven's parsers grade a class whole, and a failing method in a graded class would
 fail it; PHPUnit's (`phpunit_canaries.py`) are methods inserted into the graded class (a PHP class cannot be reopened).
 """
@@ -32,9 +32,9 @@ from uni_agent_gym.errors import SandboxFileNotFoundError
 from uni_agent_gym.instances import patch_files
 from uni_agent_gym.rewards import junit_canaries, phpunit_canaries, runner_canaries
 
-PLANTED_FOR = ("pytest", "django", "sympy", "gotest", "redis", "googletest", "cargo", "jest", "vitest", "tap", "maven", "phpunit")  # the runners whose test files and names the canaries follow
+PLANTED_FOR = ("pytest", "django", "sympy", "gotest", "redis", "googletest", "cargo", "jest", "vitest", "tap", "maven", "phpunit", "ruby_unit")  # the runners whose test files and names the canaries follow
 _JAVASCRIPT = ("jest", "vitest", "tap")
-_EXACT_NAMES = ("gotest", "redis", "googletest", "cargo", "maven", "phpunit", *_JAVASCRIPT)  # their parsers name a test as it is written: a canary is that name, nothing around it
+_EXACT_NAMES = ("gotest", "redis", "googletest", "cargo", "maven", "phpunit", "ruby_unit", *_JAVASCRIPT)  # their parsers name a test as it is written: a canary is that name, nothing around it
 STOPS_AT_FIRST_FAILURE = re.compile(r"(?:^|\s)(?:-x|--exitfirst|--failfast|--maxfail(?:=|\s+)1)(?=\s|$)")
 _WORDS = re.compile(r"def test_?(\w+)")
 _FALLBACK_WORDS = ("value", "result", "case", "input", "default", "output", "basic", "format", "empty", "order")
@@ -79,6 +79,8 @@ def wanted(runner: str | None, command: str) -> bool:
         return junit_canaries.planted(command)
     if runner == "phpunit":
         return phpunit_canaries.planted(command)
+    if runner == "ruby_unit":
+        return runner_canaries.ruby_unit_planted(command)
     return runner in PLANTED_FOR and STOPS_AT_FIRST_FAILURE.search(command) is None
 
 
@@ -98,6 +100,8 @@ def target_files(runner: str, test_patch: str, graded: list[str], command: str =
         return runner_canaries.javascript_files(command, patch_files(test_patch))
     if runner == "phpunit":
         return phpunit_canaries.files(command, patch_files(test_patch))
+    if runner == "ruby_unit":
+        return runner_canaries.ruby_unit_files(command, patch_files(test_patch))
     touched = [path for path in patch_files(test_patch) if path.endswith(".py")]
     if runner == "pytest":
         files = {test.split("::")[0] for test in graded if "::" in test}
@@ -115,6 +119,8 @@ def source(runner: str, text: str, graded: list[str] | tuple[str, ...] = (), com
         return runner_canaries.cargo_source(path, text, list(graded))
     if runner in _JAVASCRIPT:
         return runner_canaries.javascript_source(runner, path, text, list(graded), command)
+    if runner == "ruby_unit":
+        return runner_canaries.ruby_unit_source(text, list(graded), command)
     if runner == "gotest":
         return runner_canaries.go_source(text, list(graded), runner_canaries.go_run_pattern(command))
     if runner == "redis":

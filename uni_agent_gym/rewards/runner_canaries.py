@@ -1,5 +1,6 @@
 """Canaries for runners of other languages than Python: go test's `func TestX`, redis's Tcl `test`, googletest's
-`TEST`, Rust's `#[test]` under `cargo test`, and jest's, vitest's and mocha's `test` / `it`.
+`TEST`, Rust's `#[test]` under `cargo test`, Ruby's test-unit `def test_x` / `test "x" do`, and jest's, vitest's and
+mocha's `test` / `it`.
 
 The rule is Python's (`canaries.py`): tests that must fail, appended to the test patch's files that hold graded
 tests, named like those tests. These runners only run what the test command selects (`go test ./pkg -run
@@ -14,6 +15,11 @@ canary is a `TEST` of a graded test's suite. `cargo test`'s filters match a subs
 the graded test's with words after it: every filter that selects the graded test selects it (not under `--exact`,
 `--skip` or `--ignored`: then none is planted). cargo stops after the first test binary that fails unless told
 `--no-fail-fast`: without it, canaries only where the command runs one target (`--lib`, `--test X`, `--bin X`).
+
+Ruby's test-unit (`ruby test/x.rb -v -n '/pattern/'`) runs the file the command names: a canary is a test of the
+file's top-level test class, appended in the class reopened (`class X ... end`: Ruby classes stay open), named after a
+graded test defined directly in that class, with words after it (`-n`'s pattern still selects it); in the file's own
+style (`def test_x` or `test "x" do`).
 
 JavaScript's runners (jest, vitest, mocha's TAP reporter) run the files the command names: a canary goes only into a
 test-patch file the command names by its path (SWE-bench Multilingual's shape: `yarn test <file> --verbose`), as a
@@ -41,6 +47,8 @@ _GTEST_WORD = re.compile(r"[A-Z]?[a-z]{3,}")
 _RUST_ATTRIBUTE = re.compile(r"^#\[(?:[\w:]+::)?test\b")  # #[test], #[tokio::test], #[tokio::test(flavor = ...)]
 _RUST_IMPORTS_TEST = re.compile(r"\buse\b[^;]*\btest\b[^;]*;")  # `use tokio::test;` would make #[test] tokio's
 _SNAKE = re.compile(r"[a-z][a-z0-9_]*")
+_RUBY_CLASS = re.compile(r"^( *)class\s+([\w:]+)\s*<\s*[\w:]+", re.MULTILINE)
+_RUBY_WORD = re.compile(r"[A-Za-z]{3,}")
 _JS_SUFFIXES = (".js", ".jsx", ".mjs", ".cjs", ".ts", ".tsx", ".mts", ".cts")
 _JS_TEST = re.compile(r"""^[ \t]*(it|test)\(\s*(['"])((?:(?!\2)[^\\\n])+)\2""", re.MULTILINE)
 _JS_STOPS = re.compile(r"(?:^|\s)(?:--bail|-b)(?=[\s=]|$)")
@@ -266,6 +274,75 @@ def _is_test(lines: list[str], name: str) -> bool:
                     return True
                 j -= 1
     return False
+
+
+def ruby_unit_planted(command: str) -> bool:
+    """Whether test-unit runs canaries beside the graded tests: a run by file, not stopped at the first failure
+    (`--stop-on-failure`), nor filtered by test case (`-t`) or by a name the canaries cannot have (`-n name`, not a
+    `/pattern/`)."""
+    words = _words(command)
+    if "--stop-on-failure" in words or any(word == "-t" or word.startswith("--testcase") for word in words):
+        return False
+    return all(len(name) > 1 and name.startswith("/") and name.endswith("/") for name in _ruby_name_filters(words))
+
+
+def _ruby_name_filters(words: list[str]) -> list[str]:
+    """The values of test-unit's `-n` / `--name` options."""
+    return [words[i + 1] for i, word in enumerate(words[:-1]) if word in ("-n", "--name")] + [word[len("--name=") :] for word in words if word.startswith("--name=")]
+
+
+def ruby_unit_files(command: str, touched: list[str]) -> list[str]:
+    """The test patch's Ruby files that `command` names by path."""
+    named = set(_words(command))
+    return [path for path in touched if path.endswith(".rb") and (path in named or f"./{path}" in named)]
+
+
+def ruby_unit_source(text: str, graded: list[str], command: str) -> tuple[str, list[str]]:
+    """test-unit canaries for a Ruby test file: appended in its one top-level test class reopened, beside a graded test
+    defined directly in it (`def test_x` or `test "x" do`, one level in), named as the parser reports them."""
+    classes = _RUBY_CLASS.findall(text)
+    if len(classes) != 1:
+        return "", []
+    indent, constant = classes[0]
+    inner = indent + "  "
+    defined = {match.group(1) for match in re.finditer(rf"^{inner}def (test\w*)", text, re.MULTILINE)}
+    described = {match.group(2) for match in re.finditer(rf"^{inner}test\s*\(?\s*(['\"])((?:(?!\1)[^\\\n#])+)\1", text, re.MULTILINE)}
+    patterns = [name[1:-1] for name in _ruby_name_filters(_words(command))]
+
+    def selects(name: str) -> bool:  # test-unit's -n /regexp/, against the method's name
+        try:
+            return all(re.search(pattern, name) for pattern in patterns)
+        except re.error:
+            return False
+
+    style, bases = ("def", sorted(set(graded) & defined)) if set(graded) & defined else ("test", sorted(set(graded) & described))
+    if not bases:
+        return "", []
+    tests = defined if style == "def" else described
+    words = sorted({word.lower() for name in defined | described for word in _RUBY_WORD.findall(name)})
+    words += [word for word in ("value", "result", "input", "default") if word not in words] if len(words) < 10 else []  # enough names that fit
+
+    def fits(name: str) -> bool:
+        local = name if style == "def" else f"test: {name}"  # the method's name: test-unit's -n and its verbose line
+        # test-unit pads `  <name>:` to a tab stop, with no tab at all when it ends on one near the line's end, and the
+        # parser needs the space: no canary's line ends on a tab stop
+        return name not in tests and selects(local) and (len(f"  {local}:") % 8) != 0
+
+    names = _names(bases, words, fits, joiner="_" if style == "def" else " ")
+    if len(names) < 2:
+        return "", []
+    expected, got = secrets.randbelow(80) + 20, secrets.randbelow(9) + 1
+    checks = [f"assert_equal({expected}, {'x' * got!r}.length)", f"raise {json.dumps(names[1])}"]
+    opening = "def {}" if style == "def" else "test {} do"
+    body = "".join(f"\n  {opening.format(name if style == 'def' else json.dumps(name))}\n    {check}\n  end\n" for name, check in zip(names, checks))
+    reopened = f"\nclass {_ruby_outer(text, indent)}{constant}{body}end\n"  # at the top level: the class's full constant path
+    return ("" if text.endswith("\n") else "\n") + reopened, names
+
+
+def _ruby_outer(text: str, indent: str) -> str:
+    """The modules around an indented class, as a constant path prefix (`module Fluent` then `  class X` -> `Fluent::`)."""
+    modules = re.findall(r"^( *)module\s+([\w:]+)", text, re.MULTILINE)
+    return "".join(f"{name}::" for spaces, name in modules if len(spaces) < len(indent))
 
 
 def javascript_planted(runner: str, command: str) -> bool:
