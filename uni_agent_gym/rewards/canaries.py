@@ -154,8 +154,9 @@ def _used(name: str, text: str) -> bool:
 
 
 async def plant(deployment: Deployment, repo_dir: str, runner: str, test_patch: str, graded: list[str], command: str = "") -> Canaries:
-    """Append canaries to the test files of `test_patch` (after it is applied); the files are reset to the
-    start commit by the next grading like every file of the test patch."""
+    """Append canaries to the test files of `test_patch` (after it is applied; JUnit's: new files beside them); the
+    files are reset to the start commit by the next grading like every file of the test patch, and a grading
+    sandbox is a fresh one (`reward.sandbox: fresh`), gone with its canaries."""
     canaries = Canaries(runner)
     if runner == "maven":
         return await _plant_classes(deployment, repo_dir, test_patch, graded, command, canaries)
@@ -163,11 +164,8 @@ async def plant(deployment: Deployment, repo_dir: str, runner: str, test_patch: 
         return await _plant_methods(deployment, repo_dir, test_patch, graded, command, canaries)
     for path in target_files(runner, test_patch, graded, command):
         full = f"{repo_dir.rstrip('/')}/{path}"
-        try:
-            text = (await deployment.read_file(full)).decode()
-        except (SandboxFileNotFoundError, UnicodeDecodeError):
-            continue  # the test patch deleted it, or it is not text: nothing runs from it
-        code, names = source(runner, text, graded, command, path)
+        text = await _text_of(deployment, full)
+        code, names = source(runner, text, graded, command, path) if text is not None else ("", [])
         if not names:
             continue
         await deployment.run(f"cat >> {shlex.quote(full)} <<'UAG_CANARY_EOF'\n{code}UAG_CANARY_EOF", timeout=60)
@@ -178,19 +176,15 @@ async def plant(deployment: Deployment, repo_dir: str, runner: str, test_patch: 
 async def _plant_classes(deployment: Deployment, repo_dir: str, test_patch: str, graded: list[str], command: str, canaries: Canaries) -> Canaries:
     """JUnit's canaries: new test classes beside the graded ones (`junit_canaries.py`), in files no class has yet."""
     root = repo_dir.rstrip("/")
-    try:
-        pom = (await deployment.read_file(f"{root}/{junit_canaries.pom_of(command)}")).decode()
-    except (SandboxFileNotFoundError, UnicodeDecodeError):
+    pom = await _text_of(deployment, f"{root}/{junit_canaries.pom_of(command)}")
+    if pom is None:
         return canaries  # no pom where the command reads it: nothing to say where the tests run
     single = junit_canaries.single_module(pom)
     if not single and not junit_canaries.goes_on_past_a_failure(command):
         return canaries  # a failing module would skip the modules after it
     for path in junit_canaries.files(patch_files(test_patch), single_module=single):
-        try:
-            text = (await deployment.read_file(f"{root}/{path}")).decode()
-        except (SandboxFileNotFoundError, UnicodeDecodeError):
-            continue
-        for name, (new_path, code) in junit_canaries.classes(path, text, graded).items():
+        text = await _text_of(deployment, f"{root}/{path}")
+        for name, (new_path, code) in (junit_canaries.classes(path, text, graded) if text is not None else {}).items():
             written = await deployment.run(f"set -C && cat > {shlex.quote(f'{root}/{new_path}')} <<'UAG_CANARY_EOF'\n{code}UAG_CANARY_EOF", timeout=60)
             if written.exit_code == 0:  # set -C: a file of that name is the repository's own, left as it is
                 canaries.planted[name] = new_path
@@ -201,12 +195,17 @@ async def _plant_methods(deployment: Deployment, repo_dir: str, test_patch: str,
     """PHPUnit's canaries: methods inserted into the class of each test-patch file the command runs (`phpunit_canaries.py`)."""
     for path in target_files("phpunit", test_patch, graded, command):
         full = f"{repo_dir.rstrip('/')}/{path}"
-        try:
-            text = (await deployment.read_file(full)).decode()
-        except (SandboxFileNotFoundError, UnicodeDecodeError):
-            continue
-        rewritten, names = phpunit_canaries.source(text, graded)
+        text = await _text_of(deployment, full)
+        rewritten, names = phpunit_canaries.source(text, graded) if text is not None else ("", [])
         if names:
             await deployment.write_file(full, rewritten)
             canaries.planted.update({name: path for name in names})
     return canaries
+
+
+async def _text_of(deployment: Deployment, path: str) -> str | None:
+    """A file's text; None where the test patch deleted it or it is not text (nothing runs from it)."""
+    try:
+        return (await deployment.read_file(path)).decode()
+    except (SandboxFileNotFoundError, UnicodeDecodeError):
+        return None
