@@ -21,7 +21,7 @@ $(STAMP): pyproject.toml Makefile
 setup: $(STAMP)
 	@scripts/ensure-chromium.sh || echo "No Chromium: the viewer's browser test will fail until scripts/ensure-chromium.sh succeeds."
 	@scripts/ensure-registry.sh || echo "No docker-registry: the ray deployment's tests will fail until scripts/ensure-registry.sh succeeds."
-	@scripts/ensure-test-runners.sh || echo "No googletest, CMake, cargo, PHPUnit or Ruby's test-unit: the canary tests of tests/test_canaries.py will fail until scripts/ensure-test-runners.sh succeeds."
+	@scripts/ensure-test-runners.sh || echo "No googletest, CMake, cargo, PHPUnit, Ruby's test-unit or RSpec: the canary tests of tests/test_canaries.py will fail until scripts/ensure-test-runners.sh succeeds."
 
 docker-engine:
 	@scripts/ensure-docker.sh || echo "No Docker engine: the demo falls back to the local deployment."

@@ -13,8 +13,8 @@ What it cannot see: a patch that reads the test files at run time and tells the 
 the hidden tests. That takes a policy reading and classifying test source at grading time, far past
 swallowing exceptions; the guard and the runner-module rerun (`runner_modules.py`) stand beside it.
 Canaries are not planted where the command stops at the first failure (`-x`, `--failfast`): a canary would
-end the run early. go test's, redis's `runtest`'s, googletest's, `cargo test`'s, test-unit's and JavaScript's (jest,
-vitest, mocha) canaries (`runner_canaries.py`) are named to pass the command's filters; JUnit's under Maven (`junit_canaries.py`) are
+end the run early. go test's, redis's `runtest`'s, googletest's, `cargo test`'s, test-unit's, RSpec's and JavaScript's
+(jest, vitest, mocha) canaries (`runner_canaries.py`) are named to pass the command's filters; JUnit's under Maven (`junit_canaries.py`) are
 classes of their own in new files: Maven's parsers grade a class whole, and a failing method in a graded class would
 fail it; PHPUnit's (`phpunit_canaries.py`) are methods inserted into the graded class (a PHP class cannot be reopened).
 """
@@ -32,7 +32,7 @@ from uni_agent_gym.errors import SandboxFileNotFoundError
 from uni_agent_gym.instances import patch_files
 from uni_agent_gym.rewards import junit_canaries, phpunit_canaries, runner_canaries
 
-PLANTED_FOR = ("pytest", "django", "sympy", "gotest", "redis", "googletest", "cargo", "jest", "vitest", "tap", "maven", "phpunit", "ruby_unit")  # the runners whose test files and names the canaries follow
+PLANTED_FOR = ("pytest", "django", "sympy", "gotest", "redis", "googletest", "cargo", "jest", "vitest", "tap", "maven", "phpunit", "ruby_unit", "rspec")  # the runners whose test files and names the canaries follow
 _JAVASCRIPT = ("jest", "vitest", "tap")
 _EXACT_NAMES = ("gotest", "redis", "googletest", "cargo", "maven", "phpunit", "ruby_unit", *_JAVASCRIPT)  # their parsers name a test as it is written: a canary is that name, nothing around it
 STOPS_AT_FIRST_FAILURE = re.compile(r"(?:^|\s)(?:-x|--exitfirst|--failfast|--maxfail(?:=|\s+)1)(?=\s|$)")
@@ -53,12 +53,19 @@ class Canaries:
             return []  # nothing passed: no verdict to doubt (a run that did not start is graded 0 anyway)
         problems = []
         for name, path in self.planted.items():
-            reported = [status for test, status in statuses.items() if (test == name if self.runner in _EXACT_NAMES else _names(test, name))]
+            reported = [status for test, status in statuses.items() if _reports(self.runner, test, name)]
             if not reported:
                 problems.append(f"the canary test {name} (planted in {path}, it must fail) is missing from the log: the runner's verdicts were filtered")
             elif any(status not in ("FAILED", "ERROR") for status in reported):
                 problems.append(f"the canary test {name} (planted in {path}, it must fail) is reported {reported[-1]}: the runner's verdict was forged")
         return problems
+
+
+def _reports(runner: str, test: str, name: str) -> bool:
+    """Whether the parsed test id `test` is the canary `name`."""
+    if runner == "rspec":
+        return runner_canaries.rspec_reports(test, name)
+    return test == name if runner in _EXACT_NAMES else _names(test, name)
 
 
 def _names(test: str, name: str) -> bool:
@@ -81,6 +88,8 @@ def wanted(runner: str | None, command: str) -> bool:
         return phpunit_canaries.planted(command)
     if runner == "ruby_unit":
         return runner_canaries.ruby_unit_planted(command)
+    if runner == "rspec":
+        return runner_canaries.rspec_planted(command)
     return runner in PLANTED_FOR and STOPS_AT_FIRST_FAILURE.search(command) is None
 
 
@@ -102,6 +111,8 @@ def target_files(runner: str, test_patch: str, graded: list[str], command: str =
         return phpunit_canaries.files(command, patch_files(test_patch))
     if runner == "ruby_unit":
         return runner_canaries.ruby_unit_files(command, patch_files(test_patch))
+    if runner == "rspec":
+        return runner_canaries.rspec_files(command, patch_files(test_patch))
     touched = [path for path in patch_files(test_patch) if path.endswith(".py")]
     if runner == "pytest":
         files = {test.split("::")[0] for test in graded if "::" in test}
@@ -121,6 +132,8 @@ def source(runner: str, text: str, graded: list[str] | tuple[str, ...] = (), com
         return runner_canaries.javascript_source(runner, path, text, list(graded), command)
     if runner == "ruby_unit":
         return runner_canaries.ruby_unit_source(text, list(graded), command)
+    if runner == "rspec":
+        return runner_canaries.rspec_source(path, text, list(graded), command)
     if runner == "gotest":
         return runner_canaries.go_source(text, list(graded), runner_canaries.go_run_pattern(command))
     if runner == "redis":
@@ -162,6 +175,8 @@ async def plant(deployment: Deployment, repo_dir: str, runner: str, test_patch: 
         return await _plant_classes(deployment, repo_dir, test_patch, graded, command, canaries)
     if runner == "phpunit":
         return await _plant_methods(deployment, repo_dir, test_patch, graded, command, canaries)
+    if runner == "rspec" and await _rspec_fails_fast(deployment, repo_dir):
+        return canaries  # a failing canary would end the run
     for path in target_files(runner, test_patch, graded, command):
         full = f"{repo_dir.rstrip('/')}/{path}"
         text = await _text_of(deployment, full)
@@ -201,6 +216,15 @@ async def _plant_methods(deployment: Deployment, repo_dir: str, test_patch: str,
             await deployment.write_file(full, rewritten)
             canaries.planted.update({name: path for name in names})
     return canaries
+
+
+async def _rspec_fails_fast(deployment: Deployment, repo_dir: str) -> bool:
+    """Whether the repository's RSpec options (`.rspec`, `spec/spec_helper.rb`) stop at the first failure."""
+    for path in (".rspec", "spec/spec_helper.rb"):
+        text = await _text_of(deployment, f"{repo_dir.rstrip('/')}/{path}")
+        if text is not None and re.search(r"fail[_-]fast", text):
+            return True
+    return False
 
 
 async def _text_of(deployment: Deployment, path: str) -> str | None:

@@ -1,6 +1,6 @@
 """Canaries for runners of other languages than Python: go test's `func TestX`, redis's Tcl `test`, googletest's
-`TEST`, Rust's `#[test]` under `cargo test`, Ruby's test-unit `def test_x` / `test "x" do`, and jest's, vitest's and
-mocha's `test` / `it`.
+`TEST`, Rust's `#[test]` under `cargo test`, Ruby's test-unit `def test_x` / `test "x" do` and RSpec's `it`, and jest's,
+vitest's and mocha's `test` / `it`.
 
 The rule is Python's (`canaries.py`): tests that must fail, appended to the test patch's files that hold graded
 tests, named like those tests. These runners only run what the test command selects (`go test ./pkg -run
@@ -20,6 +20,11 @@ Ruby's test-unit (`ruby test/x.rb -v -n '/pattern/'`) runs the file the command 
 file's top-level test class, appended in the class reopened (`class X ... end`: Ruby classes stay open), named after a
 graded test defined directly in that class, with words after it (`-n`'s pattern still selects it); in the file's own
 style (`def test_x` or `test "x" do`).
+
+RSpec (`rspec spec/x_spec.rb --format json | jq ...`, each example named by its description, or its description and
+id) runs the file the command names: the canaries are a top-level `RSpec.describe` group appended to it, two examples
+described as a graded example with words after it (no name filter applies: none is planted under `-e`, `--tag`,
+`--fail-fast` or `--only-failures`).
 
 JavaScript's runners (jest, vitest, mocha's TAP reporter) run the files the command names: a canary goes only into a
 test-patch file the command names by its path (SWE-bench Multilingual's shape: `yarn test <file> --verbose`), as a
@@ -49,6 +54,9 @@ _RUST_IMPORTS_TEST = re.compile(r"\buse\b[^;]*\btest\b[^;]*;")  # `use tokio::te
 _SNAKE = re.compile(r"[a-z][a-z0-9_]*")
 _RUBY_CLASS = re.compile(r"^( *)class\s+([\w:]+)\s*<\s*[\w:]+", re.MULTILINE)
 _RUBY_WORD = re.compile(r"[A-Za-z]{3,}")
+_RSPEC_IT = re.compile(r"""^[ \t]*(?:it|specify|example)\s*\(?\s*(['"])((?:(?!\1)[^\\\n])+)\1""", re.MULTILINE)
+_RSPEC_WORD = re.compile(r"[A-Za-z]{3,}")
+_RSPEC_STOPS = re.compile(r"(?:^|\s)(?:-e|--example|--example-matches|-t|--tag|--fail-fast|--only-failures|--next-failure|--bisect)(?=[\s=]|$)")
 _JS_SUFFIXES = (".js", ".jsx", ".mjs", ".cjs", ".ts", ".tsx", ".mts", ".cts")
 _JS_TEST = re.compile(r"""^[ \t]*(it|test)\(\s*(['"])((?:(?!\2)[^\\\n])+)\2""", re.MULTILINE)
 _JS_STOPS = re.compile(r"(?:^|\s)(?:--bail|-b)(?=[\s=]|$)")
@@ -332,11 +340,55 @@ def ruby_unit_source(text: str, graded: list[str], command: str) -> tuple[str, l
     if len(names) < 2:
         return "", []
     expected, got = secrets.randbelow(80) + 20, secrets.randbelow(9) + 1
-    checks = [f"assert_equal({expected}, {'x' * got!r}.length)", f"raise {json.dumps(names[1])}"]
+    checks = [f"assert_equal({expected}, {'x' * got!r}.length)", f"raise {_ruby_string(names[1])}"]
     opening = "def {}" if style == "def" else "test {} do"
-    body = "".join(f"\n  {opening.format(name if style == 'def' else json.dumps(name))}\n    {check}\n  end\n" for name, check in zip(names, checks))
+    body = "".join(f"\n  {opening.format(name if style == 'def' else _ruby_string(name))}\n    {check}\n  end\n" for name, check in zip(names, checks))
     reopened = f"\nclass {_ruby_outer(text, indent)}{constant}{body}end\n"  # at the top level: the class's full constant path
     return ("" if text.endswith("\n") else "\n") + reopened, names
+
+
+def rspec_planted(command: str) -> bool:
+    """Whether RSpec runs every example of the files it is given and goes on past a failure."""
+    return _RSPEC_STOPS.search(command) is None
+
+
+def rspec_files(command: str, touched: list[str]) -> list[str]:
+    """The test patch's spec files that `command` names by path (a path with a line or an id selects examples)."""
+    named = set(_words(command))
+    return [path for path in touched if path.endswith("_spec.rb") and (path in named or f"./{path}" in named)]
+
+
+def rspec_source(path: str, text: str, graded: list[str], command: str) -> tuple[str, list[str]]:
+    """RSpec canaries for a spec file: a top-level group of two examples described as a graded one with words after it
+    (a graded name is a description, or a description and ` - ./<file>[<id>]`: the file's, or any where the command
+    runs this file alone); named by their descriptions."""
+    own = re.compile(rf" - \./{re.escape(path)}\[[\d:]+\]$")
+    described = _RSPEC_IT.findall(text)
+    alone = [word for word in _words(command) if word.endswith("_spec.rb")] in ([path], [f"./{path}"])
+    bases = sorted({own.sub("", test) for test in graded if own.search(test) or (alone and " - ./" not in test) or test in {d for _, d in described}})
+    if not bases:
+        return "", []
+    words = sorted({word.lower() for _, description in described for word in _RSPEC_WORD.findall(description)})
+    words += [word for word in ("value", "result", "input", "default") if word not in words] if len(words) < 6 else []
+    taken = {description for _, description in described}
+    names = _names(bases, words, lambda name: name not in taken, joiner=" ")
+    if len(names) < 2:
+        return "", []
+    expected, got = secrets.randbelow(80) + 20, secrets.randbelow(9) + 1
+    group = PurePosixPath(path).name.removesuffix("_spec.rb").replace("_", " ")
+    body = (f"\nRSpec.describe {_ruby_string(group)} do\n  it {_ruby_string(names[0])} do\n    expect({'x' * got!r}.length).to eq({expected})\n  end\n\n"
+            f"  it {_ruby_string(names[1])} do\n    raise {_ruby_string(names[1])}\n  end\nend\n")  # fmt: skip
+    return ("" if text.endswith("\n") else "\n") + body, names
+
+
+def _ruby_string(text: str) -> str:
+    """A Ruby double-quoted string of `text` (JSON's escapes, and `#` escaped: `#{`, `#$`, `#@` interpolate)."""
+    return json.dumps(text).replace("#", "\\#")
+
+
+def rspec_reports(test: str, name: str) -> bool:
+    """Whether a parsed RSpec example is the canary described `name` (the command's jq may add ` - ./<file>[<id>]`)."""
+    return test == name or (test.startswith(f"{name} - ./") and test.endswith("]"))
 
 
 def _ruby_outer(text: str, indent: str) -> str:
