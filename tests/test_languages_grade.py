@@ -43,14 +43,16 @@ async def episode(deployment: dict, row: dict, typed_in: str | None) -> dict:
         await env.close()
 
 
-# Every instance on docker; on ray the Go one. What the ray deployment does differently is language-blind: the image
-# goes through the cluster's registry to a node, the sandbox starts there at the task's working directory with the
-# image's environment, commands and files go through the node's actor, the grading sandbox is a fresh one beside the
-# agent's. gin-3227 has all of that in another language (a GOPATH working directory, Go's variables in its image);
-# a build step on every deployment is the contract suite's C task (`test_a_task_in_c_is_built_then_graded_the_same_everywhere`).
-# redis and jackson-core on ray took 374 s and 388 s of a worker on a new machine (their images through the registry,
-# three builds or Maven suites each) for nothing those do not show.
-ON_RAY = ("gin-gonic__gin-3227",)
+# Every instance on docker; on ray the Go one and the Java one. What the ray deployment does differently is
+# language-blind: the image goes through the cluster's registry to a node, the sandbox starts there at the task's
+# working directory with the image's environment, commands and files go through the node's actor, the grading sandbox
+# is a fresh one beside the agent's. gin-3227 has all of that in another language (a GOPATH working directory, Go's
+# variables in its image); jackson-core in another family (Multi-SWE-bench: its harness's working directory and
+# commands, Debian's offline Maven) and with JUnit's canaries, new files written on the node (its gold only: 113 s of a
+# worker warm, 147 s with the image pushed and pulled). A build step on every deployment is the contract suite's C task
+# (`test_a_task_in_c_is_built_then_graded_the_same_everywhere`); redis on ray took 374 s of a worker on a new machine
+# (three builds) for nothing those do not show.
+ON_RAY = ("fasterxml__jackson-core-922", "gin-gonic__gin-3227")
 # The episodes that leave the fix out. Each grading builds redis or runs Maven's whole suite, so they play where they
 # show something the others do not:
 # - the test patch alone, on every instance but jackson-core: the row's FAIL_TO_PASS tests fail without the fix, read
