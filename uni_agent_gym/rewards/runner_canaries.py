@@ -54,8 +54,8 @@ _RUST_IMPORTS_TEST = re.compile(r"\buse\b[^;]*\btest\b[^;]*;")  # `use tokio::te
 _SNAKE = re.compile(r"[a-z][a-z0-9_]*")
 _RUBY_CLASS = re.compile(r"^( *)class\s+([\w:]+)\s*<\s*[\w:]+", re.MULTILINE)
 _RUBY_WORD = re.compile(r"[A-Za-z]{3,}")
+_MORE_WORDS = ("value", "result", "input", "default")  # for files with few words of their own
 _RSPEC_IT = re.compile(r"""^[ \t]*(?:it|specify|example)\s*\(?\s*(['"])((?:(?!\1)[^\\\n])+)\1""", re.MULTILINE)
-_RSPEC_WORD = re.compile(r"[A-Za-z]{3,}")
 _RSPEC_STOPS = re.compile(r"(?:^|\s)(?:-e|--example|--example-matches|-t|--tag|--fail-fast|--only-failures|--next-failure|--bisect)(?=[\s=]|$)")
 _JS_SUFFIXES = (".js", ".jsx", ".mjs", ".cjs", ".ts", ".tsx", ".mts", ".cts")
 _JS_TEST = re.compile(r"""^[ \t]*(it|test)\(\s*(['"])((?:(?!\2)[^\\\n])+)\2""", re.MULTILINE)
@@ -328,7 +328,7 @@ def ruby_unit_source(text: str, graded: list[str], command: str) -> tuple[str, l
         return "", []
     tests = defined if style == "def" else described
     words = sorted({word.lower() for name in defined | described for word in _RUBY_WORD.findall(name)})
-    words += [word for word in ("value", "result", "input", "default") if word not in words] if len(words) < 10 else []  # enough names that fit
+    words += [word for word in _MORE_WORDS if word not in words] if len(words) < 10 else []  # enough names that fit
 
     def fits(name: str) -> bool:
         local = name if style == "def" else f"test: {name}"  # the method's name: test-unit's -n and its verbose line
@@ -368,8 +368,8 @@ def rspec_source(path: str, text: str, graded: list[str], command: str) -> tuple
     bases = sorted({own.sub("", test) for test in graded if own.search(test) or (alone and " - ./" not in test) or test in {d for _, d in described}})
     if not bases:
         return "", []
-    words = sorted({word.lower() for _, description in described for word in _RSPEC_WORD.findall(description)})
-    words += [word for word in ("value", "result", "input", "default") if word not in words] if len(words) < 6 else []
+    words = sorted({word.lower() for _, description in described for word in _RUBY_WORD.findall(description)})
+    words += [word for word in _MORE_WORDS if word not in words] if len(words) < 6 else []
     taken = {description for _, description in described}
     names = _names(bases, words, lambda name: name not in taken, joiner=" ")
     if len(names) < 2:
