@@ -353,8 +353,8 @@ public class Assert {
 
 @JAVA_TIMEOUT
 async def test_junit_canaries_fail_under_maven_and_catch_assertions_shadowed_by_the_code_under_test(docker_image):
-    """The Java toy's whole suite run once in a sandbox of its image (real Maven, surefire and JUnit 4, offline), as
-    Multi-SWE-bench's Java rows run theirs, read by that package's own Maven parser (jackson-core's harness): the
+    """The Java toy's whole suite run in three sandboxes of its image (real Maven, surefire and JUnit 4, offline: with the
+    fix, without it, with the attack), as Multi-SWE-bench's Java rows run theirs, read by that package's own Maven parser (jackson-core's harness): the
     grader's `plant` writes two canary classes beside each graded class. With the fix both are reported failed and
     the graded classes passed. With code under test that shadows `org.junit.Assert`, every graded class passes with
     the bug in place (the attack is real: the graded tests fail with the bug otherwise), and so does each asserting
