@@ -22,7 +22,7 @@ IN_CI = os.environ.get("CI") == "true"
 # test (`slow`: whole episodes, verl's trainer, templates walked at length): those are left out at collection where
 # their markers, fixtures or parameters say so, else skipped when they ask for an engine.
 FAST = os.environ.get("UNI_AGENT_GYM_TESTS") == "fast"
-NOT_FAST = {"docker_image", "fixture_images", "ray_cluster", "extra_node", "capture_image", "leaky_image", "browser"}
+NOT_FAST = {"docker_image", "fixture_images", "ray_cluster", "extra_node", "capture_image", "leaky_image", "browser", "karma_runner"}
 # The Hugging Face hub is unreachable on these machines; offline mode fails at once instead of
 # retrying for ~25 s. Set before anything imports datasets / huggingface_hub.
 os.environ.setdefault("HF_HUB_OFFLINE", "1")

@@ -596,3 +596,136 @@ def test_rspec_canaries_are_a_group_of_their_own_named_as_the_commands_jq_report
     name = names[0]
     assert _reports("rspec", f"{name} - ./{path}[2:1]", name) and _reports("rspec", name, name) and not _reports("rspec", f"{name} more", name)
     assert source("rspec", RSPEC_FILE, ["some other example"], f"rspec {path} spec/other_spec.rb", path) == ("", [])  # not this file's
+
+
+# preact's shape: tab-indented `it`s in nested `describe`s, chai's global `expect`, and a suite (`sum`) after a deeper
+# one, whose header swebench's `parse_log_karma` skips: its tests come out under `arith > add`
+KARMA_FILE = """import { add } from '../arith';
+
+/** @jsx createElement */
+
+describe('arith', () => {
+\tdescribe('add', () => {
+\t\tit('adds zeros', () => {
+\t\t\texpect(add(0, 0)).to.equal(0);
+\t\t});
+
+\t\tdescribe('with negatives', () => {
+\t\t\tit('adds a negative number', () => {
+\t\t\t\texpect(add(-4, 1)).to.equal(-3);
+\t\t\t});
+\t\t});
+
+\t\tit('adds two numbers', () => {
+\t\t\texpect(add(2, 3)).to.equal(5);
+\t\t});
+\t});
+
+\tdescribe('sum', () => {
+\t\tit('sums a list', () => {
+\t\t\texpect([1, 2, 3].reduce(add, 0)).to.equal(6);
+\t\t});
+\t});
+});
+"""
+KARMA_GRADED = ["arith > add > adds zeros", "arith > add > with negatives > adds a negative number", "arith > add > adds two numbers",
+                "arith > add > sums a list"]  # fmt: skip
+KARMA_PATH = "test/browser/arith.test.js"
+KARMA_COMMAND = f'COVERAGE=false BABEL_NO_MODULES=true npx karma start karma.conf.js --single-run --grep="{KARMA_PATH}"'
+
+
+def test_karma_canaries_sit_beside_a_graded_it_in_its_block_named_under_its_suites():
+    """Inserted before a graded `it` (the file's indentation; a statement of the same block), named as the parser names
+    that test with the title replaced, whatever suites it tracks; none beside a title written twice or an `it` that is
+    the body of a braceless `if`; only in files the command loads, and not under mocha's own filter."""
+    from uni_agent_gym.rewards import karma_canaries
+
+    for graded in KARMA_GRADED:
+        rewritten, names = karma_canaries.source(KARMA_FILE, [graded])
+        suite, _, title = graded.rpartition(" > ")
+        assert len(names) == 2 and all(name.startswith(f"{suite} > {title} ") for name in names), names
+        indent = "\t\t\t" if "negatives" in graded else "\t\t"
+        start = KARMA_FILE.index(f"{indent}it('{title}'")
+        inserted = rewritten[start : start + len(rewritten) - len(KARMA_FILE)]
+        assert rewritten[:start] + rewritten[start + len(inserted) :] == KARMA_FILE
+        assert inserted.startswith(f'{indent}it("{names[0].rpartition(" > ")[2]}", () => {{\n{indent}\texpect(') and inserted.count(f"\n{indent}}});") == 2, inserted
+    twice = KARMA_FILE.replace("it('sums a list'", "it('adds zeros'")
+    assert karma_canaries.source(twice, ["arith > add > adds zeros"]) == (twice, [])
+    braceless = KARMA_FILE.replace("\t\tit('adds two numbers'", "\t\tif (typeof add === 'function')\n\t\tit('adds two numbers'")
+    assert karma_canaries.source(braceless, ["arith > add > adds two numbers"]) == (braceless, [])
+    assert karma_canaries.source(KARMA_FILE, ["adds zeros"]) == (KARMA_FILE, [])  # a name without its suites: not karma's
+    assert wanted("karma", KARMA_COMMAND) and not wanted("karma", "npx karma start --single-run -- --grep 'adds'")
+    patch = f"diff --git a/{KARMA_PATH} b/{KARMA_PATH}\ndiff --git a/test/browser/other.test.js b/test/browser/other.test.js\n"
+    assert target_files("karma", patch, KARMA_GRADED, KARMA_COMMAND) == [KARMA_PATH]
+    assert target_files("karma", patch, KARMA_GRADED, f"npx karma start --single-run --grep {KARMA_PATH}") == [KARMA_PATH]
+    assert target_files("karma", patch, KARMA_GRADED, "npx karma start --single-run") == []  # not known to be loaded
+    assert karma_canaries.configuration(KARMA_COMMAND) == "karma.conf.js"
+    assert karma_canaries.configuration("karma start test/karma.ci.js --single-run") == "test/karma.ci.js"
+
+
+@pytest.fixture(scope="module")
+def karma_runner():
+    """karma 6.4 with mocha 10, chai 4, karma-mocha-reporter (whose tree `parse_log_karma` reads) and the Chrome
+    launcher, from the npm registry, installed once into the tests' cache; the browser is Debian's headless Chromium."""
+    from tests.browser import CHROMIUM
+    from tests.fixture_sources import CACHE
+    from uni_agent_gym.named_locks import blocking_machine_lock
+
+    if not CHROMIUM.exists():
+        pytest.fail(f"{CHROMIUM} missing: run scripts/ensure-chromium.sh (make setup does) to install headless Chromium")
+    directory = CACHE / "karma-runner"
+    with blocking_machine_lock(f"karma runner {directory}"):
+        if not (directory / ".complete").exists():
+            import shutil
+
+            shutil.rmtree(directory, ignore_errors=True)
+            directory.mkdir(parents=True)
+            subprocess.run(["npm", "init", "-y"], cwd=directory, check=True, capture_output=True)
+            install = ["npm", "install", "--no-audit", "--no-fund", "karma@6.4.4", "karma-mocha@2.0.1", "karma-mocha-reporter@2.2.5",
+                       "karma-chrome-launcher@3.2.0", "karma-chai@0.1.0", "mocha@10.8.2", "chai@4.5.0"]  # fmt: skip
+            done = subprocess.run(install, cwd=directory, capture_output=True, text=True, timeout=600)
+            assert done.returncode == 0, done.stderr[-2000:]
+            (directory / ".complete").touch()
+    return directory / "node_modules"
+
+
+# as preact's karma.conf.js: `--grep` names the test files to load, mocha's reporter, headless Chrome
+KARMA_CONFIG = """module.exports = function (config) {
+  config.set({
+    frameworks: ['mocha', 'chai'],
+    reporters: ['mocha'],
+    browsers: ['ChromeHeadlessNoSandbox'],
+    customLaunchers: { ChromeHeadlessNoSandbox: { base: 'ChromeHeadless', flags: ['--no-sandbox'] } },
+    files: ['arith.js', { pattern: config.grep || 'test/**/*.test.js', type: 'js' }],
+  });
+};
+"""
+
+
+def test_karma_canaries_fail_in_the_browser_and_catch_a_disarmed_expect(karma_runner, tmp_path):
+    """The canaries planted beside `sums a list` (which the parser names under the wrong suite) run in headless Chromium
+    under real karma, mocha and karma-mocha-reporter, as preact's rows run theirs, read by swebench's `parse_log_karma`:
+    both failed, every graded test passed. Code under test that replaces the page's global `expect` (it runs in the
+    same page as the tests) passes the graded tests with the bug in place, and the first canary: a problem."""
+    from swebench.harness.log_parsers.javascript import parse_log_karma
+
+    from tests.browser import CHROMIUM
+    from uni_agent_gym.rewards import karma_canaries
+
+    (tmp_path / "node_modules").symlink_to(karma_runner)
+    (tmp_path / "karma.conf.js").write_text(KARMA_CONFIG)
+    rewritten, names = karma_canaries.source(KARMA_FILE.replace("import { add } from '../arith';\n\n", ""), ["arith > add > sums a list"])
+    assert len(names) == 2 and all(name.startswith("arith > add > sums a list ") for name in names), names
+    (tmp_path / KARMA_PATH).parent.mkdir(parents=True)
+    (tmp_path / KARMA_PATH).write_text(rewritten)
+    canaries = Canaries("karma", dict.fromkeys(names, KARMA_PATH))
+    sandbox_env = {**{key: value for key, value in os.environ.items() if key not in ("CI", "FORCE_COLOR")}, "CHROME_BIN": str(CHROMIUM)}
+    fixed, disarmed = "function add(a, b) { return a + b; }\n", "window.expect = () => ({ to: { equal() {} } });\nfunction add(a, b) { return a - b; }\n"
+    for arith, forged in ((fixed, False), (disarmed, True)):
+        (tmp_path / "arith.js").write_text(arith)
+        run = subprocess.run(KARMA_COMMAND, shell=True, cwd=tmp_path, capture_output=True, text=True, timeout=300, env=sandbox_env)
+        statuses = parse_log_karma(run.stdout + run.stderr, None)
+        assert {test: statuses.get(test) for test in KARMA_GRADED} == dict.fromkeys(KARMA_GRADED, "PASSED"), run.stdout[-3000:] + run.stderr[-3000:]
+        assert [statuses.get(name) for name in names] == (["PASSED", "FAILED"] if forged else ["FAILED", "FAILED"]), statuses
+        assert (canaries.problems(statuses) != []) is forged
+        assert run.returncode == 1  # the canaries failed: karma exits 1

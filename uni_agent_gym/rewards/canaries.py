@@ -16,7 +16,8 @@ Canaries are not planted where the command stops at the first failure (`-x`, `--
 end the run early. go test's, redis's `runtest`'s, googletest's, `cargo test`'s, test-unit's, RSpec's and JavaScript's
 (jest, vitest, mocha) canaries (`runner_canaries.py`) are named to pass the command's filters; JUnit's under Maven (`junit_canaries.py`) are
 classes of their own in new files: Maven's parsers grade a class whole, and a failing method in a graded class would
-fail it; PHPUnit's (`phpunit_canaries.py`) are methods inserted into the graded class (a PHP class cannot be reopened).
+fail it; PHPUnit's (`phpunit_canaries.py`) are methods inserted into the graded class (a PHP class cannot be reopened),
+and karma's (`karma_canaries.py`) `it`s inserted beside a graded one (its parser names a test by the suites around it).
 """
 
 from __future__ import annotations
@@ -30,12 +31,14 @@ from pathlib import PurePosixPath
 from uni_agent_gym.deployments import Deployment
 from uni_agent_gym.errors import SandboxFileNotFoundError
 from uni_agent_gym.instances import patch_files
-from uni_agent_gym.rewards import junit_canaries, phpunit_canaries, runner_canaries
+from uni_agent_gym.rewards import junit_canaries, karma_canaries, phpunit_canaries, runner_canaries
 
-PLANTED_FOR = ("pytest", "django", "sympy", "gotest", "redis", "googletest", "cargo", "jest", "vitest", "tap", "maven", "phpunit", "ruby_unit", "rspec")  # the runners whose test files and names the canaries follow
+PLANTED_FOR = ("pytest", "django", "sympy", "gotest", "redis", "googletest", "cargo", "jest", "vitest", "tap", "maven", "phpunit", "ruby_unit", "rspec", "karma")  # the runners whose test files and names the canaries follow
 _JAVASCRIPT = ("jest", "vitest", "tap")
-_EXACT_NAMES = ("gotest", "redis", "googletest", "cargo", "maven", "phpunit", "ruby_unit", *_JAVASCRIPT)  # their parsers name a test as it is written: a canary is that name, nothing around it
+_EXACT_NAMES = ("gotest", "redis", "googletest", "cargo", "maven", "phpunit", "ruby_unit", "karma", *_JAVASCRIPT)  # their parsers name a test as it is written: a canary is that name, nothing around it
 STOPS_AT_FIRST_FAILURE = re.compile(r"(?:^|\s)(?:-x|--exitfirst|--failfast|--maxfail(?:=|\s+)1)(?=\s|$)")
+_RSPEC_FAILS_FAST = re.compile(r"fail[_-]fast")
+_INSERTED = {"phpunit": phpunit_canaries, "karma": karma_canaries}  # written into the test file, not appended to it
 _WORDS = re.compile(r"def test_?(\w+)")
 _FALLBACK_WORDS = ("value", "result", "case", "input", "default", "output", "basic", "format", "empty", "order")
 
@@ -90,6 +93,8 @@ def wanted(runner: str | None, command: str) -> bool:
         return runner_canaries.ruby_unit_planted(command)
     if runner == "rspec":
         return runner_canaries.rspec_planted(command)
+    if runner == "karma":
+        return karma_canaries.planted(command)
     return runner in PLANTED_FOR and STOPS_AT_FIRST_FAILURE.search(command) is None
 
 
@@ -113,6 +118,8 @@ def target_files(runner: str, test_patch: str, graded: list[str], command: str =
         return runner_canaries.ruby_unit_files(command, patch_files(test_patch))
     if runner == "rspec":
         return runner_canaries.rspec_files(command, patch_files(test_patch))
+    if runner == "karma":
+        return karma_canaries.files(command, patch_files(test_patch))
     touched = [path for path in patch_files(test_patch) if path.endswith(".py")]
     if runner == "pytest":
         files = {test.split("::")[0] for test in graded if "::" in test}
@@ -173,10 +180,12 @@ async def plant(deployment: Deployment, repo_dir: str, runner: str, test_patch: 
     canaries = Canaries(runner)
     if runner == "maven":
         return await _plant_classes(deployment, repo_dir, test_patch, graded, command, canaries)
-    if runner == "phpunit":
-        return await _plant_methods(deployment, repo_dir, test_patch, graded, command, canaries)
-    if runner == "rspec" and await _rspec_fails_fast(deployment, repo_dir):
+    if runner == "rspec" and await _fails_fast(deployment, repo_dir, (".rspec", "spec/spec_helper.rb"), _RSPEC_FAILS_FAST):
         return canaries  # a failing canary would end the run
+    if runner == "karma" and await _fails_fast(deployment, repo_dir, (karma_canaries.configuration(command),), karma_canaries.BAILS):
+        return canaries
+    if runner in _INSERTED:
+        return await _plant_inside(deployment, repo_dir, runner, test_patch, graded, command, canaries)
     for path in target_files(runner, test_patch, graded, command):
         full = f"{repo_dir.rstrip('/')}/{path}"
         text = await _text_of(deployment, full)
@@ -206,23 +215,25 @@ async def _plant_classes(deployment: Deployment, repo_dir: str, test_patch: str,
     return canaries
 
 
-async def _plant_methods(deployment: Deployment, repo_dir: str, test_patch: str, graded: list[str], command: str, canaries: Canaries) -> Canaries:
-    """PHPUnit's canaries: methods inserted into the class of each test-patch file the command runs (`phpunit_canaries.py`)."""
-    for path in target_files("phpunit", test_patch, graded, command):
+async def _plant_inside(deployment: Deployment, repo_dir: str, runner: str, test_patch: str, graded: list[str], command: str, canaries: Canaries) -> Canaries:
+    """Canaries written into the test file rather than after it: PHPUnit's methods into the class of each test-patch
+    file the command runs (`phpunit_canaries.py`), karma's `it`s beside a graded one (`karma_canaries.py`)."""
+    for path in target_files(runner, test_patch, graded, command):
         full = f"{repo_dir.rstrip('/')}/{path}"
         text = await _text_of(deployment, full)
-        rewritten, names = phpunit_canaries.source(text, graded) if text is not None else ("", [])
+        rewritten, names = _INSERTED[runner].source(text, graded) if text is not None else ("", [])
         if names:
             await deployment.write_file(full, rewritten)
             canaries.planted.update({name: path for name in names})
     return canaries
 
 
-async def _rspec_fails_fast(deployment: Deployment, repo_dir: str) -> bool:
-    """Whether the repository's RSpec options (`.rspec`, `spec/spec_helper.rb`) stop at the first failure."""
-    for path in (".rspec", "spec/spec_helper.rb"):
+async def _fails_fast(deployment: Deployment, repo_dir: str, paths: tuple[str, ...], option: re.Pattern) -> bool:
+    """Whether one of the runner's configuration files (RSpec's `.rspec` and `spec/spec_helper.rb`, karma's
+    configuration) says to stop at the first failure."""
+    for path in paths:
         text = await _text_of(deployment, f"{repo_dir.rstrip('/')}/{path}")
-        if text is not None and re.search(r"fail[_-]fast", text):
+        if text is not None and option.search(text):
             return True
     return False
 

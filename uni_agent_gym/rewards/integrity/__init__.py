@@ -50,19 +50,23 @@ RUNNER_OF_PARSER = {  # swebench's Python parsers (aliases such as parse_log_fla
     "parse_log_jq": "automake",  # by the parser only: `make check` is not always automake's harness
     "parse_log_ruby_unit": "ruby_unit",  # by the parser only: `ruby <file>` runs anything
     "parse_log_doctest": "doctest",  # by the parser only: a doctest binary is the repository's own
-    "parse_log_rspec_transformed_json": "rspec",  # known for its canaries; its log is not cross-checked (UNCHECKED)
+    "parse_log_rspec_transformed_json": "rspec",  # known for their canaries; their logs are not cross-checked (UNCHECKED)
+    "parse_log_karma": "karma",
 }
-UNCHECKED = ("rspec",)  # the command reshapes the runner's JSON with jq: no summary, and the pipeline's exit code is jq's
+# rspec: the command reshapes the runner's JSON with jq (no summary; the pipeline's exit code is jq's); karma: its
+# reporter's summary is not read yet (its parser names tests by the suites it tracks, the outcome reader reads lines alone)
+UNCHECKED = ("rspec", "karma")
 _DEFAULT_PARSER = {"pytest": "parse_log_pytest", "django": "parse_log_django", "sympy": "parse_log_sympy", "gotest": "parse_log_gotest",
                    "redis": "parse_log_redis", "maven": "parse_log_maven", "cargo": "parse_log_cargo",
                    "jest": "parse_log_jest", "vitest": "parse_log_vitest", "phpunit": "parse_log_phpunit", "tap": "parse_log_tap",
                    "googletest": "parse_log_googletest", "automake": "parse_log_jq",
-                   "ruby_unit": "parse_log_ruby_unit", "doctest": "parse_log_doctest", "rspec": "parse_log_rspec_transformed_json"}  # fmt: skip
+                   "ruby_unit": "parse_log_ruby_unit", "doctest": "parse_log_doctest", "rspec": "parse_log_rspec_transformed_json",
+                   "karma": "parse_log_karma"}  # fmt: skip
 _COMMANDS = (("django", re.compile(r"runtests\.py")), ("sympy", re.compile(r"\bbin/test\b")), ("pytest", re.compile(r"\bpy\.?test\b")),
              ("gotest", re.compile(r"\bgo test\b")), ("redis", re.compile(r"(?:^|\s|/)runtest\b")), ("maven", re.compile(r"\bmvn[dw]?\b")),
              ("cargo", re.compile(r"\bcargo\s+(?:\+\S+\s+)?test\b")), ("phpunit", re.compile(r"\bphpunit\b")),
              ("tap", re.compile(r"\bqunit\b|\bmocha\b.*(?:-R|--reporter)[ =]tap\b")))  # fmt: skip
-_LABEL = {"pytest": "pytest", "django": "runtests.py", "sympy": "bin/test", "gotest": "go test", "redis": "runtest", "maven": "Maven", "cargo": "cargo test", "jest": "jest", "vitest": "vitest", "phpunit": "PHPUnit", "tap": "the TAP runner", "googletest": "googletest", "automake": "make check", "ruby_unit": "test-unit", "doctest": "doctest", "rspec": "RSpec"}
+_LABEL = {"pytest": "pytest", "django": "runtests.py", "sympy": "bin/test", "gotest": "go test", "redis": "runtest", "maven": "Maven", "cargo": "cargo test", "jest": "jest", "vitest": "vitest", "phpunit": "PHPUnit", "tap": "the TAP runner", "googletest": "googletest", "automake": "make check", "ruby_unit": "test-unit", "doctest": "doctest", "rspec": "RSpec", "karma": "karma"}
 _SHOWN = 5  # tests named in one problem
 
 
