@@ -53,8 +53,9 @@ RUNNER_OF_PARSER = {  # swebench's Python parsers (aliases such as parse_log_fla
     "parse_log_rspec_transformed_json": "rspec",  # known for their canaries; their logs are not cross-checked (UNCHECKED)
     "parse_log_karma": "karma",
 }
-# rspec: the command reshapes the runner's JSON with jq (no summary; the pipeline's exit code is jq's); karma: its
-# reporter's summary is not read yet (its parser names tests by the suites it tracks, the outcome reader reads lines alone)
+# rspec: the command reshapes the runner's JSON with jq (no summary; the pipeline's exit code is jq's); karma: the tests
+# run in the browser page the code under test runs in, and its reporter's summary counts the same in-page results (a
+# verdict forged there agrees with it): their canaries are the defence
 UNCHECKED = ("rspec", "karma")
 _DEFAULT_PARSER = {"pytest": "parse_log_pytest", "django": "parse_log_django", "sympy": "parse_log_sympy", "gotest": "parse_log_gotest",
                    "redis": "parse_log_redis", "maven": "parse_log_maven", "cargo": "parse_log_cargo",
