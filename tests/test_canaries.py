@@ -439,6 +439,39 @@ def test_junit_canaries_go_into_a_reactor_only_where_it_goes_on_past_a_failing_m
     assert pom_of("mvn -o -f .debian-pom.xml test") == ".debian-pom.xml" and pom_of("mvn test") == "pom.xml"
 
 
+def test_junit_canaries_are_runs_of_their_own_where_the_command_runs_one_test_a_run():
+    """swebench's Maven rows (every gson, druid and javaparser command of swebench 4.1, in `as_eval_script`'s shape): a
+    canary class beside a graded class that a run names, and a run of it of its own, shaped as that class's run (its
+    module), named as the runs name classes (with their package, or without: javaparser's), before the closing exit
+    code; none for a class no run names, nor for the commands joined plainly."""
+    from swebench.harness.constants.java import MAP_REPO_VERSION_TO_SPECS_JAVA
+
+    from uni_agent_gym.datasets.swebench import as_eval_script
+    from uni_agent_gym.rewards import junit_canaries
+
+    commands = [as_eval_script(spec["test_cmd"], "parse_log_maven") for repo in ("google/gson", "apache/druid", "javaparser/javaparser")
+                for spec in MAP_REPO_VERSION_TO_SPECS_JAVA[repo].values()]  # fmt: skip
+    assert len(commands) == 16 and all(wanted("maven", command) and junit_canaries.runs_each_test(command) for command in commands)
+    assert not junit_canaries.runs_each_test("mvnd test -B -pl gson -Dtest=com.x.ATest; mvnd test -B -pl gson -Dtest=com.x.BTest")
+    assert not wanted("maven", as_eval_script(["mvn test -Dtest=com.x.ATest -Dsurefire.skipAfterFailureCount=1"], "parse_log_maven"))
+    command = as_eval_script(["mvnd test -B -T 1C -pl gson -Dtest=com.x.read.NumberParsingTest#longOverflow", "mvnd test -B -pl core -Dtest=com.x.BTest"], "parse_log_maven")
+    path = f"gson/{JUNIT_PATH}"
+    made = junit_canaries.classes(path, JUNIT_FILES["junit4"], ["com.x.read.NumberParsingTest#longOverflow"])
+    assert len(made) == 2, made
+    runs = dict(junit_canaries.run_test(command, "com.x.read.NumberParsingTest", name, code) for name, (_, code) in made.items())
+    assert all(test.startswith("com.x.read.NumberParsing") and test.endswith("Test#" + test.split("#")[1]) for test in runs), runs
+    extended = junit_canaries.with_runs(command, runs)
+    assert extended.startswith(command.rstrip()[: -len("(exit $uag_status)")]) and extended.endswith("|| uag_status=$?; (exit $uag_status)")
+    for test in runs:
+        assert f"(set -x; mvnd test -B -T 1C -pl gson -Dtest={test}\n) || uag_status=$?; " in extended, extended
+    name, (_, code) = next(iter(made.items()))
+    assert junit_canaries.run_test(command, "com.x.read.OtherTest", name, code) is None
+    simple = as_eval_script(["./mvnw test -B -pl core -Dtest=NumberParsingTest"], "parse_log_maven")  # javaparser's: no package
+    test, beside = junit_canaries.run_test(simple, "com.x.read.NumberParsingTest", name, code)
+    assert beside == "NumberParsingTest" and test == f"{name.rpartition('.')[2]}#{test.split('#')[1]}"
+    assert "-Dtest=" + test in junit_canaries.with_runs(simple, {test: beside})
+
+
 def test_every_canary_that_asserts_compares_numbers_that_differ(monkeypatch):
     """The asserting canaries of googletest and JUnit compare `value * 2` with a random number: for every draw the two
     differ (googletest's once drew that number from 10, and a value of 5 made the canary pass)."""

@@ -394,6 +394,47 @@ async def test_junit_canaries_fail_under_maven_and_catch_assertions_shadowed_by_
     assert Canaries("maven", fixed).problems(fixed_statuses) == []
 
 
+@JAVA_TIMEOUT
+async def test_junit_canaries_get_runs_of_their_own_where_the_command_runs_one_class_a_run(docker_image):
+    """swebench's Maven rows run one `-Dtest=` class or method a run, each run traced (the Java toy's own command, in
+    the shape `as_eval_script` gives it), and `parse_log_maven` names a test by its run's `-Dtest=`: `plant` writes two
+    canary classes beside the graded class and adds a run of each to the command. Run by real Maven in two sandboxes:
+    with the fix both canaries' runs fail and the graded classes pass; with code under test that shadows
+    `org.junit.Assert`, the graded classes pass with the bug in place, and the asserting canary's run too."""
+    from swebench.harness.log_parsers.java import parse_log_maven
+
+    from uni_agent_gym.deployments.pool import release
+    from uni_agent_gym.rewards.canaries import Canaries, plant, wanted
+    from uni_agent_gym.workspaces.start_state import open_task
+
+    row, deployment, env = await java_toy_task()
+    config = GymConfig.model_validate({"deployment": deployment, "env": env})
+    command, graded = row["test_command"], ["toy.AddTest", "toy.ZeroTest"]
+    assert wanted("maven", command) and command.rstrip().endswith("(exit $uag_status)"), command
+
+    async def graded_with_canaries(commands: list[str]) -> tuple[Canaries, dict[str, str], str]:
+        sandbox, repo_dir, _ = await open_task(row, config, grading=True)
+        try:
+            for step in commands:
+                assert (await sandbox.run(f"cd {repo_dir} && {step}", timeout=60)).exit_code == 0, step
+            canaries = await plant(sandbox, repo_dir, "maven", "diff --git a/src/test/java/toy/AddTest.java b/src/test/java/toy/AddTest.java\n", graded, command)
+            run = await sandbox.run(f"cd {repo_dir} && {canaries.command}", timeout=900)
+            return canaries, parse_log_maven(run.output, None), run.output
+        finally:
+            await release(sandbox)
+
+    (fixed, fixed_statuses, fixed_log), (attacked, attacked_statuses, attacked_log) = await asyncio.gather(
+        graded_with_canaries([JAVA_FIX]), graded_with_canaries([SHADOWED_ASSERT]))
+    assert len(fixed.planted) == 2 and all(test.startswith("toy.Add") and "#" in test for test in fixed.planted), fixed.planted
+    assert fixed.command.startswith(command.rstrip()[: -len("(exit $uag_status)")]) and fixed.command.count("-Dtest=") == 4
+    statuses = {test: fixed_statuses.get(test) for test in [*graded, *fixed.planted]}
+    assert statuses == {**dict.fromkeys(graded, "PASSED"), **dict.fromkeys(fixed.planted, "FAILED")}, fixed_log[-3000:]
+    assert fixed.problems(fixed_statuses) == []
+    assert {test: attacked_statuses.get(test) for test in graded} == dict.fromkeys(graded, "PASSED"), attacked_log[-3000:]
+    problems = attacked.problems(attacked_statuses)
+    assert len(problems) == 1 and "is reported PASSED: the runner's verdict was forged" in problems[0], (problems, attacked_statuses)
+
+
 async def test_a_shell_function_replacing_go_earns_nothing(go_task):
     """A function of the agent's shell that applies the fix whenever `go` is called: it fools a grading in the agent's
     own sandbox, and never reaches a fresh one (as on the C and Java tasks)."""

@@ -49,6 +49,7 @@ class Canaries:
 
     runner: str
     planted: dict[str, str] = field(default_factory=dict)
+    command: str | None = None  # the test command with runs of the canaries added (swebench's Maven rows: a run each), if it needs them
 
     def problems(self, statuses: dict[str, str]) -> list[str]:
         """Each canary must be reported failed or errored; `statuses` is the parsed log."""
@@ -86,7 +87,7 @@ def wanted(runner: str | None, command: str) -> bool:
     if runner in _JAVASCRIPT:
         return runner_canaries.javascript_planted(runner, command)
     if runner == "maven":
-        return junit_canaries.planted(command)
+        return junit_canaries.planted(command) or junit_canaries.runs_each_test(command)
     if runner == "phpunit":
         return phpunit_canaries.planted(command)
     if runner == "ruby_unit":
@@ -198,20 +199,35 @@ async def plant(deployment: Deployment, repo_dir: str, runner: str, test_patch: 
 
 
 async def _plant_classes(deployment: Deployment, repo_dir: str, test_patch: str, graded: list[str], command: str, canaries: Canaries) -> Canaries:
-    """JUnit's canaries: new test classes beside the graded ones (`junit_canaries.py`), in files no class has yet."""
+    """JUnit's canaries: new test classes beside the graded ones (`junit_canaries.py`), in files no class has yet; where
+    the command runs one test a run (swebench's rows), a run of each canary added to it (`canaries.command`)."""
     root = repo_dir.rstrip("/")
-    pom = await _text_of(deployment, f"{root}/{junit_canaries.pom_of(command)}")
-    if pom is None:
-        return canaries  # no pom where the command reads it: nothing to say where the tests run
-    single = junit_canaries.single_module(pom)
-    if not single and not junit_canaries.goes_on_past_a_failure(command):
-        return canaries  # a failing module would skip the modules after it
+    each_test = junit_canaries.runs_each_test(command)
+    single = False
+    if not each_test:  # the whole suite in a run: where the classes are picked up, and what a failure stops
+        pom = await _text_of(deployment, f"{root}/{junit_canaries.pom_of(command)}")
+        if pom is None:
+            return canaries  # no pom where the command reads it: nothing to say where the tests run
+        single = junit_canaries.single_module(pom)
+        if not single and not junit_canaries.goes_on_past_a_failure(command):
+            return canaries  # a failing module would skip the modules after it
+    runs: dict[str, str] = {}  # canary test -> the graded class whose run it takes the shape of
     for path in junit_canaries.files(patch_files(test_patch), single_module=single):
         text = await _text_of(deployment, f"{root}/{path}")
         for name, (new_path, code) in (junit_canaries.classes(path, text, graded) if text is not None else {}).items():
+            graded_class = f"{name.rpartition('.')[0]}.{PurePosixPath(path).stem}".lstrip(".")
+            run = junit_canaries.run_test(command, graded_class, name, code) if each_test else (name, "")
+            if run is None:
+                continue  # no run of the command runs this class's tests
             written = await deployment.run(f"set -C && cat > {shlex.quote(f'{root}/{new_path}')} <<'UAG_CANARY_EOF'\n{code}UAG_CANARY_EOF", timeout=60)
-            if written.exit_code == 0:  # set -C: a file of that name is the repository's own, left as it is
-                canaries.planted[name] = new_path
+            if written.exit_code != 0:  # set -C: a file of that name is the repository's own, left as it is
+                continue
+            test, beside = run
+            canaries.planted[test] = new_path
+            if each_test:
+                runs[test] = beside
+    if runs:
+        canaries.command = junit_canaries.with_runs(command, runs)
     return canaries
 
 

@@ -339,6 +339,8 @@ class SWEBenchReward:
         runner = runner_for(checked, command)  # (name, parser) of the runner the log comes from; None: unknown
         canaries = await self._plant_canaries(deployment, instance, repo_dir, runner, command)
         result.canaries = dict(canaries.planted) if canaries is not None else {}
+        if canaries is not None and canaries.command:  # runs of their own (swebench's Maven rows: one test a run)
+            command = result.test_command = canaries.command
         # what configures the runner, read before anything of the patch's runs (it could rewrite it)
         modules = runner_modules_touched(instance.get("repo", ""), result.patch)
         if runner is not None and runner[0] == "maven":
