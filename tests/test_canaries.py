@@ -272,22 +272,23 @@ def test_canaries_are_wanted_for_swebench_multilinguals_rust_and_fmt_commands():
 
 @pytest.fixture(scope="module")
 def javascript_runners():
-    """jest 29.7.0, vitest 1.6.1 and mocha 10.8.2 from the npm registry, installed once into the tests' cache."""
+    """jest 29.7.0, vitest 1.6.1, mocha 10.8.2 and QUnit 2.22.0 from the npm registry, installed once into the tests'
+    cache (again where the cache holds another list)."""
     from tests.fixture_sources import CACHE
     from uni_agent_gym.named_locks import blocking_machine_lock
 
-    directory = CACHE / "javascript-runners"
+    directory, packages = CACHE / "javascript-runners", ["jest@29.7.0", "vitest@1.6.1", "mocha@10.8.2", "qunit@2.22.0"]
     with blocking_machine_lock(f"javascript runners {directory}"):
-        if not (directory / ".complete").exists():
+        complete = directory / ".complete"
+        if not complete.exists() or complete.read_text() != " ".join(packages):
             import shutil
 
             shutil.rmtree(directory, ignore_errors=True)
             directory.mkdir(parents=True)
             subprocess.run(["npm", "init", "-y"], cwd=directory, check=True, capture_output=True)
-            install = ["npm", "install", "--no-audit", "--no-fund", "jest@29.7.0", "vitest@1.6.1", "mocha@10.8.2"]
-            done = subprocess.run(install, cwd=directory, capture_output=True, text=True, timeout=600)
+            done = subprocess.run(["npm", "install", "--no-audit", "--no-fund", *packages], cwd=directory, capture_output=True, text=True, timeout=600)
             assert done.returncode == 0, done.stderr[-2000:]
-            (directory / ".complete").touch()
+            complete.write_text(" ".join(packages))
     return directory / "node_modules"
 
 
@@ -318,17 +319,51 @@ describe('adapters', () => {
 });
 """, "./node_modules/.bin/mocha test/unit/http.js -R tap -g 'FormData'", ["adapters should add FormData numbers"],
             "exports.add = (a, b) => a + b;\n", "require('assert').strictEqual = () => {};\nexports.add = (a, b) => a - b;\n"),
+    # three.js's shape: modules as callbacks, the assertions the callback's `assert`, a `-f` filter of QUnit's own
+    "qunit": ("test/unit/src/math/Arith.tests.js", """const { add } = require('../../../../arith');
+
+QUnit.module( 'Maths', () => {
+
+	QUnit.module( 'Arith', () => {
+
+		QUnit.test( 'clone', ( assert ) => {
+
+			assert.equal( add( 2, 3 ), 5, 'a sum' );
+
+		} );
+
+		QUnit.test( 'makeEmpty', ( assert ) => {
+
+			assert.equal( add( 0, 0 ), 0 );
+
+		} );
+
+		QUnit.test( 'containsPoint', ( assert ) => {
+
+			assert.ok( add( 1, 0 ) === 1 );
+
+		} );
+
+	} );
+
+} );
+""", "./node_modules/.bin/qunit test/unit/src/math/Arith.tests.js -f '/json|clone|copy/i'", ["Maths > Arith > clone"],
+              "exports.add = (a, b) => a + b;\n",
+              "QUnit.assert.equal = function () { this.pushResult({ result: true, actual: 0, expected: 0, message: '' }); };\n"
+              "exports.add = (a, b) => a - b;\n"),
 }  # fmt: skip
 
 
 @pytest.mark.parametrize("runner", list(JAVASCRIPT))
 def test_javascript_canaries_fail_under_the_real_runner_and_catch_a_disarmed_assertion(runner, javascript_runners, tmp_path):
-    """jest's, vitest's and mocha's canaries, planted in a toy test file named by the command, run by the real runner
-    and read by swebench's parser: both failed, the graded tests passed. The code under test that replaces the global
-    `expect` (or node's `assert.strictEqual`) passes the graded tests with the bug in place, and the first canary."""
+    """jest's, vitest's, mocha's and QUnit's canaries, planted in a toy test file named by the command, run by the real
+    runner and read by swebench's parser: both failed, the graded tests passed. The code under test that replaces the
+    global `expect` (or node's `assert.strictEqual`, or QUnit's `assert.equal`) passes the graded tests with the bug in
+    place, and the first canary."""
     from swebench.harness.log_parsers import javascript
 
     path, text, command, graded, fixed, disarmed = JAVASCRIPT[runner]
+    runner = "tap" if runner == "qunit" else runner  # QUnit's TAP: the parser of mocha's
     parse = {"jest": javascript.parse_log_jest, "vitest": javascript.parse_log_vitest, "tap": javascript.parse_log_tap}[runner]
     (tmp_path / "node_modules").symlink_to(javascript_runners)
     (tmp_path / "package.json").write_text('{"type": "module"}\n' if runner == "vitest" else "{}\n")
@@ -355,7 +390,7 @@ def test_javascript_canaries_go_only_into_files_the_command_names_under_titles_i
     patch = "diff --git a/test/arith.test.js b/test/arith.test.js\ndiff --git a/test/other.test.js b/test/other.test.js\n"
     assert target_files("jest", patch, [], "yarn test test/arith.test.js --verbose") == ["test/arith.test.js"]
     assert target_files("jest", patch, [], "yarn jest babel-generator --verbose") == []  # a pattern, not a file: not known to run
-    for runner, command in (("jest", "yarn test x.js --bail"), ("tap", "npx mocha x.js -R tap --invert -g a"), ("tap", "npx qunit x.js")):
+    for runner, command in (("jest", "yarn test x.js --bail"), ("tap", "npx mocha x.js -R tap --invert -g a"), ("tap", "npx qunit x.js -m Maths")):
         assert not wanted(runner, command), command
     assert wanted("jest", "yarn jest -i x.js") and wanted("tap", "npx mocha -R tap -t 5000 x.js")  # jest's -i runs in band; mocha's -t: a timeout
     _, names = source("jest", text, ["adds two numbers"], "yarn test test/arith.test.js -t 'two'")
@@ -365,6 +400,16 @@ def test_javascript_canaries_go_only_into_files_the_command_names_under_titles_i
     assert all(name.startswith("vt/arith.spec.js > adds two numbers ") for name in names), names  # as vitest reports them
     code, names = source("tap", JAVASCRIPT["tap"][1], ["adapters should add FormData numbers"], "npx mocha t.js -R tap -t 5000 -g 'FormData'")
     assert len(names) == 2 and "assert.strictEqual(" in code and code.count("it(") == 2
+    # QUnit's `-f` (three.js's): a regular expression, a negation, a string, against `<module>: <test>` (a canary's
+    # module is none); a file whose modules are not callbacks gets none (an appended test would be in the last one)
+    qunit_file, graded = JAVASCRIPT["qunit"][1], ["Maths > Arith > clone", "Maths > Arith > makeEmpty", "Maths > Arith > containsPoint"]
+    for selected, command in ((True, "npx qunit t.js -f '/json|clone|copy/i'"), (True, "npx qunit t.js -f '!json'"), (True, "npx qunit t.js -f CLONE"),
+                              (False, "npx qunit t.js -f '/^Maths > Arith: clone$/'"), (False, "npx qunit t.js --filter '/^Maths/'")):  # fmt: skip
+        code, names = source("tap", qunit_file, graded, command, "t.js")
+        assert (len(names) == 2) is selected and (not selected or (code.count("QUnit.test(") == 2 and "(assert) => {" in code)), (command, names)
+        assert all("clone" in name for name in names) or "!" in command or not selected
+    flat = qunit_file.replace("QUnit.module( 'Arith', () => {", "QUnit.module( 'Arith' );\n{")
+    assert source("tap", flat, graded, "npx qunit t.js", "t.js") == ("", [])
 
 
 JUNIT_FILES = {

@@ -61,7 +61,14 @@ _JS_SUFFIXES = (".js", ".jsx", ".mjs", ".cjs", ".ts", ".tsx", ".mts", ".cts")
 _JS_TEST = re.compile(r"""^[ \t]*(it|test)\(\s*(['"])((?:(?!\2)[^\\\n])+)\2""", re.MULTILINE)
 _JS_STOPS = re.compile(r"(?:^|\s)(?:--bail|-b)(?=[\s=]|$)")
 _MOCHA_INVERTS = re.compile(r"(?:^|\s)(?:--invert|-i)(?=[\s=]|$)")  # (jest's -i runs in band)
-_JS_FILTERS = {"jest": ("-t", "--testNamePattern"), "vitest": ("-t", "--testNamePattern"), "tap": ("-g", "--grep", "-f", "--fgrep")}
+_JS_FILTERS = {"jest": ("-t", "--testNamePattern"), "vitest": ("-t", "--testNamePattern"), "tap": ("-g", "--grep", "-f", "--fgrep"),
+               "qunit": ("-f", "--filter")}  # fmt: skip
+_QUNIT = re.compile(r"\bqunit\b")  # QUnit's CLI: its TAP is read by the same parser as mocha's
+_QUNIT_TEST = re.compile(r"""^[ \t]*(QUnit\.test)\(\s*(['"])((?:(?!\2)[^\\\n])+)\2""", re.MULTILINE)
+_QUNIT_MODULES = re.compile(r"QUnit\.module\(")
+_QUNIT_SCOPED_MODULES = re.compile(r"""QUnit\.module\(\s*(['"])(?:(?!\1)[^\\\n])+\1\s*,\s*(?:function\b|\(?\s*\w*\s*\)?\s*=>)""")
+_QUNIT_MODULE_FILTER = re.compile(r"(?:^|\s)(?:-m|--module)(?=[\s=]|$)")
+_JS_REGEX = re.compile(r"^/(.*)/([a-z]*)$")
 _JS_WORD = re.compile(r"[a-z]{3,}")
 _CARGO_ONE_TARGET = ("--lib", "--test", "--bin")
 _CARGO_EVERY_TARGET = ("--tests", "--bins", "--all-targets", "--examples", "--benches", "--doc")
@@ -398,7 +405,10 @@ def _ruby_outer(text: str, indent: str) -> str:
 
 
 def javascript_planted(runner: str, command: str) -> bool:
-    """jest, vitest and mocha (TAP) runs that do not stop at the first failing file (`--bail`) nor invert the filter."""
+    """jest, vitest and mocha (TAP) runs that do not stop at the first failing file (`--bail`) nor invert the filter;
+    QUnit's (TAP) that pick no module (`-m`: a canary is a test of no module)."""
+    if runner == "tap" and _QUNIT.search(command):
+        return _QUNIT_MODULE_FILTER.search(command) is None
     if runner == "tap" and (re.search(r"\bmocha\b", command) is None or _MOCHA_INVERTS.search(command)):
         return False
     return _JS_STOPS.search(command) is None
@@ -412,14 +422,19 @@ def javascript_files(command: str, touched: list[str]) -> list[str]:
 
 def _javascript_selects(runner: str, command: str, title: str) -> bool:
     """Whether the command's name filter (jest and vitest `-t`, a case-insensitive pattern; mocha `--grep`, a pattern,
-    `--fgrep`, a string) selects a top-level test of this title (its full name is the title). Each runner's own flags:
-    mocha's `-t` is a timeout, jest's `-f` runs only failures."""
+    `--fgrep`, a string; QUnit's `-f`) selects a top-level test of this title (its full name is the title; QUnit's is
+    `: <title>`, no module). Each runner's own flags: mocha's `-t` is a timeout, jest's `-f` runs only failures, QUnit's
+    `-f` is a filter."""
     words = _words(command)
     for i, word in enumerate(words):
         flag, _, value = word.partition("=")
         if flag not in _JS_FILTERS[runner]:
             continue
         value = value or (words[i + 1] if i + 1 < len(words) else "")
+        if runner == "qunit":
+            if not _qunit_selects(value, f": {title}"):
+                return False
+            continue
         if flag in ("-f", "--fgrep"):
             if value not in title:
                 return False
@@ -432,10 +447,29 @@ def _javascript_selects(runner: str, command: str, title: str) -> bool:
     return True
 
 
+def _qunit_selects(value: str, full_name: str) -> bool:
+    """QUnit's `--filter`: `!` negates; `/re/flags` a regular expression; else a case-insensitive substring."""
+    negated = value.startswith("!")
+    value = value[1:] if negated else value
+    regex = _JS_REGEX.match(value)
+    if regex is None:
+        return (value.lower() in full_name.lower()) is not negated
+    try:
+        return (re.search(regex[1], full_name, re.IGNORECASE if "i" in regex[2] else 0) is not None) is not negated
+    except re.error:
+        return False
+
+
 def javascript_source(runner: str, path: str, text: str, graded: list[str], command: str) -> tuple[str, list[str]]:
-    """jest, vitest or mocha canaries for a test file (its path and text) that defines graded tests, as reported: jest
-    by title, vitest by `<file> > <title>`, mocha's TAP by its full title (describe titles, then the test's)."""
-    calls = _JS_TEST.findall(text)
+    """jest, vitest, mocha or QUnit canaries for a test file (its path and text) that defines graded tests, as reported:
+    jest by title, vitest by `<file> > <title>`, mocha's and QUnit's TAP by the full title (describe titles or modules,
+    then the test's). A QUnit file gets none where a module is not a callback's (`QUnit.module('x');`: the tests after
+    it, an appended one too, are that module's)."""
+    if runner == "tap" and _QUNIT.search(command):
+        runner = "qunit"
+        if len(_QUNIT_MODULES.findall(text)) != len(_QUNIT_SCOPED_MODULES.findall(text)):
+            return "", []
+    calls = (_QUNIT_TEST if runner == "qunit" else _JS_TEST).findall(text)
     if not calls:
         return "", []
     prefix = f"{path} > " if runner == "vitest" else ""
@@ -444,7 +478,7 @@ def javascript_source(runner: str, path: str, text: str, graded: list[str], comm
     def graded_title(title: str) -> bool:  # a graded test's own title, nested in describe blocks or not
         if runner == "vitest":
             return any(test.startswith(prefix) and (test == prefix + title or test.endswith(f" > {title}")) for test in graded)
-        return title in graded or (runner == "tap" and any(test.endswith(f" {title}") for test in graded))
+        return title in graded or (runner in ("tap", "qunit") and any(test.endswith(f" {title}") for test in graded))
 
     bases = sorted(title for title in titles if graded_title(title))
     if not bases:
@@ -455,7 +489,7 @@ def javascript_source(runner: str, path: str, text: str, graded: list[str], comm
     if len(names) < 2:
         return "", []
     expected, got = secrets.randbelow(90) + 10, secrets.randbelow(9) + 1
-    if re.search(r"\bexpect\(", text) and runner != "tap":
+    if re.search(r"\bexpect\(", text) and runner in ("jest", "vitest"):
         check = f"expect({'x' * got!r}.length).toBe({expected});"
     elif re.search(r"\bassert\.strictEqual\(", text):
         check = f"assert.strictEqual({'x' * got!r}.length, {expected});"
@@ -463,9 +497,9 @@ def javascript_source(runner: str, path: str, text: str, graded: list[str], comm
         check = f"assert.equal({'x' * got!r}.length, {expected});"
     else:
         check = f"throw new Error('length ' + {'x' * got!r}.length);"
-    function = calls[0][0]
-    body = (f"\n\n{function}({json.dumps(names[0])}, () => {{\n  {check}\n}});\n\n"
-            f"{function}({json.dumps(names[1])}, () => {{\n  throw new Error({json.dumps(names[1].split()[-1])});\n}});\n")  # fmt: skip
+    function, parameters = calls[0][0], "(assert)" if runner == "qunit" else "()"  # QUnit's assertions are its callback's
+    body = (f"\n\n{function}({json.dumps(names[0])}, {parameters} => {{\n  {check}\n}});\n\n"
+            f"{function}({json.dumps(names[1])}, {parameters} => {{\n  throw new Error({json.dumps(names[1].split()[-1])});\n}});\n")  # fmt: skip
     return ("" if text.endswith("\n") else "\n") + body, [prefix + name for name in names]
 
 
