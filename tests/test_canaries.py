@@ -212,6 +212,28 @@ def test_a_rust_canary_sits_beside_a_graded_test_at_the_top_of_its_module_file()
     assert source("cargo", "use tokio::test;\n" + RUST_TESTS, ["commands::find::find_with_string_search"], path=path) == ("", [])
 
 
+def test_a_rust_canary_beside_a_graded_test_inside_a_module_is_inserted_into_that_module():
+    """A graded test inside `mod inner { }` gets its canaries just above it (its attributes and doc lines), at its
+    indentation: named as its path with the name replaced. None where its name is written twice in the file, where
+    no graded path ends in it, or where the file imports an attribute named `test`; a top-level graded test's canaries
+    are still appended."""
+    from uni_agent_gym.rewards.runner_canaries import cargo_rewritten
+
+    path = "crates/nu-command/tests/commands/find.rs"
+    rewritten, names = cargo_rewritten(path, RUST_TESTS, ["commands::find::inner::find_nested"])
+    assert len(names) == 2 and all(name.startswith("commands::find::inner::find_nested_") for name in names), names
+    inserted = rewritten[rewritten.index("mod inner {\n") + len("mod inner {\n") : rewritten.index("    #[test]\n    fn find_nested()")]
+    first, second = (name.rpartition("::")[2] for name in names)
+    assert inserted.startswith(f"    #[test]\n    fn {first}() {{\n        assert_eq!(") and f"    #[test]\n    fn {second}() {{\n        assert!(" in inserted
+    assert rewritten.replace(inserted, "", 1) == RUST_TESTS
+    top, names = cargo_rewritten(path, RUST_TESTS, ["commands::find::find_with_string_search"])
+    assert top.startswith(RUST_TESTS) and len(names) == 2  # appended, as before
+    twice = RUST_TESTS + "\nmod other {\n    #[test]\n    fn find_nested() {}\n}\n"
+    for text, graded in ((twice, ["commands::find::inner::find_nested"]), (RUST_TESTS, ["commands::find::other::find_nested"]),
+                         ("use tokio::test;\n" + RUST_TESTS, ["commands::find::inner::find_nested"])):  # fmt: skip
+        assert cargo_rewritten(path, text, graded) == (text, []), graded
+
+
 @pytest.fixture(scope="module")
 def canary_toys_cache(tmp_path_factory):
     """The toys need the host's googletest, CMake, cargo, PHPUnit, Ruby's test-unit and RSpec, and jq (`scripts/ensure-test-runners.sh`, run by `make setup`)."""
@@ -222,11 +244,11 @@ def canary_toys_cache(tmp_path_factory):
     return str(tmp_path_factory.mktemp("canary-toys"))
 
 
-@pytest.mark.parametrize("runner", ["googletest", "cargo", "phpunit", "ruby_unit", "rspec"])
+@pytest.mark.parametrize("runner", ["googletest", "cargo", "cargo, in a module", "phpunit", "ruby_unit", "rspec"])
 async def test_canaries_catch_assertions_disarmed_from_outside_the_test_files(runner, canary_toys_cache):
     """Graded on local by the host's real runner (`tests/canary_toys.py`): gold earns 1.0 with both canaries reported
     failed beside the graded tests; the attack (a header that redefines EXPECT_EQ; a build script that rewrites the
-    assertions of tests/; PHP code under test that declares PHPUnit's Assert first; Ruby code under test that reopens
+    assertions of tests/; a crate root that defines its own `assert_eq!` before its module of unit tests; PHP code under test that declares PHPUnit's Assert first; Ruby code under test that reopens
     test-unit's assertions or RSpec's expectation target) passes every graded test with the bug in place and earns 1.0 with canaries off, 0.0 with them, the agent's doing."""
     from tests.canary_toys import TOYS, toy_row
     from tests.test_deployment_contract import graded_episode

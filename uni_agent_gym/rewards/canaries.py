@@ -38,7 +38,11 @@ _JAVASCRIPT = ("jest", "vitest", "tap")
 _EXACT_NAMES = ("gotest", "redis", "googletest", "cargo", "maven", "phpunit", "ruby_unit", "karma", *_JAVASCRIPT)  # their parsers name a test as it is written: a canary is that name, nothing around it
 STOPS_AT_FIRST_FAILURE = re.compile(r"(?:^|\s)(?:-x|--exitfirst|--failfast|--maxfail(?:=|\s+)1)(?=\s|$)")
 _RSPEC_FAILS_FAST = re.compile(r"fail[_-]fast")
-_INSERTED = {"phpunit": phpunit_canaries, "karma": karma_canaries}  # written into the test file, not appended to it
+_INSERTED = {  # runner -> (path, text, graded) -> the file's new text and the canaries' names: written into the file, not appended to it
+    "phpunit": lambda path, text, graded: phpunit_canaries.source(text, graded),
+    "karma": lambda path, text, graded: karma_canaries.source(text, graded),
+    "cargo": runner_canaries.cargo_rewritten,  # appended beside a top-level graded test, or inserted into its module
+}
 _WORDS = re.compile(r"def test_?(\w+)")
 _FALLBACK_WORDS = ("value", "result", "case", "input", "default", "output", "basic", "format", "empty", "order")
 
@@ -233,11 +237,12 @@ async def _plant_classes(deployment: Deployment, repo_dir: str, test_patch: str,
 
 async def _plant_inside(deployment: Deployment, repo_dir: str, runner: str, test_patch: str, graded: list[str], command: str, canaries: Canaries) -> Canaries:
     """Canaries written into the test file rather than after it: PHPUnit's methods into the class of each test-patch
-    file the command runs (`phpunit_canaries.py`), karma's `it`s beside a graded one (`karma_canaries.py`)."""
+    file the command runs (`phpunit_canaries.py`), karma's `it`s beside a graded one (`karma_canaries.py`), Rust's
+    functions inside the module of a graded test (`runner_canaries.cargo_rewritten`)."""
     for path in target_files(runner, test_patch, graded, command):
         full = f"{repo_dir.rstrip('/')}/{path}"
         text = await _text_of(deployment, full)
-        rewritten, names = _INSERTED[runner].source(text, graded) if text is not None else ("", [])
+        rewritten, names = _INSERTED[runner](path, text, graded) if text is not None else ("", [])
         if names:
             await deployment.write_file(full, rewritten)
             canaries.planted.update({name: path for name in names})

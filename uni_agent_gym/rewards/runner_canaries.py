@@ -34,6 +34,7 @@ still selects it. The first asserts with the file's own `expect` or `assert`, th
 
 from __future__ import annotations
 
+import collections
 import fnmatch
 import json
 import re
@@ -52,6 +53,8 @@ _GTEST_WORD = re.compile(r"[A-Z]?[a-z]{3,}")
 _RUST_ATTRIBUTE = re.compile(r"^#\[(?:[\w:]+::)?test\b")  # #[test], #[tokio::test], #[tokio::test(flavor = ...)]
 _RUST_IMPORTS_TEST = re.compile(r"\buse\b[^;]*\btest\b[^;]*;")  # `use tokio::test;` would make #[test] tokio's
 _SNAKE = re.compile(r"[a-z][a-z0-9_]*")
+_RUST_MODULE = re.compile(r"^[ \t]*(?:pub(?:\([\w: ]+\))?\s+)?mod\s+(\w+)\s*\{\s*$")
+_RUST_INLINE_FN = re.compile(r"^([ \t]+)(?:pub(?:\([\w: ]+\))?\s+)?(?:async\s+)?fn\s+(\w+)\s*\(")  # a function inside a module or impl
 _RUBY_CLASS = re.compile(r"^( *)class\s+([\w:]+)\s*<\s*[\w:]+", re.MULTILINE)
 _RUBY_WORD = re.compile(r"[A-Za-z]{3,}")
 _MORE_WORDS = ("value", "result", "input", "default")  # for files with few words of their own
@@ -277,6 +280,72 @@ def cargo_source(path: str, text: str, graded: list[str]) -> tuple[str, list[str
     body = (f"\n\n#[test]\nfn {first}() {{\n    assert_eq!({'x' * got!r}.len(), {expected});\n}}\n\n"
             f"#[test]\nfn {second}() {{\n    assert!(\"{second}\".parse::<u32>().is_ok(), \"{got}\");\n}}\n").replace("'", '"')  # fmt: skip
     return ("" if text.endswith("\n") else "\n") + body, names
+
+
+def cargo_rewritten(path: str, text: str, graded: list[str]) -> tuple[str, list[str]]:
+    """A Rust source file with canaries (`cargo_source`'s appended beside a top-level graded test; else two test
+    functions inserted beside a graded test inside a module, `mod tests { ... }`), and their names; the text unchanged
+    and no names where neither fits."""
+    code, names = cargo_source(path, text, graded)
+    return (text + code, names) if names else _cargo_inline(path, text, graded)
+
+
+def _cargo_inline(path: str, text: str, graded: list[str]) -> tuple[str, list[str]]:
+    """Canaries inserted just above a graded test function written inside a module of the file (indented, a test
+    attribute among the lines above it), at its indentation, so they are in the same module: named as the graded test's
+    path with its name replaced (`a::tests::parses_x` -> `a::tests::parses_x_value`), which every substring filter that
+    selects the graded test selects. The function's name must be written once in the file, and its path (the file's
+    module, the `mod`s around it) be a graded test's."""
+    module = rust_module(path)
+    if module is None or _RUST_IMPORTS_TEST.search(text):
+        return text, []
+    lines = text.split("\n")
+    defined = collections.Counter(re.findall(r"\bfn\s+(\w+)", text))
+    inline: dict[str, int] = {}  # a test function inside a module -> the line its attributes start on
+    for i, line in enumerate(lines):
+        found = _RUST_INLINE_FN.match(line)
+        if found is None or defined[found.group(2)] != 1:
+            continue
+        start = i
+        while start > 0 and lines[start - 1].strip().startswith(("#[", "///", "//")):
+            start -= 1
+        if any(_RUST_ATTRIBUTE.match(above.strip()) for above in lines[start:i]):
+            inline[found.group(2)] = start
+    paths = {name: f"{module}{''.join(f'{mod}::' for mod in mods)}{name}" for name, at in inline.items() if (mods := _enclosing_modules(lines, at))}
+    bases = sorted(test for test in paths.values() if test in graded)
+    if not bases:
+        return text, []
+    words = sorted({word for name in inline for word in name.split("_") if _SNAKE.fullmatch(word) and len(word) > 2}) or ["value", "case"]
+    beside = secrets.choice(bases)
+    names = _names([beside], words, lambda name: defined[name.rpartition("::")[2]] == 0, joiner="_")
+    if len(names) < 2:
+        return text, []
+    start = inline[beside.rpartition("::")[2]]
+    indent = re.match(r"[ \t]*", lines[start]).group(0)
+    step = "\t" if indent.startswith("\t") else "    "
+    expected, got = secrets.randbelow(90) + 10, secrets.randbelow(9) + 1
+    first, second = (name.rpartition("::")[2] for name in names)
+    block = [f"{indent}#[test]", f"{indent}fn {first}() {{", f'{indent}{step}assert_eq!("{"x" * got}".len(), {expected});', f"{indent}}}", "",
+             f"{indent}#[test]", f"{indent}fn {second}() {{", f'{indent}{step}assert!("{second}".parse::<u32>().is_ok(), "{got}");', f"{indent}}}", ""]  # fmt: skip
+    return "\n".join(lines[:start] + block + lines[start:]), names
+
+
+def _enclosing_modules(lines: list[str], at: int) -> list[str]:
+    """The modules a line is inside, outermost first, read from rustfmt's indentation: each enclosing block must open
+    with `mod name {` ([] where one does not: an `impl`, a function, a macro)."""
+    level, modules = len(lines[at]) - len(lines[at].lstrip()), []
+    for line in reversed(lines[:at]):
+        indent = len(line) - len(line.lstrip())
+        if not line.strip() or indent >= level:
+            continue
+        opened = _RUST_MODULE.match(line)
+        if opened is None:
+            return []
+        modules.insert(0, opened.group(1))
+        level = indent
+        if level == 0:
+            return modules
+    return []
 
 
 def _is_test(lines: list[str], name: str) -> bool:

@@ -2,3 +2,5 @@
 pub fn add(a: i32, b: i32) -> i32 {
     a - b
 }
+
+mod checks;
