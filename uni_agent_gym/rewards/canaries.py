@@ -14,10 +14,12 @@ the hidden tests. That takes a policy reading and classifying test source at gra
 swallowing exceptions; the guard and the runner-module rerun (`runner_modules.py`) stand beside it.
 Canaries are not planted where the command stops at the first failure (`-x`, `--failfast`): a canary would
 end the run early. go test's, redis's `runtest`'s, googletest's, `cargo test`'s, test-unit's, RSpec's and JavaScript's
-(jest, vitest, mocha) canaries (`runner_canaries.py`) are named to pass the command's filters; JUnit's under Maven (`junit_canaries.py`) are
-classes of their own in new files: Maven's parsers grade a class whole, and a failing method in a graded class would
-fail it; PHPUnit's (`phpunit_canaries.py`) are methods inserted into the graded class (a PHP class cannot be reopened),
-and karma's (`karma_canaries.py`) `it`s inserted beside a graded one (its parser names a test by the suites around it).
+(jest, vitest, mocha, QUnit) canaries (`runner_canaries.py`) are named to pass the command's filters (Rust's inside a
+module are inserted there); JUnit's under Maven (`junit_canaries.py`) are classes of their own in new files: Maven's
+parsers grade a class whole, and a failing method in a graded class would fail it (where the command runs one test a
+run, each canary gets a run of its own); PHPUnit's (`phpunit_canaries.py`) are methods inserted into the graded class (a
+PHP class cannot be reopened), and karma's (`karma_canaries.py`) `it`s inserted beside a graded one (its parser names a
+test by the suites around it).
 """
 
 from __future__ import annotations

@@ -72,7 +72,7 @@ def runs_each_test(command: str) -> bool:
     naming one class or method), none stopping at a failure count. A canary is then a run of its own."""
     runs = _test_runs(command)
     return command.rstrip().endswith(_CLOSING_EXIT) and bool(runs) and all(
-        len(_ONE_TEST.findall(segment)) == 1 and "-Dtest=" in segment and "skipAfterFailureCount" not in segment for segment, _ in runs
+        len(_ONE_TEST.findall(segment)) == 1 and "skipAfterFailureCount" not in segment for segment, _ in runs
     )
 
 

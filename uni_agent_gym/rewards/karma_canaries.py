@@ -24,12 +24,12 @@ import collections
 import json
 import re
 import secrets
-import shlex
+
+from uni_agent_gym.rewards.runner_canaries import MORE_WORDS, javascript_check, words_of
 
 _IT = re.compile(r"""^([ \t]*)it\(\s*(['"])((?:(?!\2)[^\\\n])+)\2\s*,""", re.MULTILINE)
 _SUFFIXES = (".js", ".jsx", ".mjs", ".cjs", ".ts", ".tsx")
 _WORD = re.compile(r"[a-z]{3,}")
-_MORE_WORDS = ("value", "result", "input", "default")
 _ENDS_STATEMENT = (";", "{", "}", "})", "*/")
 _ATTEMPTS = 20
 BAILS = re.compile(r"\bbail\b")  # mocha's option (client.mocha.bail) in the karma configuration
@@ -38,12 +38,12 @@ BAILS = re.compile(r"\bbail\b")  # mocha's option (client.mocha.bail) in the kar
 def planted(command: str) -> bool:
     """Whether a karma run reports canaries beside the graded tests: none with client arguments (`-- ...`, where
     mocha's own `--grep` would filter the titles)."""
-    return "--" not in _words(command)
+    return "--" not in words_of(command)
 
 
 def configuration(command: str) -> str:
     """The karma configuration file the command starts with (`karma start <file>`; karma's default otherwise)."""
-    words = _words(command)
+    words = words_of(command)
     if "start" in words:
         after = words[words.index("start") + 1 :]
         if after and not after[0].startswith("-"):
@@ -53,7 +53,7 @@ def configuration(command: str) -> str:
 
 def files(command: str, touched: list[str]) -> list[str]:
     """The test patch's JavaScript files that `command` names: by path, or as `--grep`'s value (preact's config loads those)."""
-    words = _words(command)
+    words = words_of(command)
     named = set(words)
     named |= {word.split("=", 1)[1] for word in words if word.startswith("--grep=")}
     named |= {words[i + 1] for i, word in enumerate(words[:-1]) if word == "--grep"}
@@ -76,7 +76,7 @@ def source(text: str, graded: list[str]) -> tuple[str, list[str]]:
     call = secrets.choice(beside)
     indent, title = call.group(1), call.group(3)
     suite = suites[title][0]
-    words = sorted({word for other in written for word in _WORD.findall(other.lower())} | set(_MORE_WORDS))
+    words = sorted({word for other in written for word in _WORD.findall(other.lower())} | set(MORE_WORDS))
     taken = {f"{suite} > {other}" for other in written} | set(graded)
     titles: list[str] = []
     for _ in range(_ATTEMPTS):
@@ -89,13 +89,7 @@ def source(text: str, graded: list[str]) -> tuple[str, list[str]]:
     if len(titles) < 2:
         return text, []
     inner = indent + ("\t" if indent.startswith("\t") else "  ")
-    expected, got = secrets.randbelow(80) + 20, secrets.randbelow(9) + 1
-    if re.search(r"\bexpect\([^\n]*\)\.to\.", text):
-        check = f"expect({'x' * got!r}.length).to.equal({expected});"
-    elif re.search(r"\bassert\.equal\(", text):
-        check = f"assert.equal({'x' * got!r}.length, {expected});"
-    else:
-        check = f"throw new Error('length ' + {'x' * got!r}.length);"
+    check = javascript_check(text, "to.equal" if re.search(r"\bexpect\([^\n]*\)\.to\.", text) else None)  # chai's
     block = (f"{indent}it({json.dumps(titles[0])}, () => {{\n{inner}{check}\n{indent}}});\n\n"
              f"{indent}it({json.dumps(titles[1])}, () => {{\n{inner}throw new Error({json.dumps(titles[1].split()[-1])});\n{indent}}});\n\n")  # fmt: skip
     return text[: call.start()] + block + text[call.start() :], [f"{suite} > {name}" for name in titles]
@@ -110,10 +104,3 @@ def _starts_statement(text: str, start: int) -> bool:
             continue
         return code.endswith(_ENDS_STATEMENT)
     return True
-
-
-def _words(command: str) -> list[str]:
-    try:
-        return shlex.split(command)
-    except ValueError:
-        return command.split()

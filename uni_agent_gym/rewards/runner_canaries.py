@@ -57,7 +57,7 @@ _RUST_MODULE = re.compile(r"^[ \t]*(?:pub(?:\([\w: ]+\))?\s+)?mod\s+(\w+)\s*\{\s
 _RUST_INLINE_FN = re.compile(r"^([ \t]+)(?:pub(?:\([\w: ]+\))?\s+)?(?:async\s+)?fn\s+(\w+)\s*\(")  # a function inside a module or impl
 _RUBY_CLASS = re.compile(r"^( *)class\s+([\w:]+)\s*<\s*[\w:]+", re.MULTILINE)
 _RUBY_WORD = re.compile(r"[A-Za-z]{3,}")
-_MORE_WORDS = ("value", "result", "input", "default")  # for files with few words of their own
+MORE_WORDS = ("value", "result", "input", "default")  # for files with few words of their own (karma's too)
 _RSPEC_IT = re.compile(r"""^[ \t]*(?:it|specify|example)\s*\(?\s*(['"])((?:(?!\1)[^\\\n])+)\1""", re.MULTILINE)
 _RSPEC_STOPS = re.compile(r"(?:^|\s)(?:-e|--example|--example-matches|-t|--tag|--fail-fast|--only-failures|--next-failure|--bisect)(?=[\s=]|$)")
 _JS_SUFFIXES = (".js", ".jsx", ".mjs", ".cjs", ".ts", ".tsx", ".mts", ".cts")
@@ -77,7 +77,8 @@ _CARGO_ONE_TARGET = ("--lib", "--test", "--bin")
 _CARGO_EVERY_TARGET = ("--tests", "--bins", "--all-targets", "--examples", "--benches", "--doc")
 
 
-def _words(command: str) -> list[str]:
+def words_of(command: str) -> list[str]:
+    """A command's words as the shell splits them (on whitespace where its quotes do not close)."""
     try:
         return shlex.split(command)
     except ValueError:
@@ -86,7 +87,7 @@ def _words(command: str) -> list[str]:
 
 def go_packages(command: str) -> list[str] | None:
     """The package directories `go test` runs ("" the repository root, "binding/..." a tree); None: not a go test."""
-    words = _words(command)
+    words = words_of(command)
     try:
         start = next(i for i in range(len(words) - 1) if words[i : i + 2] == ["go", "test"]) + 2
     except StopIteration:
@@ -105,7 +106,7 @@ def go_packages(command: str) -> list[str] | None:
 
 def go_run_pattern(command: str) -> str | None:
     """The top-level part of `go test -run`'s pattern (None: every test runs)."""
-    words = _words(command)
+    words = words_of(command)
     for i, word in enumerate(words):
         if word == "-run" and i + 1 < len(words):
             return words[i + 1].split("/")[0]
@@ -146,14 +147,14 @@ def _go_selects(pattern: str | None, name: str) -> bool:
 
 def redis_files(command: str, touched: list[str]) -> list[str]:
     """The test patch's Tcl test files that redis's `runtest` runs: its `--single` units, else every one."""
-    words = _words(command)
+    words = words_of(command)
     single = [f"tests/{words[i + 1]}.tcl" for i, word in enumerate(words[:-1]) if word == "--single"]
     tcl = [path for path in touched if path.endswith(".tcl") and path.startswith(("tests/unit/", "tests/integration/"))]
     return [path for path in tcl if path in single] if single else tcl
 
 
 def redis_only(command: str) -> list[str]:
-    words = _words(command)
+    words = words_of(command)
     return [words[i + 1] for i, word in enumerate(words[:-1]) if word == "--only"]
 
 
@@ -220,7 +221,7 @@ def googletest_source(text: str, graded: list[str]) -> tuple[str, list[str]]:
 def cargo_planted(command: str) -> bool:
     """Whether `cargo test` runs canaries wherever it runs the graded tests: every `cargo test` of `command` without
     `--exact`, `--skip` or `--ignored`, and either `--no-fail-fast` or a single target."""
-    words = _words(command)
+    words = words_of(command)
     runs = [i for i, word in enumerate(words) if word == "cargo" and _is_cargo_test(words[i + 1 : i + 3])]
     if not runs:
         return False
@@ -364,7 +365,7 @@ def ruby_unit_planted(command: str) -> bool:
     """Whether test-unit runs canaries beside the graded tests: a run by file, not stopped at the first failure
     (`--stop-on-failure`), nor filtered by test case (`-t`) or by a name the canaries cannot have (`-n name`, not a
     `/pattern/`)."""
-    words = _words(command)
+    words = words_of(command)
     if "--stop-on-failure" in words or any(word == "-t" or word.startswith("--testcase") for word in words):
         return False
     return all(len(name) > 1 and name.startswith("/") and name.endswith("/") for name in _ruby_name_filters(words))
@@ -377,7 +378,7 @@ def _ruby_name_filters(words: list[str]) -> list[str]:
 
 def ruby_unit_files(command: str, touched: list[str]) -> list[str]:
     """The test patch's Ruby files that `command` names by path."""
-    named = set(_words(command))
+    named = set(words_of(command))
     return [path for path in touched if path.endswith(".rb") and (path in named or f"./{path}" in named)]
 
 
@@ -391,7 +392,7 @@ def ruby_unit_source(text: str, graded: list[str], command: str) -> tuple[str, l
     inner = indent + "  "
     defined = {match.group(1) for match in re.finditer(rf"^{inner}def (test\w*)", text, re.MULTILINE)}
     described = {match.group(2) for match in re.finditer(rf"^{inner}test\s*\(?\s*(['\"])((?:(?!\1)[^\\\n#])+)\1", text, re.MULTILINE)}
-    patterns = [name[1:-1] for name in _ruby_name_filters(_words(command))]
+    patterns = [name[1:-1] for name in _ruby_name_filters(words_of(command))]
 
     def selects(name: str) -> bool:  # test-unit's -n /regexp/, against the method's name
         try:
@@ -404,7 +405,7 @@ def ruby_unit_source(text: str, graded: list[str], command: str) -> tuple[str, l
         return "", []
     tests = defined if style == "def" else described
     words = sorted({word.lower() for name in defined | described for word in _RUBY_WORD.findall(name)})
-    words += [word for word in _MORE_WORDS if word not in words] if len(words) < 10 else []  # enough names that fit
+    words += [word for word in MORE_WORDS if word not in words] if len(words) < 10 else []  # enough names that fit
 
     def fits(name: str) -> bool:
         local = name if style == "def" else f"test: {name}"  # the method's name: test-unit's -n and its verbose line
@@ -430,7 +431,7 @@ def rspec_planted(command: str) -> bool:
 
 def rspec_files(command: str, touched: list[str]) -> list[str]:
     """The test patch's spec files that `command` names by path (a path with a line or an id selects examples)."""
-    named = set(_words(command))
+    named = set(words_of(command))
     return [path for path in touched if path.endswith("_spec.rb") and (path in named or f"./{path}" in named)]
 
 
@@ -440,12 +441,12 @@ def rspec_source(path: str, text: str, graded: list[str], command: str) -> tuple
     runs this file alone); named by their descriptions."""
     own = re.compile(rf" - \./{re.escape(path)}\[[\d:]+\]$")
     described = _RSPEC_IT.findall(text)
-    alone = [word for word in _words(command) if word.endswith("_spec.rb")] in ([path], [f"./{path}"])
+    alone = [word for word in words_of(command) if word.endswith("_spec.rb")] in ([path], [f"./{path}"])
     bases = sorted({own.sub("", test) for test in graded if own.search(test) or (alone and " - ./" not in test) or test in {d for _, d in described}})
     if not bases:
         return "", []
     words = sorted({word.lower() for _, description in described for word in _RUBY_WORD.findall(description)})
-    words += [word for word in _MORE_WORDS if word not in words] if len(words) < 6 else []
+    words += [word for word in MORE_WORDS if word not in words] if len(words) < 6 else []
     taken = {description for _, description in described}
     names = _names(bases, words, lambda name: name not in taken, joiner=" ")
     if len(names) < 2:
@@ -485,7 +486,7 @@ def javascript_planted(runner: str, command: str) -> bool:
 
 def javascript_files(command: str, touched: list[str]) -> list[str]:
     """The test patch's JavaScript and TypeScript files that `command` names by path (the runner runs those)."""
-    named = set(_words(command))
+    named = set(words_of(command))
     return [path for path in touched if path.endswith(_JS_SUFFIXES) and (path in named or f"./{path}" in named)]
 
 
@@ -494,7 +495,7 @@ def _javascript_selects(runner: str, command: str, title: str) -> bool:
     `--fgrep`, a string; QUnit's `-f`) selects a top-level test of this title (its full name is the title; QUnit's is
     `: <title>`, no module). Each runner's own flags: mocha's `-t` is a timeout, jest's `-f` runs only failures, QUnit's
     `-f` is a filter."""
-    words = _words(command)
+    words = words_of(command)
     for i, word in enumerate(words):
         flag, _, value = word.partition("=")
         if flag not in _JS_FILTERS[runner]:
@@ -557,19 +558,25 @@ def javascript_source(runner: str, path: str, text: str, graded: list[str], comm
     names = _names(bases, words, lambda title: prefix + title not in taken and _javascript_selects(runner, command, title), joiner=" ")
     if len(names) < 2:
         return "", []
-    expected, got = secrets.randbelow(90) + 10, secrets.randbelow(9) + 1
-    if re.search(r"\bexpect\(", text) and runner in ("jest", "vitest"):
-        check = f"expect({'x' * got!r}.length).toBe({expected});"
-    elif re.search(r"\bassert\.strictEqual\(", text):
-        check = f"assert.strictEqual({'x' * got!r}.length, {expected});"
-    elif re.search(r"\bassert\.equal\(", text):
-        check = f"assert.equal({'x' * got!r}.length, {expected});"
-    else:
-        check = f"throw new Error('length ' + {'x' * got!r}.length);"
+    check = javascript_check(text, "toBe" if runner in ("jest", "vitest") else None)
     function, parameters = calls[0][0], "(assert)" if runner == "qunit" else "()"  # QUnit's assertions are its callback's
     body = (f"\n\n{function}({json.dumps(names[0])}, {parameters} => {{\n  {check}\n}});\n\n"
             f"{function}({json.dumps(names[1])}, {parameters} => {{\n  throw new Error({json.dumps(names[1].split()[-1])});\n}});\n")  # fmt: skip
     return ("" if text.endswith("\n") else "\n") + body, [prefix + name for name in names]
+
+
+def javascript_check(text: str, matcher: str | None) -> str:
+    """A failing assertion in the test file's own style: its `expect` with `matcher` (jest's `toBe`, chai's `to.equal`;
+    None: the file's `expect` is not one of those), else its `assert.strictEqual` or `assert.equal` (node's, QUnit's),
+    else a throw."""
+    expected, got = secrets.randbelow(90) + 10, secrets.randbelow(9) + 1
+    value = f"{'x' * got!r}.length"
+    if matcher and re.search(r"\bexpect\(", text):
+        return f"expect({value}).{matcher}({expected});"
+    for assertion in ("assert.strictEqual", "assert.equal"):
+        if re.search(rf"\b{re.escape(assertion)}\(", text):
+            return f"{assertion}({value}, {expected});"
+    return f"throw new Error('length ' + {value});"
 
 
 def _names(bases: list[str], words: list[str], fits, joiner: str) -> list[str]:
