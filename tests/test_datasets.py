@@ -245,12 +245,12 @@ def test_the_datasets_command_lists_the_families_and_what_a_file_holds(tmp_path,
     environments.write_text(json.dumps([{**value, "instance_id": key} for key, value in family_rows.environments().items()]))
     mirrors = [f"--mirror={repo}={path}" for repo, path in family_rows.mirrors().items()]
     assert main(["datasets", "--dataset", str(rows), "--environments", str(environments), *mirrors]) == 0
-    table = {tuple(cell.strip() for cell in line.split("│")[1:5]): [cell.strip() for cell in line.split("│")[5:8]]
-             for line in capsys.readouterr().out.splitlines() if line.count("│") == 8}  # fmt: skip
+    table = {tuple(cell.strip() for cell in line.split("│")[1:5]): [cell.strip() for cell in line.split("│")[5:9]]
+             for line in capsys.readouterr().out.splitlines() if line.count("│") == 9}  # fmt: skip
     _, fixed = family_rows.fixed_commit()
     assert table[("swe-gym", "getmoto/moto", "python", "5")][1:] == [
-        "0", "5: its environment cannot be built offline: SWE-Gym's recipe for getmoto/moto (its fork of swebench) installs with the network; "
+        "0", "5 pytest", "5: its environment cannot be built offline: SWE-Gym's recipe for getmoto/moto (its fork of swebench) installs with the network; "
         "give exact pins in an environments file"]
-    assert table[("swe-rebench", "pytest-dev/pytest", "python", "1")][1:] == ["1", ""]
-    assert table[("swe-smith", f"swesmith/pytest-dev__pytest.{fixed[:8]}", "python", "1")][1:] == ["1", ""]
-    assert table[("r2e-gym", "pytest", "python", "1")][1:] == ["0", "1: its tests exist only in its image"]
+    assert table[("swe-rebench", "pytest-dev/pytest", "python", "1")][1:] == ["1", "1 pytest", ""]
+    assert table[("swe-smith", f"swesmith/pytest-dev__pytest.{fixed[:8]}", "python", "1")][1:] == ["1", "1 pytest", ""]
+    assert table[("r2e-gym", "pytest", "python", "1")][1:] == ["0", "0", "1: its tests exist only in its image"]  # R2E-Gym compares every outcome

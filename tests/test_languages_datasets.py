@@ -288,10 +288,11 @@ def test_swe_rebench_v2_takes_the_rows_language():
 
 
 def datasets_table(main, capsys, path: Path) -> dict[tuple[str, ...], list[str]]:
-    """`uni-agent-gym datasets --dataset PATH`'s rows: (family, repository, language) -> [rows, images here, buildable, why not]."""
+    """`uni-agent-gym datasets --dataset PATH`'s rows: (family, repository, language) -> [rows, images here, buildable,
+    canaries, why not]."""
     assert main(["datasets", "--dataset", str(path)]) == 0
-    lines = [line for line in capsys.readouterr().out.splitlines() if line.count("│") == 8]
-    cells = [[cell.strip() for cell in line.split("│")[1:8]] for line in lines]
+    lines = [line for line in capsys.readouterr().out.splitlines() if line.count("│") == 9]
+    cells = [[cell.strip() for cell in line.split("│")[1:9]] for line in lines]
     return {tuple(row[:3]): row[3:] for row in cells}
 
 
@@ -303,7 +304,12 @@ def test_the_datasets_command_names_family_and_language_and_why_a_row_cannot_run
     table = datasets_table(main, capsys, MULTILINGUAL)
     assert {key[:3:2] for key in table} == {("swe-bench", language) for language in MULTILINGUAL_LANGUAGES.values()}
     assert table[("swe-bench", "redis/redis", "c")] == [
-        "4", "?", "0", "4: no mirror of its repository (--mirror)"]  # their toolchain image can be built, given the repository
+        "4", "?", "0", "4 redis", "4: no mirror of its repository (--mirror)"]  # their toolchain image can be built, given the repository
+    # which rows' gradings plant canaries, under which runner (jq's `make check` and immutable-js's jest-through-jq: none)
+    canaries = {key[1]: cells[3] for key, cells in table.items()}
+    assert canaries == {"redis/redis": "4 redis", "jqlang/jq": "0", "fmtlib/fmt": "1 googletest", "gin-gonic/gin": "3 gotest",
+                        "immutable-js/immutable-js": "0", "google/gson": "1 maven", "uutils/coreutils": "1 cargo",
+                        "laravel/framework": "1 phpunit", "jordansissel/fpm": "1 rspec"}, canaries  # fmt: skip
     if not SHARED.exists():
         return
     mixed = tmp_path / "mixed.jsonl"
@@ -314,9 +320,9 @@ def test_the_datasets_command_names_family_and_language_and_why_a_row_cannot_run
     table = datasets_table(main, capsys, mixed)
     assert table[("multi-swe-bench", "google/gson", "java")][:3] == ["5", "?", "0"]
     assert table[("swe-rebench", "Unidata/netcdf-c", "c")][0] == "1"
-    assert table[("multi-swe-bench", "nobody/nothing", "?")] == ["1", "?", "0", "1: multi-swe-bench 1.1.2 has no harness for nobody/nothing"]
+    assert table[("multi-swe-bench", "nobody/nothing", "?")] == ["1", "?", "0", "0", "1: multi-swe-bench 1.1.2 has no harness for nobody/nothing"]
     redis = table[("swe-bench", "redis/redis", "c")]
-    assert redis[0] == "2" and "1: swebench 4.1.0 has no spec for redis/redis version 0.1 (fields repo, version)" in redis[3]
+    assert redis[0] == "2" and redis[3] == "1 of 2 redis" and "1: swebench 4.1.0 has no spec for redis/redis version 0.1 (fields repo, version)" in redis[4]
 
 
 def test_the_families_table_lists_multi_swe_bench(capsys):

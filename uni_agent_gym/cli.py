@@ -379,7 +379,7 @@ def cmd_build_images(args: argparse.Namespace, console: Console) -> None:
 def cmd_datasets(args: argparse.Namespace, console: Console) -> None:
     from rich.table import Table
 
-    from uni_agent_gym.dataset_summary import family_table, summarise
+    from uni_agent_gym.dataset_summary import canaries_cell, family_table, summarise
     from uni_agent_gym.instances import read_rows
 
     if not args.dataset:
@@ -392,12 +392,12 @@ def cmd_datasets(args: argparse.Namespace, console: Console) -> None:
     with argument("--dataset"):
         rows = read_rows(args.dataset, split=args.split)
     lines = summarise(rows, config, _environments(config.env.environments), config.env.dataset_format)
-    table = Table("family", "repository", "language", "rows", "images here", "buildable offline", "why not",
+    table = Table("family", "repository", "language", "rows", "images here", "buildable offline", "canaries", "why not",
                   title=f"{args.dataset}: {len(rows)} row{'s' * (len(rows) != 1)}")  # fmt: skip
     for line in lines:
         present = "?" if line.images_present is None else str(line.images_present)
         why = "; ".join(f"{count}: {reason}" for reason, count in line.reasons.most_common(3))
-        table.add_row(line.family, line.repo, line.language, str(line.rows), present, str(line.buildable), escape(why))
+        table.add_row(line.family, line.repo, line.language, str(line.rows), present, str(line.buildable), canaries_cell(line), escape(why))
     console.print(table)
     if any(line.images_present is None for line in lines):
         console.print("images here: ? (no Docker engine answered)")

@@ -1,8 +1,9 @@
 """`uni-agent-gym datasets`: the dataset families, and what a given file or dataset name holds.
 
 For a dataset: its rows by family, repository and language, whether each row's image is on this
-machine, and whether `images build` can make it here (its environment known with exact pins, a base
-image for its Python, a mirror of its repository) or, if not, why not. A row that does not make a task
+machine, whether `images build` can make it here (its environment known with exact pins, a base
+image for its Python, a mirror of its repository) or, if not, why not, and how many rows' gradings plant
+canaries (tests that must fail: `rewards/canaries.py`), under which runner. A row that does not make a task
 (no spec for its repository and version, no harness for it, nothing to show a fix) is counted on its
 family's line with the reason, so one such row does not hide what the rest of the file holds.
 """
@@ -29,6 +30,7 @@ class RepoLine:
     images_present: int | None = 0  # None: no Docker engine to ask
     buildable: int = 0
     reasons: Counter = field(default_factory=Counter)  # why rows cannot be built here, by reason
+    canaries: Counter = field(default_factory=Counter)  # rows whose gradings plant canaries, by runner (None: none planted)
 
 
 def family_table() -> list[dict[str, str]]:
@@ -57,6 +59,7 @@ def summarise(rows: list[dict[str, Any]], config: GymConfig, environments: dict[
         key = (task["family"], task["repo"], task.get("language") or "?")
         line = lines.setdefault(key, RepoLine(*key))
         line.rows += 1
+        line.canaries[_canary_runner(task, environments)] += 1
         if present is None:
             line.images_present = None
         elif present(task["image_name"]):
@@ -78,6 +81,25 @@ def summarise(rows: list[dict[str, Any]], config: GymConfig, environments: dict[
         else:
             line.reasons[reason] += 1
     return list(lines.values())
+
+
+def canaries_cell(line: RepoLine) -> str:
+    """How many of a line's rows plant canaries, and under which runners (`17 karma`, `3 of 42 cargo`)."""
+    planted = {runner: count for runner, count in line.canaries.items() if runner is not None}
+    total = sum(planted.values())
+    if not total:
+        return "0"
+    return f"{total}{'' if total == line.rows else f' of {line.rows}'} {', '.join(sorted(planted))}"
+
+
+def _canary_runner(task: dict[str, Any], environments: dict[str, dict[str, Any]]) -> str | None:
+    from uni_agent_gym.rewards.swebench import canary_runner
+    from uni_agent_gym.specs import command_of_tests
+
+    try:
+        return canary_runner(task, command_of_tests(task, environments))
+    except UniAgentGymError:
+        return None
 
 
 def _repository(row: dict[str, Any]) -> str:

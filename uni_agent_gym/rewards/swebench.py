@@ -138,6 +138,16 @@ def grade_fail_to_pass(instance: dict[str, Any], statuses: dict[str, str], *, fa
     return get_resolution_status(report) == ResolvedStatus.FULL.value, report, outcomes
 
 
+def canary_runner(instance: dict[str, Any], command: str) -> str | None:
+    """The runner whose canaries a grading of this task plants (with `reward.canaries` on), or None: R2E-Gym's exact
+    comparison of every outcome, a runner the canaries do not follow, or a command under which they would not run
+    (`canaries.wanted`). Whether a test file then takes them depends on its text."""
+    if instance.get("grading") == EXPECTED_OUTPUT_GRADING:
+        return None
+    runner = runner_for(SWEBenchReward.log_reader(instance), command)
+    return runner[0] if runner is not None and wanted(runner[0], command) else None
+
+
 class SWEBenchReward:
     """Grades a finished episode (an env `Reward`: returns the report, with "reward") or a prediction."""
 
@@ -335,7 +345,7 @@ class SWEBenchReward:
                 result.status, result.error = "test_patch_failed", applied.output[-2000:]
                 return self._finish(result, started)
 
-        checked = self._log_reader(instance)
+        checked = self.log_reader(instance)
         runner = runner_for(checked, command)  # (name, parser) of the runner the log comes from; None: unknown
         canaries = await self._plant_canaries(deployment, instance, repo_dir, runner, command)
         result.canaries = dict(canaries.planted) if canaries is not None else {}
@@ -366,7 +376,7 @@ class SWEBenchReward:
 
     async def _plant_canaries(self, deployment: Deployment, instance: dict[str, Any], repo_dir: str, runner: Any, command: str) -> Canaries | None:
         """Tests that must fail, beside the graded ones (`canaries.py`), where `reward.canaries` is on."""
-        if not self.config.canaries or instance.get("grading") == EXPECTED_OUTPUT_GRADING or runner is None or not wanted(runner[0], command):
+        if not self.config.canaries or runner is None or canary_runner(instance, command) is None:
             return None
         graded = list(instance["FAIL_TO_PASS"]) + list(instance.get("PASS_TO_PASS") or [])
         return await plant(deployment, repo_dir, runner[0], instance["test_patch"], graded, command)
@@ -468,7 +478,7 @@ class SWEBenchReward:
         return Guard(runner[0]) if runner is not None and runner[0] in GUARDED_RUNNERS and can_load(command) else None
 
     @staticmethod
-    def _log_reader(instance: dict[str, Any]) -> Any:
+    def log_reader(instance: dict[str, Any]) -> Any:
         """What the log cross-checks reread the log with: the task's swebench parser by name (its runner
         follows from it), else its family's parser (the runner then follows from the test command)."""
         name = instance.get("log_parser") or repo_parser_name(instance["repo"])
