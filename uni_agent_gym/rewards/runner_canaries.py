@@ -1,6 +1,6 @@
 """Canaries for runners of other languages than Python: go test's `func TestX`, redis's Tcl `test`, googletest's
 `TEST`, Rust's `#[test]` under `cargo test`, Ruby's test-unit `def test_x` / `test "x" do` and RSpec's `it`, and jest's,
-vitest's and mocha's `test` / `it`.
+vitest's and mocha's `test` / `it`, and QUnit's `QUnit.test`.
 
 The rule is Python's (`canaries.py`): tests that must fail, appended to the test patch's files that hold graded
 tests, named like those tests. These runners only run what the test command selects (`go test ./pkg -run
@@ -14,7 +14,8 @@ canary is a `TEST` of a graded test's suite. `cargo test`'s filters match a subs
 (`module::name`), so a canary is a function beside a graded one at the top level of the same module file, its name
 the graded test's with words after it: every filter that selects the graded test selects it (not under `--exact`,
 `--skip` or `--ignored`: then none is planted). cargo stops after the first test binary that fails unless told
-`--no-fail-fast`: without it, canaries only where the command runs one target (`--lib`, `--test X`, `--bin X`).
+`--no-fail-fast`: without it, canaries only where the command runs one target (`--lib`, `--test X`, `--bin X`). A
+graded test inside a module (`mod tests { ... }`) gets its canaries inserted just above it, in that module.
 
 Ruby's test-unit (`ruby test/x.rb -v -n '/pattern/'`) runs the file the command names: a canary is a test of the
 file's top-level test class, appended in the class reopened (`class X ... end`: Ruby classes stay open), named after a
@@ -26,10 +27,11 @@ id) runs the file the command names: the canaries are a top-level `RSpec.describ
 described as a graded example with words after it (no name filter applies: none is planted under `-e`, `--tag`,
 `--fail-fast` or `--only-failures`).
 
-JavaScript's runners (jest, vitest, mocha's TAP reporter) run the files the command names: a canary goes only into a
-test-patch file the command names by its path (SWE-bench Multilingual's shape: `yarn test <file> --verbose`), as a
-top-level `it`/`test` titled after a graded test with words after it, if the command's name filter (`-t`, `--grep`)
-still selects it. The first asserts with the file's own `expect` or `assert`, the second throws.
+JavaScript's runners (jest, vitest, mocha's TAP reporter, QUnit's) run the files the command names: a canary goes only
+into a test-patch file the command names by its path (SWE-bench Multilingual's shape: `yarn test <file> --verbose`), as
+a top-level `it`/`test`/`QUnit.test` titled after a graded test with words after it, if the command's name filter
+(`-t`, `--grep`, QUnit's `-f`) still selects it. The first asserts with the file's own `expect` or `assert`, the second
+throws.
 """
 
 from __future__ import annotations
