@@ -397,7 +397,8 @@ async def test_junit_canaries_fail_under_maven_and_catch_assertions_shadowed_by_
 @JAVA_TIMEOUT
 async def test_junit_canaries_get_runs_of_their_own_where_the_command_runs_one_class_a_run(docker_image):
     """swebench's Maven rows run one `-Dtest=` class or method a run, each run traced (the Java toy's own command, in
-    the shape `as_eval_script` gives it), and `parse_log_maven` names a test by its run's `-Dtest=`: `plant` writes two
+    the shape `as_eval_script` gives it, surefire in Maven's JVM), and `parse_log_maven` names a test by its run's
+    `-Dtest=`: `plant` writes two
     canary classes beside the graded class and adds a run of each to the command. Run by real Maven in two sandboxes:
     with the fix both canaries' runs fail and the graded classes pass; with code under test that shadows
     `org.junit.Assert`, the graded classes pass with the bug in place, and the asserting canary's run too."""
@@ -409,7 +410,10 @@ async def test_junit_canaries_get_runs_of_their_own_where_the_command_runs_one_c
 
     row, deployment, env = await java_toy_task()
     config = GymConfig.model_validate({"deployment": deployment, "env": env})
-    command, graded = row["test_command"], ["toy.AddTest", "toy.ZeroTest"]
+    # its runs in Maven's own JVM (`-DforkCount=0`): 1.5 s a run instead of 11 (Debian's surefire ends a forked run at
+    # its pinger's next 10 s tick); the classpath keeps the code under test before JUnit's jar
+    command, graded = row["test_command"].replace(" test -Dtest=", " test -DforkCount=0 -Dtest="), ["toy.AddTest", "toy.ZeroTest"]
+    assert command.count("-DforkCount=0") == 2
     assert wanted("maven", command) and command.rstrip().endswith("(exit $uag_status)"), command
 
     async def graded_with_canaries(commands: list[str]) -> tuple[Canaries, dict[str, str], str]:
