@@ -353,7 +353,7 @@ public class Assert {
 
 @JAVA_TIMEOUT
 async def test_junit_canaries_fail_under_maven_and_catch_assertions_shadowed_by_the_code_under_test(docker_image):
-    """The Java toy's whole suite run in three sandboxes of its image (real Maven, surefire and JUnit 4, offline: with the
+    """The Java toy's whole suite run in three sandboxes of its image (real Maven, surefire in Maven's JVM and JUnit 4, offline: with the
     fix, without it, with the attack), as Multi-SWE-bench's Java rows run theirs, read by that package's own Maven parser (jackson-core's harness): the
     grader's `plant` writes two canary classes beside each graded class. With the fix both are reported failed and
     the graded classes passed. With code under test that shadows `org.junit.Assert`, every graded class passes with
@@ -377,8 +377,8 @@ async def test_junit_canaries_fail_under_maven_and_catch_assertions_shadowed_by_
         try:
             for command in commands:
                 assert (await sandbox.run(f"cd {repo_dir} && {command}", timeout=60)).exit_code == 0, command
-            canaries = await plant(sandbox, repo_dir, "maven", test_patch, graded, f"{MAVEN} test")
-            run = await sandbox.run(f"cd {repo_dir} && {MAVEN} test", timeout=600)
+            canaries = await plant(sandbox, repo_dir, "maven", test_patch, graded, f"{MAVEN} test -DforkCount=0")
+            run = await sandbox.run(f"cd {repo_dir} && {MAVEN} test -DforkCount=0", timeout=600)  # in Maven's JVM: no 10 s pinger tick
             return canaries.planted, parse(run.output), run.output
         finally:
             await release(sandbox)
@@ -398,8 +398,7 @@ async def test_junit_canaries_fail_under_maven_and_catch_assertions_shadowed_by_
 async def test_junit_canaries_get_runs_of_their_own_where_the_command_runs_one_class_a_run(docker_image):
     """swebench's Maven rows run one `-Dtest=` class or method a run, each run traced (the Java toy's own command, in
     the shape `as_eval_script` gives it, surefire in Maven's JVM), and `parse_log_maven` names a test by its run's
-    `-Dtest=`: `plant` writes two
-    canary classes beside the graded class and adds a run of each to the command. Run by real Maven in two sandboxes:
+    `-Dtest=`: `plant` writes two canary classes beside the graded class and adds a run of each to the command. Run by real Maven in two sandboxes:
     with the fix both canaries' runs fail and the graded classes pass; with code under test that shadows
     `org.junit.Assert`, the graded classes pass with the bug in place, and the asserting canary's run too."""
     from swebench.harness.log_parsers.java import parse_log_maven
