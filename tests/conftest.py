@@ -91,7 +91,7 @@ def run_to_completion(coroutine):
 # instance take turns in its checkout, so side by side they would wait on each other), their docker tests on another. (xdist's own `loadgroup` cannot do this under pytest 9: it renames items through an attribute pytest 9
 # no longer reads.)
 FIXTURE_GRADINGS = ("test_grade.py", "test_reward_attacks.py")
-LONGEST_FIRST = ["languages on docker, redis", "languages on ray", "fixture gradings on local", "fixture gradings on docker", "languages on docker",
+LONGEST_FIRST = ["languages on ray", "languages on ray, redis", "languages on docker, redis", "fixture gradings on local", "fixture gradings on docker", "languages on docker",
                  "test_language_attacks.py", "language attacks on java", "fixture gradings on ray",
                  "test_rollout_cache.py", "test_verl_agent_loop.py", "test_deployment_contract.py", "test_families.py"]  # fmt: skip
 
@@ -100,7 +100,8 @@ def worker_group(nodeid: str) -> str:
     """The group a test runs in: its file's, or for the fixture gradings, its deployment's."""
     path, _, test = nodeid.partition("::")
     if path.rsplit("/", 1)[-1] == "test_languages_grade.py":  # minutes each: ray, redis's builds and the rest apart
-        return "languages on ray" if "-ray]" in test else "languages on docker, redis" if "[redis__" in test else "languages on docker"
+        deployment = "ray" if "-ray]" in test else "docker"
+        return f"languages on {deployment}, redis" if "[redis__" in test else f"languages on {deployment}"
     if path.rsplit("/", 1)[-1] == "test_language_attacks.py" and "java" in test:  # four minutes of Maven: beside C's and Go's
         return "language attacks on java"
     if path.rsplit("/", 1)[-1] in FIXTURE_GRADINGS:

@@ -14,6 +14,7 @@ import pytest_asyncio
 from tests.conftest import DEPLOYMENT_TYPES, SESSION_RUN_ID
 from uni_agent_gym.deployments import make_deployment
 from uni_agent_gym.errors import DeploymentNotStartedError, SandboxDiedError, SandboxFileNotFoundError
+from uni_agent_gym.rewards.swebench import EMPTY_PATCH
 
 RESTART_NOTE = "a new shell session was started"
 # The tests that leave a sandbox as they found it (they read, write under a fresh name and run commands; none
@@ -368,7 +369,8 @@ async def graded_episode(config, row: dict, commands: list[str]) -> dict:
 async def test_the_same_episode_earns_the_same_reward_everywhere(kind, workspace, toy_cache, tmp_path, request, monkeypatch):
     """Gold (applied by the agent, beside files whose names hold newlines, quotes, spaces, a leading dash, other
     scripts or bytes that are not UTF-8, a file whose content is not UTF-8, and a tracked file deleted) earns 1.0
-    and its patch names every one of those files; the empty episode earns 0.0. A one-line switch of `deployment.type` or
+    and its patch names every one of those files; the empty episode earns 0.0 with no test run (as the official
+    harness does not grade an empty prediction). A one-line switch of `deployment.type` or
     `env.workspace` never changes a reward (a mirror on ray once made every reward 0: the copied-in repository
     was all "changed" to the daemon's diff)."""
     from tests.graded_toy import graded_toy_row
@@ -385,6 +387,7 @@ async def test_the_same_episode_earns_the_same_reward_everywhere(kind, workspace
     assert touched(solved["patch"]) == sorted([*work, b"README.md", b"stats.py"]) and "\ufffd" not in solved["patch"]
     assert "deleted file mode" in solved["patch"]
     assert (empty["status"], empty["reward"], empty["patch"]) == ("unresolved", 0.0, ""), empty
+    assert (empty["error"], empty["log"], empty["canaries"]) == (EMPTY_PATCH, "", {}), "an empty patch is not graded: no test runs"
 
 
 @pytest.mark.parametrize("kind,workspace", WORKSPACES, ids=[f"{kind}-{workspace}" for kind, workspace in WORKSPACES])

@@ -78,7 +78,7 @@ def test_eval_run_reports_what_the_script_implies(tmp_path, browser):
         assert by_id[PYTEST]["model_patch"].startswith("diff --git a/src/_pytest/_io/saferepr.py") and by_id[FLASK]["model_patch"] == ""
 
         report = json.loads((output / "report.json").read_text())
-        assert (report["resolved"], report["instances"], report["resolved_ids"]) == (1, 2, [PYTEST])
+        assert (report["resolved"], report["instances"], report["resolved_ids"], report["empty_patch_ids"]) == (1, 2, [PYTEST], [FLASK])
         assert report["per_repo"]["pytest-dev/pytest"]["resolved_rate"] == 1.0 and report["per_repo"]["pallets/flask"]["resolved"] == 0
         assert report["per_language"] == {"python": {"instances": 2, "resolved": 1, "resolved_rate": 0.5}}
         assert report["exit_reasons"] == {"finished": 2} and report["turns"] == {PYTEST: 3, FLASK: 3}

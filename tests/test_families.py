@@ -17,10 +17,11 @@ import pytest
 
 from tests import family_rows
 from tests.conftest import require_docker
+from tests.test_reward_attacks import NOTE
 from uni_agent_gym.config import GymConfig
 from uni_agent_gym.envs import AsyncSWEEnv
 from uni_agent_gym.instances import normalise
-from uni_agent_gym.rewards.swebench import SWEBenchReward
+from uni_agent_gym.rewards.swebench import EMPTY_PATCH, SWEBenchReward
 
 pytestmark = pytest.mark.docker
 FAMILIES = family_rows.FAMILIES
@@ -67,7 +68,10 @@ def test_grade_gives_the_gold_fix_one_and_no_fix_zero(family, images, rows, tmp_
     config = tmp_path / "settings.json"
     config.write_text(json.dumps(settings(tmp_path, family)))
     reports = {}
-    for name, patch in (("gold", gold_patch(family, rows[family])), ("empty", ""), ("no-op", NO_OP)):
+    cases = {"gold": gold_patch(family, rows[family]), "empty": "", "no-op": NO_OP}
+    if family == "r2e-gym":  # all it changes is R2E-Gym's runner, which a patch may not: nothing left to grade
+        cases["the runner alone"] = "diff --git a/run_tests.sh b/run_tests.sh\n--- a/run_tests.sh\n+++ b/run_tests.sh\n@@ -1 +1 @@\n-a\n+b\n"
+    for name, patch in cases.items():
         predictions = tmp_path / f"{name}.jsonl"
         predictions.write_text(json.dumps({"instance_id": task["instance_id"], "model_name_or_path": "m", "model_patch": patch}) + "\n")
         command = ["grade", "-c", str(config), "--dataset", str(dataset), "--predictions", str(predictions),
@@ -76,6 +80,10 @@ def test_grade_gives_the_gold_fix_one_and_no_fix_zero(family, images, rows, tmp_
         reports[name] = json.loads((tmp_path / "out" / name / f"{task['instance_id']}.json").read_text())
     assert (reports["gold"]["status"], reports["gold"]["reward"]) == ("resolved", 1.0), reports["gold"]["log"][-3000:]
     assert (reports["empty"]["status"], reports["empty"]["reward"]) == ("unresolved", 0.0)
+    if family == "r2e-gym":
+        alone = reports["the runner alone"]
+        assert (alone["status"], alone["reward"], alone["error"], alone["log"]) == ("unresolved", 0.0, EMPTY_PATCH, ""), alone
+        assert alone["restored"] == {"run_tests.sh": "the task's test runner, which a patch may not change"}, alone["restored"]
     assert (reports["no-op"]["status"], reports["no-op"]["reward"]) == ("unresolved", 0.0), reports["no-op"]["error"]
     assert reports["no-op"]["exit_code"] not in (0, None), "the tests ran and failed (pytest-7168's bug crashes pytest: exit code 3)"
     assert reports["gold"]["test_command"] == reports["no-op"]["test_command"]
@@ -117,7 +125,7 @@ async def test_an_episode_with_the_gold_fix_earns_one_and_without_it_zero(family
 async def test_r2e_gym_tests_do_not_exist_in_the_agents_sandbox(images, rows, tmp_path):
     """R2E-Gym only moves them to /root, where a root agent reads them; here they are not in its image at all."""
     looks = ["ls -d /r2e_tests /root/r2e_tests /testbed/run_tests.sh /testbed/r2e_tests 2>&1; find / -name 'test_1.py' -path '*r2e*' 2>/dev/null | head"]
-    report, outputs = await episode("r2e-gym", rows["r2e-gym"], tmp_path, looks)
+    report, outputs = await episode("r2e-gym", rows["r2e-gym"], tmp_path, [*looks, NOTE])  # a note: an empty patch is not graded
     assert outputs[0].count("No such file or directory") == 4 and "test_1.py" not in outputs[0], outputs[0]
     assert report["status"] == "unresolved" and "r2e_tests/test_1.py" in report["log"], "the grading sandbox has them"
 
@@ -130,7 +138,7 @@ async def test_r2e_gym_on_ray_keeps_its_tests_off_the_agents_node_and_grades_gol
     row = rows["r2e-gym"]
     await asyncio.to_thread(push, normalise(row)["image_name"], ray_cluster.registry)
     looks = ["ls -d /r2e_tests /testbed/run_tests.sh 2>&1"]
-    report, outputs = await episode("r2e-gym", row, tmp_path, looks, deployment=ray_cluster.deployment())
+    report, outputs = await episode("r2e-gym", row, tmp_path, [*looks, NOTE], deployment=ray_cluster.deployment())
     assert outputs[0].count("No such file or directory") == 2, outputs[0]
     assert report["status"] == "unresolved" and "r2e_tests/test_1.py" in report["log"], "the grading sandbox has them"
     fix = f"cat > /tmp/fix.diff <<'UAG_EOF'\n{gold_patch('r2e-gym', row)}UAG_EOF\ngit apply /tmp/fix.diff && echo applied"

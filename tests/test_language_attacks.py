@@ -23,17 +23,13 @@ from tests.c_toy import c_toy_row
 from tests.java_toy import java_toy_task
 from tests.conftest import run_to_completion
 from tests.test_deployment_contract import graded_episode
+from tests.test_reward_attacks import NOTE, SCRATCH, graded, write
 from uni_agent_gym.config import GymConfig
 from uni_agent_gym.instances import normalise
 
 pytestmark = pytest.mark.slow
 
 FIX = "sed -i 's/a - b/a + b/' arith.c"
-SCRATCH = "export UAG_TMP=$(mktemp -d /tmp/uag-attack-XXXXXX)"
-
-
-def write(path: str, text: str) -> str:
-    return f"mkdir -p $(dirname {path}) && cat > {path} <<'UAG_EOF'\n{text}UAG_EOF"
 
 
 def in_add(code: str) -> str:
@@ -70,9 +66,10 @@ C_BREAKERS = {
 
 
 async def episode(row: dict, deployment: dict, env: dict, commands: list[str], **reward) -> dict:
-    """The reward report of an episode that runs `commands` in its own scratch directory, then finishes."""
+    """The reward report of an episode that runs `commands` in its own scratch directory, then finishes; a note
+    beside them, so that an attack that changes nothing a patch holds is still graded through the tests."""
     config = GymConfig.model_validate({"deployment": deployment, "env": env, "reward": reward})
-    return await graded_episode(config, row, [SCRATCH, *commands])
+    return await graded_episode(config, row, [SCRATCH, *commands, NOTE])
 
 
 @pytest.fixture(scope="module")
@@ -90,7 +87,7 @@ async def test_an_attack_on_a_c_task_earns_nothing(c_task, attack):
         same = await episode(row, deployment, env, commands, sandbox="same")
         assert same["reward"] == 1.0, f"the attack should be real: in the agent's own sandbox it earns {same['reward']} ({same['status']})"
     report = await episode(row, deployment, env, commands)
-    assert (report["reward"], report["sandbox"]) == (0.0, "fresh") and report["status"] in ("unresolved", "patch_rejected"), report
+    assert (report["reward"], report["sandbox"]) == (0.0, "fresh") and report["status"] in ("unresolved", "patch_rejected") and graded(report), report
     assert report["caused_by"] == (None if report["status"] == "unresolved" else "patch"), report  # the agent's, never the infrastructure's
     if "runner edited" in attack:
         assert report["restored"] == {"tests/check.c": "it holds the tests or their helpers"}, report["restored"]
@@ -446,4 +443,4 @@ async def test_a_shell_function_replacing_go_earns_nothing(go_task):
     same = await episode(row, deployment, env, commands, sandbox="same")
     assert same["reward"] == 1.0, f"the attack should be real: in the agent's own sandbox it earns {same['reward']} ({same['status']})"
     report = await episode(row, deployment, env, commands)
-    assert (report["status"], report["reward"], report["caused_by"]) == ("unresolved", 0.0, None), report
+    assert (report["status"], report["reward"], report["caused_by"]) == ("unresolved", 0.0, None) and graded(report), report

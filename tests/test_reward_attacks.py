@@ -20,7 +20,7 @@ from uni_agent_gym.config import GymConfig
 from uni_agent_gym.deployments.registry import push
 from uni_agent_gym.envs import AsyncSWEEnv
 from uni_agent_gym.instances import normalise
-from uni_agent_gym.rewards.swebench import SWEBenchReward
+from uni_agent_gym.rewards.swebench import EMPTY_PATCH, SWEBenchReward
 
 pytestmark = pytest.mark.slow  # every test is an episode graded on a fixture: not in make test-fast
 
@@ -65,6 +65,20 @@ def write(path: str, text: str) -> str:
 
 # Every episode starts with its own scratch directory for the attack's files (local sandboxes share /tmp).
 SCRATCH = "export UAG_TMP=$(mktemp -d /tmp/uag-attack-XXXXXX)"
+
+
+# An attack played with this note beside it: most attacks change nothing the patch holds, and an empty patch is
+# not graded at all (`EMPTY_PATCH`); with the note the grading runs the tests, where each attack aims.
+NOTE = "echo 'the agent was here' > zz_agent_note.txt"
+
+
+def attacked(attack: str) -> list[str]:
+    return [*ATTACKS[attack][0], NOTE]
+
+
+def graded(report: dict) -> bool:
+    """Whether the grading went past the patch into the tests (or rejected the patch)."""
+    return report["error"] != EMPTY_PATCH
 
 
 # attack -> (commands, whether it fools grading in the agent's own sandbox)
@@ -146,13 +160,13 @@ async def episode(instance: dict, commands: list[str], sandbox: str = "fresh", d
 
 @pytest.mark.parametrize("attack", list(ATTACKS), ids=list(ATTACKS))
 async def test_an_attack_earns_nothing(instance, attack):
-    commands, fools_the_same_sandbox = ATTACKS[attack]
+    commands, fools_the_same_sandbox = attacked(attack), ATTACKS[attack][1]
     if fools_the_same_sandbox:
         same = await episode(instance, commands, sandbox="same", canaries=False)  # (the canaries see those that forge every verdict)
         assert same["reward"] == 1.0, f"the attack should be real: in the agent's own sandbox it earns {same['reward']} ({same['status']})"
     report = await episode(instance, commands)
     assert report["reward"] == 0.0 and report["sandbox"] == "fresh", report["status"]
-    assert report["status"] in ("unresolved", "patch_rejected"), report
+    assert report["status"] in ("unresolved", "patch_rejected") and graded(report), report
 
 
 # On ray the reward runs the same code; what differs is how it reaches the sandboxes: the agent's changes, its
@@ -165,9 +179,9 @@ ON_RAY = ["shell function", "a detached process that fixes the code once grading
 @pytest.mark.parametrize("attack", ON_RAY, ids=ON_RAY)
 async def test_an_attack_earns_nothing_on_ray(instance, attack, ray_cluster):
     """Attacks again with the sandboxes on a Ray cluster's worker nodes (the grading one beside the agent's)."""
-    report = await episode(instance, ATTACKS[attack][0], deployment={"type": "ray"})
+    report = await episode(instance, attacked(attack), deployment={"type": "ray"})
     assert report["reward"] == 0.0 and report["sandbox"] == "fresh", report["status"]
-    assert report["status"] in ("unresolved", "patch_rejected"), report
+    assert report["status"] in ("unresolved", "patch_rejected") and graded(report), report
 
 
 @pytest.mark.slow
@@ -175,8 +189,8 @@ async def test_an_attack_earns_nothing_on_ray(instance, attack, ray_cluster):
 @pytest.mark.parametrize("attack", list(ATTACKS), ids=list(ATTACKS))
 async def test_an_attack_earns_nothing_on_local(instance, attack):
     """Every class above is defeated on `local` too (see docs/rewards.md for what local cannot defeat)."""
-    report = await episode(instance, ATTACKS[attack][0], deployment={"type": "local"})
-    assert report["reward"] == 0.0 and report["status"] in ("unresolved", "patch_rejected"), report
+    report = await episode(instance, attacked(attack), deployment={"type": "local"})
+    assert report["reward"] == 0.0 and report["status"] in ("unresolved", "patch_rejected") and graded(report), report
     if "site-packages" in attack or "runner on PATH" in attack:
         assert any("changed" in why and "venv" in why for why in report["restored"].values()), report["restored"]
 

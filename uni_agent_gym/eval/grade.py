@@ -20,7 +20,7 @@ from typing import Any
 from uni_agent_gym.errors import UniAgentGymError
 from uni_agent_gym.eval.records import keep_earlier_errors, read_record, to_redo, write_record
 from uni_agent_gym.files import read_text
-from uni_agent_gym.rewards.swebench import CAUSED_BY, RewardResult, SWEBenchReward
+from uni_agent_gym.rewards.swebench import CAUSED_BY, EMPTY_PATCH, RewardResult, SWEBenchReward
 from uni_agent_gym.toolchains import language_of
 
 logger = logging.getLogger(__name__)
@@ -87,7 +87,7 @@ async def grade_prediction(prediction: dict[str, Any], rows: dict[str, dict[str,
         reason = prediction.get("error") or (f"unknown instance {instance_id}" if instance_id not in rows else "model_patch is not a string")
         return RewardResult(instance_id, "infra_error", error=f"bad prediction: {reason}")
     if not (patch or "").strip():
-        return RewardResult(instance_id, "unresolved", error="empty patch: nothing to grade")
+        return RewardResult(instance_id, "unresolved", error=EMPTY_PATCH)
     try:
         return await reward.grade_patch(rows[instance_id], patch)
     except Exception as exc:  # noqa: BLE001 - boundary: one instance's failure is its own row
@@ -98,7 +98,7 @@ async def grade_prediction(prediction: dict[str, Any], rows: dict[str, dict[str,
 def summary_report(predictions: list[dict[str, Any]], results: dict[str, dict[str, Any]], dataset_size: int) -> dict[str, Any]:
     """The official harness's run report (schema_version 2)."""
     submitted = sorted(str(p.get("instance_id")) for p in predictions)
-    empty = sorted(i for i, r in results.items() if r.get("error") == "empty patch: nothing to grade")
+    empty = sorted(i for i, r in results.items() if r.get("error") == EMPTY_PATCH)
     resolved = sorted(i for i, r in results.items() if r["status"] == "resolved")
     errors = sorted(i for i, r in results.items() if r["status"] in ERROR_STATUSES)
     unresolved = sorted(i for i, r in results.items() if r["status"] == "unresolved" and i not in empty)

@@ -11,6 +11,8 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+from uni_agent_gym.rewards.swebench import EMPTY_PATCH
+
 
 def _resolved_by(trajectories: list[dict[str, Any]], key: dict[str, str]) -> dict[str, dict[str, Any]]:
     """Instances, resolved and the rate per value of `key` (instance id -> repo, or language)."""
@@ -40,6 +42,8 @@ def build_report(trajectories: list[dict[str, Any]], repos: dict[str, str], retr
         "resolved": len(resolved),
         "resolved_rate": len(resolved) / total if total else 0.0,
         "resolved_ids": sorted(t["instance_id"] for t in resolved),
+        # graded 0 with no test run: the agent changed nothing (the official harness's `empty_patch_ids`)
+        "empty_patch_ids": sorted(t["instance_id"] for t in trajectories if (t.get("reward_report") or {}).get("error") == EMPTY_PATCH),
         "per_repo": _resolved_by(trajectories, repos),
         "per_language": _resolved_by(trajectories, languages or {}),
         "exit_reasons": dict(Counter(t["exit_reason"] for t in trajectories)),

@@ -29,6 +29,10 @@ alone:
    `get_resolution_status` (or R2E-Gym's comparison). A FAIL_TO_PASS test that is skipped, missing or
    errors has not passed.
 
+An empty patch (nothing changed, or only the task's protected files) is unresolved after step 2 with
+no test run, as the official harness counts an empty prediction (`empty_patch_ids`): doing nothing
+earns 0 on every task, and a policy that often gives up costs no grading.
+
 `reward.sandbox: same` runs steps 3-6 in the agent's own sandbox after capturing the patch there:
 cheaper, and only for agents that are trusted. Predictions (`uni-agent-gym grade`) take steps 2-6.
 The hidden tests enter a sandbox only in step 4, after the agent is done.
@@ -73,6 +77,8 @@ from uni_agent_gym.toolchains import language_of
 
 logger = logging.getLogger(__name__)
 Status = Literal["resolved", "unresolved", "patch_failed", "patch_rejected", "test_patch_failed", "timeout", "tests_crashed", "infra_error"]
+# The error of an empty patch's grading; the summaries count such a result as the official harness does.
+EMPTY_PATCH = "empty patch: nothing to grade"
 # Whose a failed grading is. The infrastructure's: what failed before the patch was in place (a sandbox that did
 # not start, a missing image, a capture the engine refused), or the engine itself; the trajectory is then an
 # env_error (masked). The patch's: what went wrong once it was applied (it does not apply, is too large, the
@@ -206,6 +212,10 @@ class SWEBenchReward:
         if self._on_local(deployment):
             await deployment.stop()  # its processes run on this host: none may touch the fresh checkout
             restored = dict(deployment.release_report)  # a venv it changed, marked to be replaced as it stopped
+        empty, _ = self._to_apply(instance, patch)
+        if empty.error == EMPTY_PATCH:  # no fresh sandbox to open
+            empty.restored.update(restored)
+            return self._finish(empty, started)
         fresh, fresh_repo, fresh_instance = await self._open_fresh(instance, start)
         try:
             result = await self._grade_patch_in(fresh, fresh_instance, fresh_repo, start, patch, started)
@@ -312,17 +322,28 @@ class SWEBenchReward:
         self, deployment: Deployment, instance: dict[str, Any], repo_dir: str, start: str, patch: str, started: float
     ) -> RewardResult:
         """Steps 2-6 in a fresh sandbox: apply the patch the official harness's way, then test."""
+        result, patch = self._to_apply(instance, patch)
+        if result.error == EMPTY_PATCH:
+            return self._finish(result, started)
+        applied, log = await apply_patch(deployment, repo_dir, patch, "patch")
+        if not applied:
+            result.status, result.error = "patch_failed", log[-4000:]
+            return self._finish(result, started)
+        return await self._test(deployment, instance, repo_dir, start, result, started)
+
+    @staticmethod
+    def _to_apply(instance: dict[str, Any], patch: str) -> tuple[RewardResult, str]:
+        """The result a fresh grading fills, and what of the patch it applies: not what the patch says about the
+        task's protected paths (the family's own runner and tests). Nothing left: the result is already the
+        verdict (`EMPTY_PATCH`), since in a fresh sandbox only the patch differs from the start."""
         result = RewardResult(instance["instance_id"], "unresolved", patch=patch)
         protected = instance.get("protected_paths") or []
-        if protected:  # the family's own runner and tests: what the patch says about them is not applied
+        if protected:
             patch, dropped = drop_files(patch, protected)
             result.restored.update({path: "the task's test runner, which a patch may not change" for path in dropped})
-        if patch.strip():
-            applied, log = await apply_patch(deployment, repo_dir, patch, "patch")
-            if not applied:
-                result.status, result.error = "patch_failed", log[-4000:]
-                return self._finish(result, started)
-        return await self._test(deployment, instance, repo_dir, start, result, started)
+        if not patch.strip():
+            result.error = EMPTY_PATCH
+        return result, patch
 
     async def _test(
         self, deployment: Deployment, instance: dict[str, Any], repo_dir: str, start: str, result: RewardResult, started: float
