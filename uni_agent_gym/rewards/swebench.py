@@ -212,8 +212,8 @@ class SWEBenchReward:
         if self._on_local(deployment):
             await deployment.stop()  # its processes run on this host: none may touch the fresh checkout
             restored = dict(deployment.release_report)  # a venv it changed, marked to be replaced as it stopped
-        empty, _ = self._to_apply(instance, patch)
-        if empty.error == EMPTY_PATCH:  # no fresh sandbox to open
+        empty = self._nothing_to_apply(instance, patch)
+        if empty is not None:
             empty.restored.update(restored)
             return self._finish(empty, started)
         fresh, fresh_repo, fresh_instance = await self._open_fresh(instance, start)
@@ -271,6 +271,9 @@ class SWEBenchReward:
         if len(patch.encode()) > self.config.max_patch_bytes:
             error = f"the patch is {len(patch.encode())} bytes, more than reward.max_patch_bytes ({self.config.max_patch_bytes})"
             return self._finish(RewardResult(instance["instance_id"], "patch_rejected", patch=patch, error=error), started)
+        empty = self._nothing_to_apply(instance, patch)
+        if empty is not None:
+            return self._finish(empty, started)
         fresh, repo_dir, fresh_instance = await self._open_fresh(instance, None)
         try:
             start = (await git_in(fresh, repo_dir, "git rev-parse HEAD")).strip()
@@ -344,6 +347,13 @@ class SWEBenchReward:
         if not patch.strip():
             result.error = EMPTY_PATCH
         return result, patch
+
+    @classmethod
+    def _nothing_to_apply(cls, instance: dict[str, Any], patch: str) -> RewardResult | None:
+        """The verdict of a patch that leaves nothing to apply (`EMPTY_PATCH`), known before a fresh sandbox is
+        opened for it (then none is); None for any other patch."""
+        result, _ = cls._to_apply(instance, patch)
+        return result if result.error == EMPTY_PATCH else None
 
     async def _test(
         self, deployment: Deployment, instance: dict[str, Any], repo_dir: str, start: str, result: RewardResult, started: float
