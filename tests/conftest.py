@@ -271,12 +271,11 @@ def ray_cluster(docker_image):
     """The test Ray cluster (`tests/ray_cluster.py`): the running one, else one started now and stopped
     after the session; the base image is pushed to its registry (the nodes pull it when they lack it)."""
     from tests import ray_cluster as harness
-    from uni_agent_gym.deployments.registry import push
 
     if not shutil.which("dockerd"):
         pytest.skip("no dockerd to give the Ray nodes engines of their own")
     cluster, started = harness.start()
-    push(docker_image, cluster.registry)
+    cluster.push(docker_image)
     yield cluster
     if started and not os.environ.get("UNI_AGENT_GYM_TEST_CLUSTER_KEPT"):  # under make test, make stops it after every worker
         harness.stop()

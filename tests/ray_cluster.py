@@ -53,6 +53,29 @@ class Cluster:
         """A `ray` deployment config dict for this cluster."""
         return {"type": "ray", "address": self.address, "registry": self.registry, "resource": self.resource, **options}
 
+    def push(self, image: str) -> str:
+        """Push `image` from this machine's engine to the registry, and untag it on every node engine that holds
+        another image under its name. The node engines outlive a run, and a node that has an image does not pull
+        it again (`deployment.pull: missing`): an image rebuilt under its tag since (its inputs changed) would
+        otherwise be run as the node pulled it first. A node that holds this very image keeps it."""
+        import docker
+
+        from uni_agent_gym.deployments.docker import docker_client
+        from uni_agent_gym.deployments.registry import push
+
+        target = push(image, self.registry)
+        wanted = docker_client().images.get(image).id
+        for engine in self.engines.values():
+            client = docker.DockerClient(base_url=engine)
+            try:
+                for name in (image, target):
+                    with contextlib.suppress(docker.errors.ImageNotFound):
+                        if client.images.get(name).id != wanted:  # untagged only: a container running it keeps it
+                            client.images.remove(name, force=True, noprune=True)
+            finally:
+                client.close()
+        return target
+
     def start_node(self, name: str, ip: str, resources: dict[str, float], engine: str) -> int:
         """One more worker node (a test's own, to kill): the pid of its `ray start --block`."""
         pid = _start_ray_node(name, ["--address", self.address, "--node-ip-address", ip, "--resources", json.dumps(resources)], engine)

@@ -334,11 +334,9 @@ async def graded_config(kind: str, workspace: str, row: dict, toy_cache: str, tm
         cluster = request.getfixturevalue("ray_cluster")
         deployment = {**cluster.deployment(), **deployment}
     if workspace == "image":
-        from uni_agent_gym.deployments.registry import push
-
         row["image_name"] = await graded_toy_image(row, deployment["image"], toy_cache)
         if kind == "ray":
-            await asyncio.to_thread(push, row["image_name"], cluster.registry)
+            await asyncio.to_thread(cluster.push, row["image_name"])
     if kind == "modal":
         from tests import modal_standin
 

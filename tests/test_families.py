@@ -133,10 +133,8 @@ async def test_r2e_gym_tests_do_not_exist_in_the_agents_sandbox(images, rows, tm
 async def test_r2e_gym_on_ray_keeps_its_tests_off_the_agents_node_and_grades_gold_one(images, rows, tmp_path, ray_cluster):
     """On ray the image without the hidden tests is derived on a sandbox node and pushed; the agent's sandbox runs
     it, the grading sandbox (on the agent's node) the original, pulled from the registry."""
-    from uni_agent_gym.deployments.registry import push
-
     row = rows["r2e-gym"]
-    await asyncio.to_thread(push, normalise(row)["image_name"], ray_cluster.registry)
+    await asyncio.to_thread(ray_cluster.push, normalise(row)["image_name"])
     looks = ["ls -d /r2e_tests /testbed/run_tests.sh 2>&1"]
     report, outputs = await episode("r2e-gym", row, tmp_path, [*looks, NOTE], deployment=ray_cluster.deployment())
     assert outputs[0].count("No such file or directory") == 2, outputs[0]

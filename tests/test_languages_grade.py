@@ -63,13 +63,9 @@ def test_gold_resolves_and_the_test_patch_or_nothing_does_not(instance_id, kind,
     row = normalise(ROWS[instance_id])
     deployment: dict = {"type": "docker"}
     if kind == "ray":
-        from uni_agent_gym.deployments.registry import push
-
         cluster = request.getfixturevalue("ray_cluster")
-        # pull always: the nodes' engines outlive a run, and an instance image rebuilt under its tag (its inputs
-        # changed) must replace the one a node pulled before, as the registry now has it
-        deployment = cluster.deployment(pull="always")
-        push(row["image_name"], cluster.registry)
+        deployment = cluster.deployment()
+        cluster.push(row["image_name"])  # a node's copy from before a rebuild is dropped: the nodes run this one
     if kind == "docker":  # its build filled its compiler caches where the toolchain keeps them: the next image's seed
         caches = toolchain_caches(environment_spec(row, load_environments(language_fixtures.ENVIRONMENTS)).toolchain)
         assert directories_in(row["image_name"], caches) == caches and (caches != []) == (row["language"] in ("c", "go")), caches

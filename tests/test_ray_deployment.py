@@ -131,10 +131,8 @@ async def test_the_warm_pool_reuses_a_scrubbed_sandbox_on_its_node(ray_cluster, 
 
 async def pushed_instance_image(instance: dict, cluster) -> str:
     """The fixture's offline image, built here if missing and pushed to the cluster's registry."""
-    from uni_agent_gym.deployments.registry import push
-
     image = await fixture_sources.ensure_image(instance)
-    await asyncio.to_thread(push, image, cluster.registry)
+    await asyncio.to_thread(cluster.push, image)
     return image
 
 
@@ -240,6 +238,46 @@ async def test_an_image_built_on_the_head_reaches_a_worker_through_the_registry(
             await deployment.stop()
     finally:
         pushed = f"{ray_cluster.registry}/uni-agent-gym-test/registry-probe:{token}"
+        subprocess.run(["docker", "rmi", "-f", image, pushed], capture_output=True)
+        for engine in ray_cluster.engines.values():
+            subprocess.run(["docker", "-H", engine, "rmi", "-f", image, pushed], capture_output=True)
+
+
+async def test_the_harness_push_of_a_rebuilt_image_replaces_the_nodes_older_copy(ray_cluster, docker_image, tmp_path):
+    """The test cluster's node engines outlive a run and a node that has an image does not pull it again
+    (`pull: missing`), so `Cluster.push` (how every ray test sends its image) untags a node's copy that is not
+    the image pushed: a fixture image rebuilt under its tag is then run as rebuilt, not as a node first pulled it."""
+    image = f"uni-agent-gym-test/rebuilt-probe:{secrets.token_hex(4)}"
+    pushed = f"{ray_cluster.registry}/{image}"
+
+    def build(text: str) -> str:
+        (tmp_path / "Dockerfile").write_text(f"FROM {docker_image}\nRUN echo {text} > /probe.txt\n")
+        return subprocess.run(["docker", "build", "-q", "-t", image, str(tmp_path)], check=True, capture_output=True, text=True).stdout.strip()
+
+    def node_ids() -> dict[str, str]:
+        return {name: subprocess.run(["docker", "-H", engine, "image", "inspect", "-f", "{{.Id}}", image], capture_output=True, text=True).stdout.strip()
+                for name, engine in ray_cluster.engines.items()}  # fmt: skip
+
+    try:
+        first = build("first")
+        await asyncio.to_thread(ray_cluster.push, image)
+        for engine in ray_cluster.engines.values():  # both nodes ran the first build
+            subprocess.run(["docker", "-H", engine, "pull", "-q", pushed], check=True, capture_output=True)
+            subprocess.run(["docker", "-H", engine, "tag", pushed, image], check=True, capture_output=True)
+        assert node_ids() == {name: first for name in ray_cluster.engines}
+        second = build("second")
+        await asyncio.to_thread(ray_cluster.push, image)
+        assert node_ids() == {name: "" for name in ray_cluster.engines}, "the first build is untagged on every node"
+        deployment = make_deployment(ray_cluster.deployment(image=image))
+        await deployment.start()
+        try:
+            assert (await deployment.run("cat /probe.txt")).output == "second\n"
+        finally:
+            await deployment.stop()
+        assert second in node_ids().values()
+        await asyncio.to_thread(ray_cluster.push, image)  # a node holding the pushed image keeps it
+        assert second in node_ids().values()
+    finally:
         subprocess.run(["docker", "rmi", "-f", image, pushed], capture_output=True)
         for engine in ray_cluster.engines.values():
             subprocess.run(["docker", "-H", engine, "rmi", "-f", image, pushed], capture_output=True)

@@ -17,7 +17,6 @@ from tests import fixture_sources, ray_cluster
 from tests.conftest import require_docker
 from tests.verdict_attacks import PLUGIN_REGISTERED, REPORT_CLASS_PATCHED
 from uni_agent_gym.config import GymConfig
-from uni_agent_gym.deployments.registry import push
 from uni_agent_gym.envs import AsyncSWEEnv
 from uni_agent_gym.instances import normalise
 from uni_agent_gym.rewards.swebench import EMPTY_PATCH, SWEBenchReward
@@ -139,7 +138,7 @@ async def episode(instance: dict, commands: list[str], sandbox: str = "fresh", d
     if deployment["type"] == "ray":  # the test asked for the `ray_cluster` fixture: its nodes pull the image from its registry
         cluster = ray_cluster.running()
         deployment = {**cluster.deployment(), **deployment}
-        await asyncio.to_thread(push, instance.get("image_name") or image, cluster.registry)
+        await asyncio.to_thread(cluster.push, instance.get("image_name") or image)
     env_section = fixture_sources.env_section(deployment["type"], [instance])
     config = GymConfig.model_validate({"deployment": deployment, "env": env_section, "reward": {"sandbox": sandbox, **reward}})
     grader = SWEBenchReward.from_config(config)
