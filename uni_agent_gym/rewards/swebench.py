@@ -197,7 +197,7 @@ class SWEBenchReward:
                     patch = await capture_from_container(deployment, fresh, repo_dir, start, self.config.max_patch_bytes)
                 except PatchRejected as exc:
                     return self._finish(RewardResult(instance_id, "patch_rejected", error=str(exc)), started)
-                return await self._grade_patch_in(fresh, fresh_instance, fresh_repo, start, patch, started)
+                return await self._grade_patch_in(fresh, fresh_instance, fresh_repo, start, self._to_apply(instance, patch), started)
             finally:
                 await release(fresh)
         try:
@@ -212,13 +212,13 @@ class SWEBenchReward:
         if self._on_local(deployment):
             await deployment.stop()  # its processes run on this host: none may touch the fresh checkout
             restored = dict(deployment.release_report)  # a venv it changed, marked to be replaced as it stopped
-        empty = self._nothing_to_apply(instance, patch)
-        if empty is not None:
-            empty.restored.update(restored)
-            return self._finish(empty, started)
+        to_apply = self._to_apply(instance, patch)
+        if to_apply[0].error == EMPTY_PATCH:  # known before a fresh sandbox is opened for it: none is
+            to_apply[0].restored.update(restored)
+            return self._finish(to_apply[0], started)
         fresh, fresh_repo, fresh_instance = await self._open_fresh(instance, start)
         try:
-            result = await self._grade_patch_in(fresh, fresh_instance, fresh_repo, start, patch, started)
+            result = await self._grade_patch_in(fresh, fresh_instance, fresh_repo, start, to_apply, started)
             result.restored.update(restored)
             return result
         finally:
@@ -271,13 +271,13 @@ class SWEBenchReward:
         if len(patch.encode()) > self.config.max_patch_bytes:
             error = f"the patch is {len(patch.encode())} bytes, more than reward.max_patch_bytes ({self.config.max_patch_bytes})"
             return self._finish(RewardResult(instance["instance_id"], "patch_rejected", patch=patch, error=error), started)
-        empty = self._nothing_to_apply(instance, patch)
-        if empty is not None:
-            return self._finish(empty, started)
+        to_apply = self._to_apply(instance, patch)
+        if to_apply[0].error == EMPTY_PATCH:  # no sandbox is opened for it
+            return self._finish(to_apply[0], started)
         fresh, repo_dir, fresh_instance = await self._open_fresh(instance, None)
         try:
             start = (await git_in(fresh, repo_dir, "git rev-parse HEAD")).strip()
-            return await self._grade_patch_in(fresh, fresh_instance, repo_dir, start, patch, started)
+            return await self._grade_patch_in(fresh, fresh_instance, repo_dir, start, to_apply, started)
         finally:
             await release(fresh)
 
@@ -322,11 +322,12 @@ class SWEBenchReward:
         return deployment, repo_dir, instance
 
     async def _grade_patch_in(
-        self, deployment: Deployment, instance: dict[str, Any], repo_dir: str, start: str, patch: str, started: float
+        self, deployment: Deployment, instance: dict[str, Any], repo_dir: str, start: str, to_apply: tuple[RewardResult, str], started: float
     ) -> RewardResult:
-        """Steps 2-6 in a fresh sandbox: apply the patch the official harness's way, then test."""
-        result, patch = self._to_apply(instance, patch)
-        if result.error == EMPTY_PATCH:
+        """Steps 2-6 in a fresh sandbox: apply the patch (`_to_apply`'s result and patch) the official
+        harness's way, then test."""
+        result, patch = to_apply
+        if result.error == EMPTY_PATCH:  # captured in an open sandbox (docker, ray): nothing to run
             return self._finish(result, started)
         applied, log = await apply_patch(deployment, repo_dir, patch, "patch")
         if not applied:
@@ -347,13 +348,6 @@ class SWEBenchReward:
         if not patch.strip():
             result.error = EMPTY_PATCH
         return result, patch
-
-    @classmethod
-    def _nothing_to_apply(cls, instance: dict[str, Any], patch: str) -> RewardResult | None:
-        """The verdict of a patch that leaves nothing to apply (`EMPTY_PATCH`), known before a fresh sandbox is
-        opened for it (then none is); None for any other patch."""
-        result, _ = cls._to_apply(instance, patch)
-        return result if result.error == EMPTY_PATCH else None
 
     async def _test(
         self, deployment: Deployment, instance: dict[str, Any], repo_dir: str, start: str, result: RewardResult, started: float
