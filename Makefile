@@ -35,9 +35,11 @@ demo: setup docker-engine
 # failing fails `make test`. Where a Docker engine answers, the ray deployment's test cluster (tests/ray_cluster.py:
 # a head and two worker nodes on loopback, their own dockerds, a registry) is started first, shared by the
 # workers (started beside the first tests: a test that needs it waits on the harness's lock), and stopped by its PIDs
-# before the serial tests.
+# before the serial tests. Python writes its bytecode caches (PYTHONDONTWRITEBYTECODE, which some machines and images
+# set, is dropped): otherwise every process the suite starts (the CLI, Ray's workers, servers) compiles the package
+# again, and each worker re-rewrites every test module (about 10% of the suite's CPU, measured 2026-12-05).
 test: setup
-	@status=0; cluster=; \
+	@unset PYTHONDONTWRITEBYTECODE; status=0; cluster=; \
 	if docker info >/dev/null 2>&1; then $(BIN)/python -m tests.ray_cluster start >/dev/null & cluster=$$!; fi; \
 	UNI_AGENT_GYM_TEST_CLUSTER_KEPT=1 $(BIN)/python -m pytest -ra --durations=25 -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder -m "not serial" $(TEST_ARGS) || status=$$?; \
 	if [ -n "$$cluster" ]; then wait $$cluster || status=$$?; fi; \
@@ -48,7 +50,7 @@ test: setup
 # The edit-test loop's tier: no Docker, no Ray cluster, no image or venv build, no slow test (tests/conftest.py's
 # FAST); a few minutes of the suite's hour of worker time. `make test` stays the whole suite, and CI runs that.
 test-fast: setup
-	UNI_AGENT_GYM_TESTS=fast $(BIN)/python -m pytest -q -ra --durations=10 -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder -m "not serial"
+	unset PYTHONDONTWRITEBYTECODE; UNI_AGENT_GYM_TESTS=fast $(BIN)/python -m pytest -q -ra --durations=10 -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder -m "not serial"
 
 # The documentation site (mkdocs.yml, docs/): served locally, or built strictly as .ci/run does (build/ is ignored).
 docs: setup
