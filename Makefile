@@ -37,7 +37,7 @@ demo: setup docker-engine
 # workers (started beside the first tests: a test that needs it waits on the harness's lock), and stopped by its PIDs
 # before the serial tests. Python writes its bytecode caches (PYTHONDONTWRITEBYTECODE, which some machines and images
 # set, is dropped): otherwise every process the suite starts (the CLI, Ray's workers, servers) compiles the package
-# again, and each worker re-rewrites every test module (about 10% of the suite's CPU, measured 2026-12-05).
+# again, and each worker re-rewrites every test module (docs/tests.md: about a tenth of the CPU of the files measured).
 test: setup
 	@unset PYTHONDONTWRITEBYTECODE; status=0; cluster=; \
 	if docker info >/dev/null 2>&1; then $(BIN)/python -m tests.ray_cluster start >/dev/null & cluster=$$!; fi; \

@@ -212,13 +212,13 @@ class SWEBenchReward:
         if self._on_local(deployment):
             await deployment.stop()  # its processes run on this host: none may touch the fresh checkout
             restored = dict(deployment.release_report)  # a venv it changed, marked to be replaced as it stopped
-        to_apply = self._to_apply(instance, patch)
-        if to_apply[0].error == EMPTY_PATCH:  # known before a fresh sandbox is opened for it: none is
-            to_apply[0].restored.update(restored)
-            return self._finish(to_apply[0], started)
+        prepared, kept = self._to_apply(instance, patch)
+        if prepared.error == EMPTY_PATCH:  # known before a fresh sandbox is opened for it: none is
+            prepared.restored.update(restored)
+            return self._finish(prepared, started)
         fresh, fresh_repo, fresh_instance = await self._open_fresh(instance, start)
         try:
-            result = await self._grade_patch_in(fresh, fresh_instance, fresh_repo, start, to_apply, started)
+            result = await self._grade_patch_in(fresh, fresh_instance, fresh_repo, start, (prepared, kept), started)
             result.restored.update(restored)
             return result
         finally:
@@ -271,13 +271,13 @@ class SWEBenchReward:
         if len(patch.encode()) > self.config.max_patch_bytes:
             error = f"the patch is {len(patch.encode())} bytes, more than reward.max_patch_bytes ({self.config.max_patch_bytes})"
             return self._finish(RewardResult(instance["instance_id"], "patch_rejected", patch=patch, error=error), started)
-        to_apply = self._to_apply(instance, patch)
-        if to_apply[0].error == EMPTY_PATCH:  # no sandbox is opened for it
-            return self._finish(to_apply[0], started)
+        prepared, kept = self._to_apply(instance, patch)
+        if prepared.error == EMPTY_PATCH:  # no sandbox is opened for it
+            return self._finish(prepared, started)
         fresh, repo_dir, fresh_instance = await self._open_fresh(instance, None)
         try:
             start = (await git_in(fresh, repo_dir, "git rev-parse HEAD")).strip()
-            return await self._grade_patch_in(fresh, fresh_instance, repo_dir, start, to_apply, started)
+            return await self._grade_patch_in(fresh, fresh_instance, repo_dir, start, (prepared, kept), started)
         finally:
             await release(fresh)
 
