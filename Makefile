@@ -35,9 +35,9 @@ demo: setup docker-engine
 # failing fails `make test`. Where a Docker engine answers, the ray deployment's test cluster (tests/ray_cluster.py:
 # a head and two worker nodes on loopback, their own dockerds, a registry) is started first, shared by the
 # workers (started beside the first tests: a test that needs it waits on the harness's lock), and stopped by its PIDs
-# before the serial tests. Python writes its bytecode caches (PYTHONDONTWRITEBYTECODE, which some machines and images
-# set, is dropped): otherwise every process the suite starts (the CLI, Ray's workers, servers) compiles the package
-# again, and each worker re-rewrites every test module (docs/tests.md: about a tenth of the CPU of the files measured).
+# before the serial tests. Python writes its bytecode caches, as on a user's machine (PYTHONDONTWRITEBYTECODE, which
+# some machines and images set, is dropped): otherwise every process that imports the package compiles it again
+# (about 0.2 CPU-seconds each; docs/tests.md).
 test: setup
 	@unset PYTHONDONTWRITEBYTECODE; status=0; cluster=; \
 	if docker info >/dev/null 2>&1; then $(BIN)/python -m tests.ray_cluster start >/dev/null & cluster=$$!; fi; \
