@@ -70,8 +70,8 @@ class Cluster:
             try:
                 for name in (image, target):
                     with contextlib.suppress(docker.errors.ImageNotFound):
-                        if client.images.get(name).id != wanted:  # untagged only: a container running it keeps it
-                            client.images.remove(name, force=True, noprune=True)
+                        if client.images.get(name).id != wanted:  # deleted once untagged, unless a container uses it
+                            client.images.remove(name, force=True)
             finally:
                 client.close()
         return target

@@ -215,6 +215,13 @@ async def test_start_waits_for_a_free_sandbox_then_fails_naming_the_resource(ray
     await third.stop()
 
 
+def remove_everywhere(cluster, *names: str) -> None:
+    """A test's images gone from this machine's engine and every node's."""
+    subprocess.run(["docker", "rmi", "-f", *names], capture_output=True)
+    for engine in cluster.engines.values():
+        subprocess.run(["docker", "-H", engine, "rmi", "-f", *names], capture_output=True)
+
+
 @pytest.mark.parametrize("named", ["plainly", "after another registry", "after this registry"])
 async def test_an_image_built_on_the_head_reaches_a_worker_through_the_registry(ray_cluster, docker_image, tmp_path, named):
     """Built by this machine's engine, pushed with `images push`, run on a node whose engine never had it. An
@@ -238,9 +245,7 @@ async def test_an_image_built_on_the_head_reaches_a_worker_through_the_registry(
             await deployment.stop()
     finally:
         pushed = f"{ray_cluster.registry}/uni-agent-gym-test/registry-probe:{token}"
-        subprocess.run(["docker", "rmi", "-f", image, pushed], capture_output=True)
-        for engine in ray_cluster.engines.values():
-            subprocess.run(["docker", "-H", engine, "rmi", "-f", image, pushed], capture_output=True)
+        remove_everywhere(ray_cluster, image, pushed)
 
 
 async def test_the_harness_push_of_a_rebuilt_image_replaces_the_nodes_older_copy(ray_cluster, docker_image, tmp_path):
@@ -249,10 +254,12 @@ async def test_the_harness_push_of_a_rebuilt_image_replaces_the_nodes_older_copy
     the image pushed: a fixture image rebuilt under its tag is then run as rebuilt, not as a node first pulled it."""
     image = f"uni-agent-gym-test/rebuilt-probe:{secrets.token_hex(4)}"
     pushed = f"{ray_cluster.registry}/{image}"
+    built: list[str] = []  # the first build is left untagged (here and on the nodes): removed by id at the end
 
     def build(text: str) -> str:
         (tmp_path / "Dockerfile").write_text(f"FROM {docker_image}\nRUN echo {text} > /probe.txt\n")
-        return subprocess.run(["docker", "build", "-q", "-t", image, str(tmp_path)], check=True, capture_output=True, text=True).stdout.strip()
+        built.append(subprocess.run(["docker", "build", "-q", "-t", image, str(tmp_path)], check=True, capture_output=True, text=True).stdout.strip())
+        return built[-1]
 
     def node_ids() -> dict[str, str]:
         return {name: subprocess.run(["docker", "-H", engine, "image", "inspect", "-f", "{{.Id}}", image], capture_output=True, text=True).stdout.strip()
@@ -278,9 +285,7 @@ async def test_the_harness_push_of_a_rebuilt_image_replaces_the_nodes_older_copy
         await asyncio.to_thread(ray_cluster.push, image)  # a node holding the pushed image keeps it
         assert second in node_ids().values()
     finally:
-        subprocess.run(["docker", "rmi", "-f", image, pushed], capture_output=True)
-        for engine in ray_cluster.engines.values():
-            subprocess.run(["docker", "-H", engine, "rmi", "-f", image, pushed], capture_output=True)
+        remove_everywhere(ray_cluster, image, pushed, *built)
 
 
 async def test_an_image_no_registry_has_fails_with_what_to_push(ray_cluster):
