@@ -248,8 +248,9 @@ def test_ctrl_c_releases_sandboxes_and_keeps_finished_results(tmp_path, docker_i
         settings.write_text(json.dumps({"model": {"base_url": endpoint.base_url}, "env": {"cache_dir": str(tmp_path / "cache")}}))
         done = subprocess.run(command, capture_output=True, text=True, timeout=300)
         assert done.returncode == 0, done.stdout + done.stderr
-        replayed = json.loads((output / "trajectories" / "uni-agent-gym__toy-2.json").read_text())
-        assert {r["key"] for r in endpoint.requests} == {"second copy"}, ("only the unfinished instance is played", replayed.get("error"), done.stdout[-3000:], done.stderr[-3000:])
+        replayed = output / "trajectories" / "uni-agent-gym__toy-2.json"
+        why = json.loads(replayed.read_text()).get("error") if replayed.exists() else "no trajectory"
+        assert {r["key"] for r in endpoint.requests} == {"second copy"}, ("only the unfinished instance is played", why, done.stdout[-3000:], done.stderr[-3000:])
         assert len((output / "predictions.jsonl").read_text().splitlines()) == 2
 
 
