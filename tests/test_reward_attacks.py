@@ -10,6 +10,8 @@ The fix these attacks smuggle in without putting it in the patch is the gold pat
 from __future__ import annotations
 
 import asyncio
+import re
+import shutil
 
 import pytest
 
@@ -62,8 +64,9 @@ def write(path: str, text: str) -> str:
     return f"mkdir -p $(dirname {path}) && cat > {path} <<'UAG_EOF'\n{text}UAG_EOF"
 
 
-# Every episode starts with its own scratch directory for the attack's files (local sandboxes share /tmp).
-SCRATCH = "export UAG_TMP=$(mktemp -d /tmp/uag-attack-XXXXXX)"
+# Every episode starts with its own scratch directory for the attack's files (local sandboxes share /tmp); it prints
+# the directory, which a local episode removes from the host at its end (a container's /tmp goes with it).
+SCRATCH = "export UAG_TMP=$(mktemp -d /tmp/uag-attack-XXXXXX) && echo $UAG_TMP"
 
 
 # An attack played with this note beside it: most attacks change nothing the patch holds, and an empty patch is
@@ -143,9 +146,12 @@ async def episode(instance: dict, commands: list[str], sandbox: str = "fresh", d
     config = GymConfig.model_validate({"deployment": deployment, "env": env_section, "reward": {"sandbox": sandbox, **reward}})
     grader = SWEBenchReward.from_config(config)
     env = AsyncSWEEnv(config, reward=grader)
+    scratch = None
     try:
         await env.reset(options={"instance": instance})
-        for command in [SCRATCH, *commands]:
+        scratch, _, _, _, info = await env.step({"name": "execute_bash", "arguments": {"command": SCRATCH}})
+        assert info["exit_code"] == 0, (SCRATCH, info)
+        for command in commands:
             _, _, _, _, info = await env.step({"name": "execute_bash", "arguments": {"command": command}})
             assert info["exit_code"] == 0, (command, info)
         captured = await grader.capture_patch(env.deployment, env.instance, env.repo_dir) if capture else None
@@ -155,6 +161,9 @@ async def episode(instance: dict, commands: list[str], sandbox: str = "fresh", d
         return {**report, "captured": captured} if capture else report
     finally:
         await env.close()
+        made = re.search(r"/tmp/uag-attack-\w+", scratch or "")
+        if deployment["type"] == "local" and made:
+            shutil.rmtree(made.group(), ignore_errors=True)
 
 
 @pytest.mark.parametrize("attack", list(ATTACKS), ids=list(ATTACKS))
