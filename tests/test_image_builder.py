@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import re
 
@@ -92,6 +93,20 @@ async def test_a_python_without_base_image_is_a_clear_error(tmp_path):
         await build_instance_image(normalise(row), config, environments, force=True, log=lambda m: None)
 
 
+REBUILT_IMAGE = "uni-agent-gym-test/rebuilt-pytest-7168:latest"
+
+
+def remove_image(name: str) -> None:
+    import docker.errors
+
+    from uni_agent_gym.deployments.docker import docker_client
+
+    try:
+        docker_client().images.remove(name, force=True)
+    except docker.errors.ImageNotFound:
+        pass
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("instance_id", ["pytest-dev__pytest-7168", "pallets__flask-4992", "sphinx-doc__sphinx-8721"])
 async def test_built_image_passes_fail_to_pass_with_the_gold_patch(instance_id):
@@ -102,8 +117,12 @@ async def test_built_image_passes_fail_to_pass_with_the_gold_patch(instance_id):
 
     row, fixture = normalise(ROWS[instance_id]), ENVIRONMENTS[instance_id]
     rebuild = instance_id == "pytest-dev__pytest-7168"  # one real build every run (~10 s), the others when missing
+    if rebuild:  # under a name of its own: the fixture image other tests run at the same time keeps its id (and
+        # what is derived from it, and the ray nodes' copies); the previous run's build goes first, not left dangling
+        row = {**row, "image_name": REBUILT_IMAGE}
+        await asyncio.to_thread(remove_image, REBUILT_IMAGE)
     name = await fixture_sources.ensure_image(row, force=rebuild)
-    assert name == image_name(instance_id)
+    assert name == (REBUILT_IMAGE if rebuild else image_name(instance_id))
     again: list[str] = []
     await fixture_sources.ensure_image(row, log=again.append)
     assert again == [f"{instance_id}: {name} exists, skipped"]
