@@ -187,15 +187,13 @@ def containers_of(run_id_prefix: str) -> list[dict]:
 
 
 def remove_container(container: dict) -> None:
-    """Remove a container `labelled_containers` listed (on its engine), or one this machine's engine made."""
-    import docker.errors
-
+    """Remove a container `labelled_containers` listed (on its engine), or one this machine's engine made. The
+    workers of one run each sweep a killed session's containers as they start, at the same moment: the one that
+    finds a container already being removed lets the other finish (the product's `remove_container`)."""
     from uni_agent_gym.deployments.docker import docker_client
+    from uni_agent_gym.deployments.docker import remove_container as remove
 
-    try:
-        container.get("Engine", docker_client()).api.remove_container(container["Id"], force=True, v=True)
-    except docker.errors.NotFound:
-        pass
+    remove(container.get("Engine", docker_client()).api, container["Id"])
 
 
 @pytest.fixture(autouse=True)

@@ -48,6 +48,25 @@ class Cluster:
     resource: str = RESOURCE
     engines: dict[str, str] = field(default_factory=dict)  # worker name -> its DOCKER_HOST
     pids: dict[str, int] = field(default_factory=dict)  # process name -> pid (a node's `ray start --block`, dockerds, registry)
+    # process name -> its start time (psutil's create_time): after a killed run its pids may be another process's
+    # (this kernel's pid_max is 32768, and a suite goes through that many in half an hour), which `stop` must spare
+    started: dict[str, float] = field(default_factory=dict)
+
+    def record(self, name: str, pid: int) -> int:
+        self.pids[name] = pid
+        self.started[name] = psutil.Process(pid).create_time()
+        return pid
+
+    def ours(self, name: str) -> bool:
+        """Whether process `name` still runs as this cluster started it (not a process that has its pid since)."""
+        pid = self.pids[name]
+        if not _alive(pid):
+            return False
+        if name not in self.started:  # a state.json written before start times were recorded
+            return True
+        with contextlib.suppress(psutil.Error):
+            return psutil.Process(pid).create_time() == self.started[name]
+        return False
 
     def deployment(self, **options) -> dict:
         """A `ray` deployment config dict for this cluster."""
@@ -79,8 +98,7 @@ class Cluster:
     def start_node(self, name: str, ip: str, resources: dict[str, float], engine: str) -> int:
         """One more worker node (a test's own, to kill): the pid of its `ray start --block`."""
         pid = _start_ray_node(name, ["--address", self.address, "--node-ip-address", ip, "--resources", json.dumps(resources)], engine)
-        self.pids[f"ray-{name}"] = pid
-        return pid
+        return self.record(f"ray-{name}", pid)
 
 
 def _log(message: str) -> None:
@@ -206,7 +224,7 @@ def _read_state() -> Cluster | None:
 def running() -> Cluster | None:
     """The cluster recorded under ROOT when all its processes still run."""
     state = _read_state()
-    if state is None or not all(_alive(pid) for pid in state.pids.values()):
+    if state is None or not all(state.ours(name) for name in state.pids):
         return None
     return state
 
@@ -231,10 +249,11 @@ def start() -> tuple[Cluster, bool]:
         started = time.monotonic()
         cluster = Cluster()
         try:
-            cluster.pids["registry"] = _start_registry()
+            cluster.record("registry", _start_registry())
             for name in WORKERS:
-                cluster.engines[name], cluster.pids[f"dockerd-{name}"] = start_engine(name)
-            cluster.pids["ray-head"] = _start_ray_node("head", ["--head", "--include-dashboard", "false", "--node-ip-address", HEAD_ADDRESS, "--port", str(GCS_PORT), "--resources", "{}"])
+                cluster.engines[name], pid = start_engine(name)
+                cluster.record(f"dockerd-{name}", pid)
+            cluster.record("ray-head", _start_ray_node("head", ["--head", "--include-dashboard", "false", "--node-ip-address", HEAD_ADDRESS, "--port", str(GCS_PORT), "--resources", "{}"]))
             for name, ip in WORKERS.items():
                 cluster.start_node(name, ip, {RESOURCE: SLOTS}, cluster.engines[name])
         except BaseException:
@@ -264,10 +283,12 @@ def terminate(pid: int) -> None:
 
 
 def _stop(cluster: Cluster) -> None:
-    """Ray nodes first (workers, then the head), then the engines and the registry; each by its pid."""
+    """Ray nodes first (workers, then the head), then the engines and the registry; each by its pid, where that is
+    still the process the cluster started."""
     order = sorted(cluster.pids, key=lambda name: (not name.startswith("ray-"), name == "ray-head"))
     for name in order:
-        terminate(cluster.pids[name])
+        if cluster.ours(name):
+            terminate(cluster.pids[name])
     with contextlib.suppress(FileNotFoundError):
         (ROOT / "state.json").unlink()
     if subprocess.run(["ip", "link", "show", "docker0"], capture_output=True).returncode != 0:

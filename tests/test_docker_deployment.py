@@ -187,6 +187,59 @@ def test_containers_of_a_killed_test_session_are_found_and_those_of_a_live_one_a
             remove_container(container)
 
 
+def sleeping_containers(image: str, run_ids: list[str]) -> list[str]:
+    """Running containers labelled as uni-agent-gym's, one per run id (running: removing one takes the engine a
+    moment, so two callers at it at once overlap)."""
+    api = docker_client().api
+    made = []
+    for run_id in run_ids:
+        made.append(api.create_container(image, command="sleep 600", labels={LABEL: "1", RUN_ID_LABEL: run_id})["Id"])
+        api.start(made[-1])
+    return made
+
+
+def side_by_side(call, times: int = 2) -> list:
+    """`call()` in `times` threads let go at the same moment; their results (an exception is raised here)."""
+    import concurrent.futures
+    import threading
+
+    barrier = threading.Barrier(times)
+
+    def at_once():
+        barrier.wait(timeout=30)
+        return call()
+
+    with concurrent.futures.ThreadPoolExecutor(times) as pool:
+        return [future.result() for future in [pool.submit(at_once) for _ in range(times)]]
+
+
+def test_two_cleanups_at_once_remove_each_container_once_and_neither_fails(docker_image, container_run_id):
+    """The engine answers the second remover of a container 409 "removal ... already in progress": two cleanups of
+    one run (or a release beside a cleanup) must not fail on it, and between them every container goes."""
+    from uni_agent_gym.deployments.docker import cleanup
+
+    made = sleeping_containers(docker_image, [container_run_id] * 8)
+    first, second = side_by_side(lambda: cleanup(container_run_id))
+    assert labelled_containers(container_run_id) == []
+    assert not set(first) & set(second) and len(first) + len(second) == len(made)
+
+
+def test_the_workers_of_a_run_sweep_a_killed_sessions_containers_at_once(docker_image, container_run_id):
+    """Each parallel worker removes a killed session's containers as its session starts, the workers at the same
+    moment (CI failed so: one worker's session fixture raised on the other's removal in progress, and every test of
+    that worker errored)."""
+    from tests.conftest import remove_container, stale_test_containers
+
+    dead_pid = 4_000_000  # above Linux's pid_max: no process has it
+    made = sleeping_containers(docker_image, [f"pytest-{dead_pid}-{container_run_id[-4:]}-t{n}" for n in range(8)])
+    try:
+        side_by_side(lambda: [remove_container(c) for c in stale_test_containers() if c["Id"] in made])
+        assert not {c["Id"] for c in stale_test_containers()} & set(made)
+    finally:
+        for container in made:
+            remove_container({"Id": container})
+
+
 INNER_TEST = '''
 import asyncio
 

@@ -33,6 +33,27 @@ def worker_node_ids() -> dict[str, str]:
     return {node["NodeID"]: node["NodeManagerAddress"] for node in ray.nodes() if node["Alive"] and node["NodeManagerAddress"] in harness.WORKERS.values()}
 
 
+def test_the_harness_tells_its_processes_from_later_ones_that_have_their_pids():
+    """A killed run leaves state.json naming pids that other processes may hold since (pid_max is 32768 on these
+    machines): `running` must not take them for the cluster, nor `stop` kill them and all under them. A process is
+    the cluster's only with the start time recorded for it, also after the round trip through state.json."""
+    import dataclasses
+    import json
+
+    process = subprocess.Popen(["sleep", "60"])
+    try:
+        cluster = harness.Cluster()
+        cluster.record("ray-head", process.pid)
+        read_back = harness.Cluster(**json.loads(json.dumps(dataclasses.asdict(cluster))))
+        assert cluster.ours("ray-head") and read_back.ours("ray-head")
+        assert not harness.Cluster(pids=cluster.pids, started={"ray-head": cluster.started["ray-head"] - 60}).ours("ray-head")
+        assert harness.Cluster(pids=cluster.pids).ours("ray-head")  # a state.json of before start times: alive is all it can say
+    finally:
+        process.kill()
+        process.wait()
+    assert not cluster.ours("ray-head")
+
+
 async def test_a_grpo_group_of_8_lands_on_both_nodes(ray_cluster, docker_image, tmp_path):
     """Eight episodes of the toy task at once (SPREAD): both worker nodes hold some; the four that fix the bug
     earn 1.0 and the four that change nothing 0.0."""

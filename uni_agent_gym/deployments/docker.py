@@ -236,17 +236,10 @@ class DockerDeployment(Deployment):
         if container_id is None:
             return
 
-        def remove() -> None:
-            try:
-                docker_client().api.remove_container(container_id, force=True, v=True)
-            except docker.errors.NotFound:
-                pass
-
         try:
-            await asyncio.to_thread(remove)
+            await asyncio.to_thread(remove_container, docker_client().api, container_id)
         except Exception as exc:  # noqa: BLE001 - cleanup boundary: an API error or an unreachable daemon
-            if "is already in progress" not in str(exc):
-                logger.warning("could not remove container %s: %s (`uni-agent-gym cleanup` reaps it)", container_id, exc)
+            logger.warning("could not remove container %s: %s (`uni-agent-gym cleanup` reaps it)", container_id, exc)
 
     async def is_alive(self) -> bool:
         if self.container_id is None:
@@ -376,12 +369,25 @@ class DockerDeployment(Deployment):
 def cleanup(run_id: str | None = None) -> list[str]:
     """Remove every container labelled by uni-agent-gym (of one run when `run_id` is given)."""
     label = [f"{LABEL}=1"] + ([f"{RUN_ID_LABEL}={run_id}"] if run_id else [])
-    client = docker_client()
-    removed = []
-    for container in client.containers.list(all=True, filters={"label": label}):
-        try:
-            container.remove(force=True, v=True)
-            removed.append(container.name)
-        except docker.errors.NotFound:
-            pass
-    return removed
+    api = docker_client().api
+    return [
+        container["Names"][0].lstrip("/")
+        for container in api.containers(all=True, filters={"label": label})
+        if remove_container(api, container["Id"])
+    ]
+
+
+def remove_container(api: docker.APIClient, container_id: str) -> bool:
+    """Remove a container and its volumes, running or not (blocking): True where this call removed it, False where
+    it was gone or another caller is removing it. Two callers do race for one container (two `cleanup`s, a release
+    beside a `cleanup`, two test workers sweeping a killed session's containers), and the engine answers the second
+    409 "removal of container ... is already in progress": that is not a failure of either."""
+    try:
+        api.remove_container(container_id, force=True, v=True)
+        return True
+    except docker.errors.NotFound:
+        return False
+    except docker.errors.APIError as exc:
+        if exc.status_code == 409 and "already in progress" in str(exc):
+            return False
+        raise
