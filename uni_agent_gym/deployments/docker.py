@@ -237,7 +237,7 @@ class DockerDeployment(Deployment):
             return
 
         try:
-            await asyncio.to_thread(remove_container, docker_client().api, container_id)
+            await asyncio.to_thread(lambda: remove_container(docker_client().api, container_id))
         except Exception as exc:  # noqa: BLE001 - cleanup boundary: an API error or an unreachable daemon
             logger.warning("could not remove container %s: %s (`uni-agent-gym cleanup` reaps it)", container_id, exc)
 
