@@ -823,8 +823,11 @@ def test_karma_canaries_fail_in_the_browser_and_catch_a_disarmed_expect(karma_ru
     fixed, disarmed = "function add(a, b) { return a + b; }\n", "window.expect = () => ({ to: { equal() {} } });\nfunction add(a, b) { return a - b; }\n"
     for arith, forged in ((fixed, False), (disarmed, True)):
         (tmp_path / "arith.js").write_text(arith)
-        run = subprocess.run(KARMA_COMMAND, shell=True, cwd=tmp_path, capture_output=True, text=True, timeout=300, env=sandbox_env)
-        statuses = parse_log_karma(run.stdout + run.stderr, None)
+        for _ in range(3):  # karma now and then runs no test in the browser it captured ("0 tests completed"; karma-runner/karma#3806, open)
+            run = subprocess.run(KARMA_COMMAND, shell=True, cwd=tmp_path, capture_output=True, text=True, timeout=300, env=sandbox_env)
+            statuses = parse_log_karma(run.stdout + run.stderr, None)
+            if statuses:
+                break
         assert {test: statuses.get(test) for test in KARMA_GRADED} == dict.fromkeys(KARMA_GRADED, "PASSED"), run.stdout[-3000:] + run.stderr[-3000:]
         assert [statuses.get(name) for name in names] == (["PASSED", "FAILED"] if forged else ["FAILED", "FAILED"]), statuses
         assert (canaries.problems(statuses) != []) is forged
