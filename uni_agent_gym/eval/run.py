@@ -77,15 +77,27 @@ async def _episode(instance: dict[str, Any], config: GymConfig, model: ChatModel
     except ModelError:
         raise
     except Exception as exc:  # noqa: BLE001 - boundary: one instance's failure is its own row
-        logger.warning("episode of %s failed: %s", instance["instance_id"], exc)
+        error = _described(exc)
+        # the gym's own errors say what went wrong; anything else is a bug somewhere, and its traceback says where
+        logger.warning("episode of %s failed: %s", instance["instance_id"], error, exc_info=not isinstance(exc, UniAgentGymError))
         return {
             "instance_id": instance["instance_id"], "model_name_or_path": config.model.model_name, "exit_reason": "env_error",
-            "error": f"{type(exc).__name__}: {exc}", "reward": 0.0, "resolved": False, "patch": "", "turns": env.turn,
+            "error": error, "reward": 0.0, "resolved": False, "patch": "", "turns": env.turn,
             "usage": {"prompt_tokens": 0, "completion_tokens": 0, "cost": 0.0, "model_seconds": 0.0, "retries": 0},
             "seconds": time.monotonic() - started, "messages": [], "steps": [], "reward_report": None,
         }  # fmt: skip
     finally:
         await env.close()
+
+
+def _described(exc: BaseException) -> str:
+    """`Type: message`. An exception group's own message ("unhandled errors in a TaskGroup (1 sub-exception)") names
+    none of its causes, so they follow it, each described so."""
+    text = f"{type(exc).__name__}: {exc}"
+    inner = getattr(exc, "exceptions", None)  # a group's: BaseExceptionGroup from Python 3.11, its backport before
+    if isinstance(inner, tuple) and inner and all(isinstance(each, BaseException) for each in inner):
+        text += " [" + "; ".join(_described(each) for each in inner) + "]"
+    return text
 
 
 def write_outputs(output_dir: Path, instances: list[dict[str, Any]], retried: int = 0) -> dict[str, Any]:
