@@ -276,3 +276,35 @@ def test_a_test_stopped_by_its_timeout_leaves_no_container(tmp_path, docker_imag
     assert "test_hangs_holding_a_container left 1 container(s) behind" in output, output[-3000:]
     container_id = re.search(r"started (\w+)", output).group(1)
     assert [c for c in docker_client().containers.list(all=True, filters={"label": f"{LABEL}=1"}) if c.id == container_id] == []
+
+
+@pytest.mark.parametrize("refusals, paused", [(2, True), (3, False)])
+def test_a_freeze_that_does_not_settle_is_tried_again_three_times_in_all(monkeypatch, refusals, paused):
+    """runc's "unable to freeze" (a freeze that did not settle in time, seen on a loaded machine) is tried again; a
+    third refusal is the error. Faked: the engine (a real runc cannot be made to refuse on demand)."""
+    import types
+
+    import docker.errors
+
+    from uni_agent_gym.deployments import docker as docker_deployment
+    from uni_agent_gym.deployments import make_deployment
+    from uni_agent_gym.errors import DeploymentError
+
+    calls = []
+
+    def pause(container_id):
+        calls.append(container_id)
+        if len(calls) <= refusals:
+            raise docker.errors.APIError("500 Server Error", explanation=f"Cannot pause container {container_id}: OCI runtime pause failed: unable to freeze: unknown")
+
+    deployment = make_deployment({"type": "docker", "image": "any:1"})
+    deployment.container_id = "c0ffee"
+    with monkeypatch.context() as patched:  # undone before the suite's own container check asks the engine
+        patched.setattr(docker_deployment, "docker_client", lambda: types.SimpleNamespace(api=types.SimpleNamespace(pause=pause)))
+        patched.setattr(docker_deployment.time, "sleep", lambda seconds: None)
+        if paused:
+            deployment.pause()
+        else:
+            with pytest.raises(DeploymentError, match="unable to freeze"):
+                deployment.pause()
+    assert calls == ["c0ffee"] * min(refusals + 1, 3)

@@ -344,8 +344,17 @@ class DockerDeployment(Deployment):
             raise DeploymentError(f"Docker refused to copy files to {directory} in container {self.container_id}")
 
     def pause(self) -> None:
-        """Freeze every process in the container (the daemon's cgroup freezer). Blocking."""
-        self._api("pause", docker_client().api.pause, self.container_id)
+        """Freeze every process in the container (the daemon's cgroup freezer). Blocking. runc gives up on a freeze
+        that does not settle in time ("unable to freeze"; seen once on a loaded machine, while the container's processes
+        were starting others): that is tried again, three times in all, before it is an error."""
+        for attempt in range(3):
+            try:
+                return self._api("pause", docker_client().api.pause, self.container_id)
+            except DeploymentError as exc:
+                if "unable to freeze" not in str(exc) or attempt == 2:
+                    raise
+                logger.info("container %s did not freeze (%s); trying again", self.container_id, exc)
+                time.sleep(0.5)
 
     def unpause(self) -> None:
         """Undo `pause`. Blocking."""
