@@ -1,7 +1,10 @@
 """Shared fixtures: a deployment of each type for the contract suite, the Docker images the tests
 need (each built once per machine, whichever test asks first), and the per-test container check.
 
-Docker tests skip where no engine is reachable, except under CI=true, where that is a failure.
+A test that needs something this machine may lack (a Docker engine, ../shared, a host Python, a package) says
+so with `require(...)` or the `needs` marker: it skips where that is missing, except where the whole suite is
+asked for (CI=true, and `make test`, which sets UNI_AGENT_GYM_TESTS=all), where the missing thing is a failure
+that names it.
 """
 
 from __future__ import annotations
@@ -22,6 +25,8 @@ IN_CI = os.environ.get("CI") == "true"
 # test (`slow`: whole episodes, verl's trainer, templates walked at length): those are left out at collection where
 # their markers, fixtures or parameters say so, else skipped when they ask for an engine.
 FAST = os.environ.get("UNI_AGENT_GYM_TESTS") == "fast"
+# `make test` and CI: the whole suite, so a test whose needs are missing fails (naming them) instead of skipping.
+WHOLE = IN_CI or os.environ.get("UNI_AGENT_GYM_TESTS") == "all"
 NOT_FAST = {"docker_image", "fixture_images", "ray_cluster", "extra_node", "capture_image", "leaky_image", "browser", "karma_runner"}
 # The Hugging Face hub is unreachable on these machines; offline mode fails at once instead of
 # retrying for ~25 s. Set before anything imports datasets / huggingface_hub.
@@ -43,14 +48,32 @@ def docker_engine_reachable() -> bool:
         return False
 
 
+def require(available: bool, what: str) -> None:
+    """Skip the test where `what` is missing, but fail it where the whole suite was asked for (`WHOLE`): a
+    green `make test` or CI run has run every test."""
+    if available:
+        return
+    if WHOLE:
+        pytest.fail(f"{what} is missing, and this run is the whole suite (CI=true or UNI_AGENT_GYM_TESTS=all): "
+                    "install it, or (outside CI) run with UNI_AGENT_GYM_TESTS=available to skip the tests that need it")  # fmt: skip
+    pytest.skip(f"{what} is missing")
+
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", "needs(available, what): require(available, what) before the test (skip, or fail in the whole suite)")
+
+
+def pytest_runtest_setup(item):
+    for mark in item.iter_markers("needs"):
+        require(*mark.args)
+
+
 def require_docker() -> None:
     if docker_engine_reachable():
         return
     if FAST:
         pytest.skip("make test-fast runs no Docker test (make test does)")
-    if IN_CI:
-        pytest.fail("CI=true but no Docker engine is reachable: .ci/run must start dockerd")
-    pytest.skip("no Docker engine reachable")
+    require(False, "a Docker engine (scripts/ensure-docker.sh starts one)")
 
 
 @pytest.fixture(scope="session")
@@ -270,8 +293,7 @@ def ray_cluster(docker_image):
     after the session; the base image is pushed to its registry (the nodes pull it when they lack it)."""
     from tests import ray_cluster as harness
 
-    if not shutil.which("dockerd"):
-        pytest.skip("no dockerd to give the Ray nodes engines of their own")
+    require(shutil.which("dockerd") is not None, "dockerd (to give the Ray nodes engines of their own)")
     cluster, started = harness.start()
     cluster.push(docker_image)
     yield cluster

@@ -126,12 +126,11 @@ INTERPRETERS = {  # the host's Pythons that local venvs are made from (pyenv on 
 def env_section(deployment: str, rows: list[dict]) -> dict:
     """The env config of fixture episodes: on docker and ray, their offline images; on local, venvs and checkouts in
     the test build cache, the host's Pythons and the fixture mirrors (the test skips without those Pythons)."""
-    import pytest
+    from tests.conftest import require
 
     if deployment in ("docker", "ray"):
         return {"workspace": "image", "environments": str(SHARED / "fixtures.json")}
-    if not all(path.exists() for path in INTERPRETERS.values()):
-        pytest.skip("local grading needs host Pythons 3.9 and 3.11 (pyenv on these machines)")
+    require(all(path.exists() for path in INTERPRETERS.values()), "host Pythons 3.9 and 3.11 for local grading (pyenv on these machines)")
     return {"environments": str(SHARED / "fixtures.json"), "cache_dir": str(BUILD_CACHE),
             "interpreters": {version: str(path) for version, path in INTERPRETERS.items()},
             "mirrors": {repo: str(repo_mirror(repo)) for repo in sorted({row["repo"] for row in rows})}}  # fmt: skip

@@ -4,21 +4,47 @@ Modal's cloud cannot run here (no credentials, no network) and the SDK has no lo
 fakes replace `modal.App.lookup`, `modal.Image.from_registry` and `modal.Sandbox.create`. They record
 what the deployment sends and reproduce the SDK's behaviours that matter to it (DESIGN.md): only the
 `.aio` forms are awaitable, `create` needs `app=`, a `ContainerProcess` has no kill, an exec timeout
-makes `wait()` return -1, a terminated sandbox refuses execs. Execs run as host processes, so the
-shared contract suite exercises the real session protocol through this boundary. As no two Modal sandboxes
-share a filesystem, a sandbox created with a `workdir` sees a directory of its own there (as root: each exec
-in a mount namespace with the sandbox's own directory bound over that path), so an agent's sandbox and the
-fresh one that grades it, both at the same repository path, are apart.
+makes `wait()` return -1, a terminated sandbox refuses execs. Every call is first bound to the real
+SDK's signature (`_sdk`), so one that Modal would reject with TypeError is rejected here too. Execs run
+as host processes, so the shared contract suite exercises the real session protocol through this
+boundary. As no two Modal sandboxes share a filesystem, a sandbox created with a `workdir` sees a
+directory of its own there (as root: each exec in a mount namespace with the sandbox's own directory
+bound over that path), so an agent's sandbox and the fresh one that grades it, both at the same
+repository path, are apart.
 """
 
 from __future__ import annotations
 
 import asyncio
+import functools
+import inspect
 import os
 import tempfile
 from dataclasses import dataclass, field
 
+import modal
 import modal.exception
+from modal.container_process import ContainerProcess
+from modal.io_streams import StreamReader, StreamWriter
+
+# the real entry points, taken at import: `install` replaces these three on the SDK for a test's length
+_REAL_LOOKUP, _REAL_FROM_REGISTRY, _REAL_CREATE = modal.App.lookup, modal.Image.from_registry, modal.Sandbox.create
+
+
+def _sdk(real):
+    """Bind each call of the decorated fake to `real`'s signature first (a method's fake gets its own
+    instance as `self`): the fakes accept what the tests send, this rejects what Modal would."""
+    signature = inspect.signature(real)
+
+    def decorate(fake):
+        @functools.wraps(fake)
+        def call(*args, **kwargs):
+            signature.bind(*args, **kwargs)
+            return fake(*args, **kwargs)
+
+        return call
+
+    return decorate
 
 
 class _Aio:
@@ -36,14 +62,17 @@ class FakeStdin:
         self._process, self._buffer, self._eof = process, bytearray(), False
         self.drain = _Aio(self._drain)
 
+    @_sdk(StreamWriter.write)
     def write(self, data: bytes) -> None:
         if self._eof:
             raise modal.exception.InvalidError("stdin is closed")
         self._buffer += data
 
+    @_sdk(StreamWriter.write_eof)
     def write_eof(self) -> None:
         self._eof = True
 
+    @_sdk(StreamWriter.drain)
     async def _drain(self) -> None:
         stdin = self._process.stdin
         data, self._buffer = bytes(self._buffer), bytearray()
@@ -61,6 +90,7 @@ class FakeStdout:
     def __init__(self, stream: asyncio.StreamReader | None) -> None:
         self._stream = stream
 
+    @_sdk(StreamReader.__aiter__)
     def __aiter__(self):
         return self._chunks()
 
@@ -80,6 +110,7 @@ class FakeContainerProcess:
         self.stdout = FakeStdout(process.stdout)
         self.wait = _Aio(self._wait)
 
+    @_sdk(ContainerProcess.wait)
     async def _wait(self) -> int:
         try:
             return await asyncio.wait_for(self._process.wait(), self._timeout)
@@ -119,6 +150,7 @@ class FakeSandbox:
         self.terminate = _Aio(self._terminate)
         self.poll = _Aio(self._poll)
 
+    @_sdk(modal.Sandbox.exec)
     async def _exec(self, *args: str, text: bool = True, stdout=None, stderr=None, timeout=None, workdir=None, **kw):
         from modal.stream_type import StreamType
 
@@ -140,7 +172,8 @@ class FakeSandbox:
         self._processes.append(process)
         return FakeContainerProcess(process, timeout)
 
-    async def _terminate(self) -> None:
+    @_sdk(modal.Sandbox.terminate)
+    async def _terminate(self, *, wait: bool = False) -> None:
         self.terminated = True
         for process in self._processes:
             if process.returncode is None:
@@ -148,26 +181,28 @@ class FakeSandbox:
                 await process.wait()
         self._tempdir.cleanup()
 
+    @_sdk(modal.Sandbox.poll)
     async def _poll(self) -> int | None:
         return 0 if self.terminated else None
 
 
 def install(monkeypatch) -> StandIn:
     """Replace the SDK entry points the deployment uses; return the record of what it sent."""
-    import modal
-
     standin = StandIn()
     monkeypatch.setenv("MODAL_TOKEN_ID", "ak-standin")
     monkeypatch.setenv("MODAL_TOKEN_SECRET", "as-standin")
 
+    @_sdk(_REAL_LOOKUP)
     async def lookup(name: str, *, create_if_missing: bool = False, **kw):
         standin.lookups.append(dict(name=name, create_if_missing=create_if_missing, **kw))
         return f"app:{name}"
 
+    @_sdk(_REAL_FROM_REGISTRY)
     def from_registry(tag: str, **kw):
         standin.images.append(tag)
         return f"image:{tag}"
 
+    @_sdk(_REAL_CREATE)
     async def create(*args: str, app=None, **kwargs):
         if app is None:
             raise modal.exception.InvalidError("Sandbox.create needs app= outside a running app")

@@ -17,6 +17,13 @@ from swebench.harness.log_parsers.python import parse_log_pytest
 
 from uni_agent_gym.rewards.canaries import Canaries, source, target_files, wanted
 
+
+def forged_problem(name: str, path: str) -> str:
+    """The problem a canary reported PASSED makes; a canary whose name is no longer recognised makes another
+    ("missing from the log"), so asserting only that there are problems would pass on that."""
+    return f"the canary test {name} (planted in {path}, it must fail) is reported PASSED: the runner's verdict was forged"
+
+
 TEST_FILE = '''import pytest
 
 
@@ -60,7 +67,7 @@ def test_a_forged_or_missing_canary_is_a_problem():
      "sympy/core/tests/test_x.py:test_a_b"],
 )
 def test_a_canary_is_found_under_each_runners_names(test_id):
-    assert Canaries("pytest", {"test_a_b": "t.py"}).problems({test_id: "PASSED"}) != []
+    assert Canaries("pytest", {"test_a_b": "t.py"}).problems({test_id: "PASSED"}) == [forged_problem("test_a_b", "t.py")]
     assert Canaries("pytest", {"test_a": "t.py"}).problems({test_id: "PASSED", "x": "PASSED"})[0].endswith("missing from the log: the runner's verdicts were filtered")
 
 
@@ -404,7 +411,7 @@ def test_javascript_canaries_fail_under_the_real_runner_and_catch_a_disarmed_ass
         statuses = parse(run.stdout + run.stderr, None)
         assert {test: statuses.get(test) for test in graded} == dict.fromkeys(graded, "PASSED"), run.stdout[-3000:] + run.stderr[-3000:]
         assert [statuses.get(name) for name in names] == (["PASSED", "FAILED"] if forged else ["FAILED", "FAILED"]), statuses
-        assert (canaries.problems(statuses) != []) is forged
+        assert canaries.problems(statuses) == ([forged_problem(names[0], canaries.planted[names[0]])] if forged else [])
 
 
 def test_javascript_canaries_go_only_into_files_the_command_names_under_titles_its_filter_selects():
@@ -830,5 +837,5 @@ def test_karma_canaries_fail_in_the_browser_and_catch_a_disarmed_expect(karma_ru
                 break
         assert {test: statuses.get(test) for test in KARMA_GRADED} == dict.fromkeys(KARMA_GRADED, "PASSED"), run.stdout[-3000:] + run.stderr[-3000:]
         assert [statuses.get(name) for name in names] == (["PASSED", "FAILED"] if forged else ["FAILED", "FAILED"]), statuses
-        assert (canaries.problems(statuses) != []) is forged
+        assert canaries.problems(statuses) == ([forged_problem(names[0], canaries.planted[names[0]])] if forged else [])
         assert run.returncode == 1  # the canaries failed: karma exits 1

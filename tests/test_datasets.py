@@ -20,7 +20,7 @@ from uni_agent_gym.rewards.patches import drop_files
 from uni_agent_gym.specs import SpecError, environment_spec, command_of_tests
 
 REAL = Path(__file__).resolve().parents[2] / "shared" / "datasets"
-pytestmark = pytest.mark.skipif(not REAL.exists(), reason="../shared/datasets is not beside the checkout")
+pytestmark = pytest.mark.needs(REAL.exists(), "../shared/datasets beside the checkout")
 
 
 def real_rows(name: str) -> list[dict]:
@@ -33,16 +33,17 @@ def derived() -> dict[str, dict]:
 
 
 @pytest.mark.parametrize(
-    "file, family, decided_by",
+    "file, rows, family, decided_by",
     [
-        ("swe-bench-verified.legacy.jsonl", "swe-bench", "SWE-bench columns with environment_setup_commit"),
-        ("swe-gym.jsonl", "swe-gym", "SWE-bench columns with test lists as lists and no environment_setup_commit"),
-        ("swe-rebench-v2.jsonl", "swe-rebench", "an install_config column"),
-        ("swe-smith.jsonl", "swe-smith", "an image_name column and an instance_id like owner__repo.commit8.name"),
+        ("swe-bench-verified.legacy.jsonl", 2, "swe-bench", "SWE-bench columns with environment_setup_commit"),
+        ("swe-gym.jsonl", 5, "swe-gym", "SWE-bench columns with test lists as lists and no environment_setup_commit"),
+        ("swe-rebench-v2.jsonl", 1, "swe-rebench", "an install_config column"),
+        ("swe-smith.jsonl", 1, "swe-smith", "an image_name column and an instance_id like owner__repo.commit8.name"),
     ],
     ids=["swe-bench-verified", "swe-gym", "swe-rebench-v2", "swe-smith"],
 )
-def test_real_rows_are_recognised_by_their_columns_and_normalise(file, family, decided_by):
+def test_real_rows_are_recognised_by_their_columns_and_normalise(file, rows, family, decided_by):
+    assert len(real_rows(file)) == rows  # as ../shared/datasets/README.md lists them
     for row in real_rows(file):
         found, why = detect(row)
         assert (found.name, why) == (family, decided_by)

@@ -6,6 +6,7 @@ import asyncio
 
 import pytest
 
+from tests.conftest import require
 from uni_agent_gym.deployments.docker import LABEL, RUN_ID_LABEL, docker_client
 from uni_agent_gym.errors import ImageNotFoundError, SandboxDiedError
 
@@ -159,8 +160,7 @@ async def test_changes_read_from_the_overlay_layers_are_what_docker_diff_lists(d
     )
     assert result.exit_code == 0, result.output
     layers = overlay.layers(docker_client().api.inspect_container(deployment.container_id))
-    if layers is None:
-        pytest.skip("this engine's layers are not readable from here (remote engine or another storage driver)")
+    require(layers is not None, "an engine whose overlay2 layers are readable from here (not a remote engine or another storage driver)")
     kinds = {0: "C", 1: "A", 2: "D"}
     daemon = {(kinds[item["Kind"]], item["Path"]) for item in docker_client().api.diff(deployment.container_id)}
     assert set(overlay.changes(layers)) == daemon

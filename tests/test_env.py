@@ -307,7 +307,7 @@ async def test_fixture_instance_episode_reads_the_same_on_local_and_docker(tmp_p
 PYENV_39 = Path.home() / ".pyenv" / "versions" / "3.9.18" / "bin" / "python3.9"
 
 
-@pytest.mark.skipif(not PYENV_39.exists(), reason="needs a host Python 3.9 (pyenv 3.9.18 on these machines)")
+@pytest.mark.needs(PYENV_39.exists(), f"a host Python 3.9 at {PYENV_39} (pyenv 3.9.18 on these machines)")
 async def test_local_fixture_instance_gets_its_venv_once(tmp_path):
     """On `local`, a SWE-bench instance gets a venv of its spec's Python and packages; the gold patch
     then passes its FAIL_TO_PASS tests, and a second reset reuses the venv (the checkout is a fresh one

@@ -158,10 +158,12 @@ async def test_repeated_format_errors_end_the_episode():
 
 
 async def test_token_budget_ends_the_episode_and_grades_the_work():
-    fix = {"tool_call": {"name": "str_replace_editor", "arguments": {"command": "str_replace", "path": "{R}/stats.py", "old_str": "x", "new_str": "y"}}}
-    trajectory = await toy_episode([{"tool_call": {"name": "execute_bash", "arguments": {"command": "ls"}}}, fix], token_budget=50)
+    fix = {"tool_call": {"name": "execute_bash", "arguments": {"command": "sed -i 's/(len(values) - 1)/len(values)/' stats.py"}}}
+    trajectory = await toy_episode([fix, {"tool_call": {"name": "execute_bash", "arguments": {"command": "ls"}}}], token_budget=50)
     assert trajectory["exit_reason"] == "max_tokens" and trajectory["turns"] == 1  # the first turn spends the budget
-    assert trajectory["reward_report"] is not None, "the work so far is graded"
+    report = trajectory["reward_report"]  # the work so far (the fix) is graded: the toy's tests pass
+    assert (report["resolved"], report["exit_code"], trajectory["reward"]) == (True, 0, 1.0), report
+    assert report["log"].endswith("\nOK\n") and "Ran 4 tests" in report["log"], report["log"]
 
 
 async def test_long_observations_are_shortened_for_the_model():
@@ -260,6 +262,7 @@ def test_ctrl_c_releases_sandboxes_and_keeps_finished_results(tmp_path, docker_i
                 break
             warnings.warn(f"the re-run's sandbox failed, so it runs again: {why}\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}", stacklevel=1)
         assert {r["key"] for r in endpoint.requests} == {"second copy"}, ("only the unfinished instance is played", why, done.stdout[-3000:], done.stderr[-3000:])
+        assert record.get("exit_reason") == "finished" and record.get("reward_report") is not None, ("the replayed episode ran to its end", why)
         assert len((output / "predictions.jsonl").read_text().splitlines()) == 2
 
 

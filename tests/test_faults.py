@@ -11,7 +11,6 @@ import secrets
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -50,9 +49,8 @@ async def test_a_fork_bomb_is_held_by_the_pids_limit(deployment_factory, contain
     pids = await deployment.run(READ_PIDS, timeout=10)  # builtins only: no fork needed to look
     # the bomb's "fork: retry" complaints share the shell's output; the count is the line of digits
     assert 0 < int(re.findall(r"^(\d+)$", pids.output, re.MULTILINE)[-1]) <= 64
-    started = time.monotonic()
-    await deployment.stop()
-    assert time.monotonic() - started < 30 and labelled_containers(run_id) == []
+    await asyncio.wait_for(deployment.stop(), 120)  # the bomb's processes do not hold the stop
+    assert labelled_containers(run_id) == []
 
 
 async def test_a_memory_hog_is_killed_at_the_limit_and_the_sandbox_lives_on(deployment_factory):
@@ -71,12 +69,11 @@ async def test_a_detached_writer_neither_blocks_nor_outlives_the_sandbox(deploym
     deployment = deployment_factory(kind)
     await deployment.start()
     marker = f"uag-writer-{secrets.token_hex(4)}"
-    started = time.monotonic()
     result = await deployment.run(
         f"(setsid sh -c 'while :; do echo {marker} >> /tmp/{marker}.log; sleep 0.01; done' </dev/null >/dev/null 2>&1 &); echo detached",
         timeout=30,
     )
-    assert result.output == "detached\n" and time.monotonic() - started < 5
+    assert (result.output, result.exit_code, result.timed_out) == ("detached\n", 0, False), "the writer held the command"
     await asyncio.sleep(0.5)
     grown = await deployment.run(f"wc -l < /tmp/{marker}.log")
     assert int(grown.output) > 5

@@ -258,7 +258,7 @@ async def test_a_real_anthropic_client_is_one_chain(engine, monkeypatch):
     """litellm's Anthropic provider (what mini-swe-agent uses for Claude models) speaks the Anthropic
     wire format to the gateway: tool_use out, tool_result back, one chain."""
     monkeypatch.setenv("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # litellm fetches its price list from GitHub otherwise
-    litellm = pytest.importorskip("litellm")
+    import litellm  # mini-swe-agent's dependency, in the [dev] extra
     async with serving(engine) as (gateway, url):
         messages = list(TASK)
         for turn in range(2):

@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 from swebench.harness.log_parsers.python import parse_log_django
 
+from tests.conftest import require
 from tests.fixture_sources import CACHE, sdist_directory
 from uni_agent_gym.named_locks import blocking_machine_lock
 from uni_agent_gym.rewards.guard import Guard
@@ -179,8 +180,7 @@ def test_the_guard_is_python_3_5_syntax_and_runs_plain_unittest_on_3_6(tmp_path)
 
     guard = Guard("django")
     ast.parse(guard.source(), feature_version=(3, 5))
-    if not OLDEST.exists():
-        pytest.skip(f"no Python 3.6 at {OLDEST} (pyenv)")
+    require(OLDEST.exists(), f"a Python 3.6 at {OLDEST} (pyenv)")
     (tmp_path / "test_plain.py").write_text(
         "import unittest\n\n\nclass Plain(unittest.TestCase):\n    def test_ok(self):\n        pass\n\n"
         "    def test_bad(self):\n        self.fail('no')\n\n    @unittest.skip('later')\n    def test_later(self):\n        pass\n"

@@ -140,7 +140,7 @@ async def test_a_mirror_workspace_shows_no_future(tmp_path, future, deployment_t
 PYTHON_311 = shutil.which("python3.11")
 
 
-@pytest.mark.skipif(PYTHON_311 is None, reason="needs a host Python 3.11")
+@pytest.mark.needs(PYTHON_311 is not None, "a host Python 3.11 (python3.11 on PATH)")
 async def test_a_local_reset_forgets_what_the_last_episode_planted(tmp_path, future):
     """Local with an environment (venv, environment commit, an ignored file the install made): the
     hooks, config, refs, commits, edits and deletions of one episode are gone at the next reset, the

@@ -23,8 +23,8 @@ from uni_agent_gym.specs import SpecError, environment_spec
 
 MULTILINGUAL = Path(__file__).resolve().parent / "rows" / "swe-bench-multilingual.jsonl"
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "datasets"
-MULTI_SWE_BENCH = ["multi-swe-bench.jsonl", "multi-swe-bench.fasterxml__jackson-core.jsonl", "multi-swe-bench.fasterxml__jackson-dataformat-xml.jsonl"]
-needs_shared = pytest.mark.skipif(not SHARED.exists(), reason="../shared/datasets is not beside the checkout")
+MULTI_SWE_BENCH = {"multi-swe-bench.jsonl": 5, "multi-swe-bench.fasterxml__jackson-core.jsonl": 18, "multi-swe-bench.fasterxml__jackson-dataformat-xml.jsonl": 5}  # rows each
+needs_shared = pytest.mark.needs(SHARED.exists(), "../shared/datasets beside the checkout")
 
 
 def rows_of(path: Path) -> list[dict]:
@@ -178,6 +178,7 @@ def test_python_families_say_python_and_build_nothing():
 @needs_shared
 @pytest.mark.parametrize("name", MULTI_SWE_BENCH)
 def test_every_real_multi_swe_bench_row_is_a_java_task_of_the_package(name):
+    assert len(rows_of(SHARED / name)) == MULTI_SWE_BENCH[name]  # as ../shared/datasets/README.md lists them
     for row in rows_of(SHARED / name):
         family, why = detect(row)
         assert (family.name, why) == ("multi-swe-bench", "org, number, base and fix_patch columns (a pull request)")

@@ -96,6 +96,30 @@ async def test_sandbox_terminated_from_outside(monkeypatch):
     await deployment.stop()
 
 
+async def test_the_standin_rejects_calls_the_sdk_would(monkeypatch):
+    """The fakes bind each call to the real SDK's signature, so a call Modal would refuse fails here too
+    (and every call the tests above make through the deployment is one that Modal accepts)."""
+    import modal
+
+    modal_standin.install(monkeypatch)
+    with pytest.raises(TypeError, match="create_if_missin"):
+        await modal.App.lookup.aio("my-app", create_if_missin=True)
+    with pytest.raises(TypeError, match="timout"):
+        await modal.Sandbox.create.aio("sleep", "infinity", app="app:my-app", timout=60)
+    sandbox = await modal.Sandbox.create.aio("sleep", "infinity", app="app:my-app")
+    try:
+        with pytest.raises(TypeError, match="cwd"):
+            await sandbox.exec.aio("true", cwd="/tmp")
+        process = await sandbox.exec.aio("true", text=False)
+        with pytest.raises(TypeError):
+            process.stdin.write(b"a", b"b")
+        with pytest.raises(TypeError):
+            await process.wait.aio(5)
+        assert await process.wait.aio() == 0
+    finally:
+        await sandbox.terminate.aio()
+
+
 @pytest.mark.skipif(not os.environ.get("MODAL_TOKEN_ID"), reason="live Modal test needs MODAL_TOKEN_ID/SECRET")
 async def test_live_modal_sandbox():
     deployment = make_deployment({"type": "modal", "image": "python:3.11-slim"})

@@ -54,7 +54,6 @@ def test_a_machine_lock_serialises_processes(tmp_path):
     async and the blocking form exclude each other, and a lock of another name does not wait."""
     import subprocess
     import sys
-    import time
 
     name = f"test {tmp_path}"
     log = tmp_path / "log"
@@ -67,11 +66,9 @@ def test_a_machine_lock_serialises_processes(tmp_path):
     assert log.read_text().split() == ["in", "out"] * 3, "no process was inside while another was"
 
     log.unlink()
-    started = time.monotonic()
     processes = [start("async", f"{name} a"), start("async", f"{name} b")]
     assert [p.wait(timeout=60) for p in processes] == [0, 0]
     assert log.read_text().split()[:2] == ["in", "in"], "different names do not wait for each other"
-    assert time.monotonic() - started < 10
 
 
 def test_a_cancelled_waiter_leaves_the_machine_lock_free(tmp_path):

@@ -6,6 +6,8 @@ on their own, the test shows that too, then that the reward does not fall for it
 
 from __future__ import annotations
 
+import asyncio
+
 import pytest
 from swebench.harness.grading import get_eval_tests_report, get_resolution_status
 from swebench.harness.log_parsers import MAP_REPO_TO_PARSER
@@ -82,8 +84,12 @@ async def test_hidden_tests_are_not_in_the_sandbox_before_grading(sandbox_for):
     instance = row("pytest-dev__pytest-7168")
     deployment, repo_dir = await sandbox_for(instance)
     hidden = "test_broken_getattribute"  # added by test_patch
-    assert hidden in instance["test_patch"]
-    found = await deployment.run(f"grep -r {hidden} / --include=*.py -l 2>/dev/null | head -3; git -C {repo_dir} status --porcelain")
+    known = "test_pformat_dispatch"  # at the base: the same search finds it, so an empty answer means "not there"
+    assert f"+def {hidden}" in instance["test_patch"] and f"@@ def {known}" in instance["test_patch"]
+    search = "grep -r {} / --include=*.py -l 2>/dev/null | head -3; git -C {} status --porcelain"
+    found = await deployment.run(search.format(known, repo_dir))
+    assert found.output == f"{repo_dir}/testing/io/test_saferepr.py\n", found.output
+    found = await deployment.run(search.format(hidden, repo_dir))
     assert found.output == ""
 
 
@@ -171,8 +177,8 @@ async def test_tests_that_hang_time_out(sandbox_for):
     deployment, repo_dir = await sandbox_for(instance)
     module = f"{repo_dir}/src/_pytest/_io/saferepr.py"
     await deployment.write_file(module, "import time\ntime.sleep(600)\n" + (await deployment.read_file(module)).decode())
-    result = await reward(timeout=3).grade(deployment, instance, repo_dir)
-    assert (result.status, result.reward) == ("timeout", 0.0) and result.durations["tests"] < 60
+    result = await asyncio.wait_for(reward(timeout=3).grade(deployment, instance, repo_dir), 300)  # not the module's 600 s
+    assert (result.status, result.reward) == ("timeout", 0.0)
 
 
 @pytest.mark.parametrize(

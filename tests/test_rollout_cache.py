@@ -13,12 +13,12 @@ import re
 from pathlib import Path
 
 import pytest
+import transformers
 
+from tests.conftest import require
 from uni_agent_gym.tools import make_tools
 from uni_agent_gym.tokens.boundary import BoundaryError, find, probe, render
 from uni_agent_gym.tokens.rollout_cache import MaxTokenExceededError, RolloutCache, sampled_versions
-
-transformers = pytest.importorskip("transformers")
 
 TOKENIZERS = Path(__file__).resolve().parents[2] / "shared" / "tokenizers"
 TOOLS = [tool.schema() for tool in make_tools().values()]
@@ -26,8 +26,7 @@ CONTENTS = {"unicode": "résumé ✓ 文件 🙂\n\ttab", "empty": "", "long": "
 
 
 def tokenizer(name: str):
-    if not (TOKENIZERS / name).exists():
-        pytest.skip(f"../shared/tokenizers/{name} is not beside the checkout")
+    require((TOKENIZERS / name).exists(), f"../shared/tokenizers/{name} beside the checkout")
     return transformers.AutoTokenizer.from_pretrained(str(TOKENIZERS / name))
 
 

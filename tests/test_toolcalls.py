@@ -145,6 +145,7 @@ def test_detection_tries_a_shape_before_the_shapes_that_read_it_too():
     """Some texts read as a call in two formats (Qwen3-Coder's XML in <tool_call> reads as bare XML too);
     detection must reach the template's own format first, so it comes earlier in the order."""
     order = list(TEMPLATE_FORMATS)
+    collisions = []  # (own, other): own's text reads as other's call
     for own in order:
         text = own.write(PROBE)
         for other in order:
@@ -155,7 +156,11 @@ def test_detection_tries_a_shape_before_the_shapes_that_read_it_too():
             except ToolCallFormatError:
                 continue
             if calls == [PROBE]:
-                assert order.index(own) < order.index(other), f"{own.name}'s text reads as {other.name}"
+                collisions.append((own, other))
+    # the collisions this guards against are there (else the order below would be checked on nothing)
+    assert {("hermes-xml", "xml"), ("llama3-json", "json")} <= {(own.name, other.name) for own, other in collisions}
+    for own, other in collisions:
+        assert order.index(own) < order.index(other), f"{own.name}'s text reads as {other.name}"
 
 
 def test_a_template_that_writes_no_tool_calls_has_no_format_and_the_gym_says_the_format():

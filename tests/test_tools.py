@@ -246,7 +246,9 @@ def test_argument_checks(tool, arguments, message):
 
 
 def test_schemas_are_openai_functions():
-    for name, tool in make_tools().items():
+    tools = make_tools()
+    assert sorted(tools) == ["execute_bash", "finish", "search", "str_replace_editor"]
+    for name, tool in tools.items():
         schema = tool.schema()
         assert schema["type"] == "function" and schema["function"]["name"] == name
         assert schema["function"]["parameters"]["type"] == "object"
