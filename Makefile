@@ -27,7 +27,7 @@ setup: $(STAMP)
 	@scripts/ensure-test-runners.sh || echo "No googletest, CMake, cargo, PHPUnit, Ruby's test-unit or RSpec: the canary tests of tests/test_canaries.py will fail until scripts/ensure-test-runners.sh succeeds."
 
 docker-engine:
-	@scripts/ensure-docker.sh || echo "No Docker engine: the demo falls back to the local deployment."
+	@scripts/ensure-docker.sh || echo "No Docker engine (scripts/ensure-docker.sh could not start one): make demo falls back to the local deployment, make test stops."
 
 demo: setup docker-engine
 	@if docker info >/dev/null 2>&1; then $(BIN)/uni-agent-gym demo; \

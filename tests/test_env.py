@@ -184,6 +184,32 @@ def test_gymnasium_make_registers_the_env():
     made.close()
 
 
+@pytest.mark.parametrize(
+    "make, max_turns",
+    [
+        (lambda config: gymnasium.make("uni_agent_gym/SWEBench-v0", config=config, max_episode_steps=2), 50),
+        (lambda config: gymnasium.wrappers.TimeLimit(uni_agent_gym.make_env(config), 2), 50),
+        (lambda config: gymnasium.make("uni_agent_gym/SWEBench-v0", config=config, max_episode_steps=9), 2),  # the smaller wins
+    ],
+    ids=["gymnasium.make-max_episode_steps", "TimeLimit-by-hand", "max_turns-below-the-step-limit"],
+)
+def test_a_gymnasium_step_limit_ends_the_episode_graded_as_max_turns_does(make, max_turns):
+    """Step 1 fixes the bug, step 2 is the limit's: truncated, and graded (1.0), not cut off at reward 0.0."""
+    env = make({"deployment": {"type": "local"}, "env": {"max_turns": max_turns}})
+    try:
+        env.reset()
+        fix = {"name": "execute_bash", "arguments": {"command": "sed -i 's/(len(values) - 1)/len(values)/' stats.py"}}
+        assert env.step(fix)[1:4] == (0.0, False, False)
+        _, reward, terminated, truncated, info = env.step({"name": "execute_bash", "arguments": {"command": "echo"}})
+        assert (reward, terminated, truncated, info["exit_reason"]) == (1.0, False, True, "max_turns")
+        assert info["reward_report"]["resolved"] is True
+        env.reset()  # the next episode has the same limit
+        _, reward, _, truncated, _ = env.step({"name": "execute_bash", "arguments": {"command": "echo"}})
+        assert (reward, truncated) == (0.0, False)
+    finally:
+        env.close()
+
+
 @pytest.fixture(scope="module")
 def check_env_cache(tmp_path_factory) -> Path:
     """One cache for the checker's episodes: the fixture's mirror and clean history are made once."""

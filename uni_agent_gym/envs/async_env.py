@@ -85,6 +85,7 @@ class AsyncSWEEnv:
         self.tools: dict[str, Tool] = make_tools(self.config.env.tools)
         self.turn = 0
         self._done = True
+        self.max_turns = self.config.env.max_turns  # this episode's; reset may lower it
         self._episode_reward: Reward | None = None
         # wall-clock seconds of the last reset ("reset") or step ("step", "tool", "reward"): out of info, which
         # must repeat for the same seed and actions (Gymnasium's determinism contract); env.timings_in_info adds them
@@ -100,7 +101,8 @@ class AsyncSWEEnv:
 
         Args:
             seed: picks the instance when `options` names none (the same seed, the same instance).
-            options: `{"instance": row}` or `{"instance_id": id}`.
+            options: `{"instance": row}` or `{"instance_id": id}`; `"max_turns": N` caps this episode's turns
+                below `env.max_turns` (SWEEnv passes a Gymnasium `TimeLimit`'s limit so).
         Returns:
             The task prompt and info (`instance_id`, `turn`, `repo_dir`); the time it took is in `last_timings`.
         """
@@ -114,6 +116,7 @@ class AsyncSWEEnv:
         self.instance, self._episode_reward = instance, reward
         self.tools = make_tools(self.config.env.tools, bash_timeout=self.config.deployment.command_timeout)
         self.turn, self._done = 0, False
+        self.max_turns = min(self.config.env.max_turns, (options or {}).get("max_turns") or self.config.env.max_turns)
         prompt = task_prompt(instance, self.repo_dir, list(self.tools))
         info = {"instance_id": instance["instance_id"], "turn": 0, "repo_dir": self.repo_dir}
         return prompt, self._timed(info, {"reset": time.monotonic() - started})
@@ -175,7 +178,7 @@ class AsyncSWEEnv:
             observation, terminal = result.output, result.terminal
             info["exit_code"], info["error"] = result.exit_code, "tool_error" if result.error else None
         tool_seconds = time.monotonic() - started
-        truncated = not terminal and self.turn >= self.config.env.max_turns
+        truncated = not terminal and self.turn >= self.max_turns
         reward, reward_seconds = 0.0, 0.0
         if terminal or truncated:
             self._done = True

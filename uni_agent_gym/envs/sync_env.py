@@ -1,15 +1,18 @@
 """`SWEEnv`: the synchronous Gymnasium facade over `AsyncSWEEnv`.
 
-It owns one event loop on a background thread and forwards each call to it; it adds no logic.
+It owns one event loop on a background thread and forwards each call to it. The one thing it adds is
+Gymnasium's: a `TimeLimit` around it (`gymnasium.make(..., max_episode_steps=N)`) is the episode's `max_turns`.
 """
 
 from __future__ import annotations
 
 import asyncio
+import sys
 import threading
 from typing import Any
 
 import gymnasium
+from gymnasium.wrappers import TimeLimit
 
 from uni_agent_gym.config import GymConfig
 from uni_agent_gym.envs.async_env import AsyncSWEEnv
@@ -54,6 +57,9 @@ class SWEEnv(gymnasium.Env):
 
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[str, dict[str, Any]]:
         super().reset(seed=seed)
+        limit = time_limit_around(self)
+        if limit is not None:
+            options = {**(options or {}), "max_turns": min(limit, (options or {}).get("max_turns") or limit)}
         return self._wait(self._env.reset(seed=seed, options=options))
 
     def step(self, action: Any) -> tuple[str, float, bool, bool, dict[str, Any]]:
@@ -69,3 +75,19 @@ class SWEEnv(gymnasium.Env):
             self._loop.call_soon_threadsafe(self._loop.stop)
             self._thread.join(timeout=30)
             self._loop.close()
+
+
+def time_limit_around(env: gymnasium.Env) -> int | None:
+    """The step limit of the Gymnasium `TimeLimit` wrappers around `env` (the smallest), found among the callers
+    of its `reset`, which every wrapper forwards. Gymnasium never tells the env its limit (`make` sets the env's
+    `spec.max_episode_steps` to None), and a limit the env does not know truncates the episode after the env
+    returned its step ungraded, with reward 0.0: so the env ends the episode itself at that step, graded, as at
+    `max_turns`."""
+    limits = []
+    frame = sys._getframe(1)
+    while frame is not None:
+        caller = frame.f_locals.get("self")
+        if isinstance(caller, TimeLimit) and caller.unwrapped is env:
+            limits.append(caller._max_episode_steps)
+        frame = frame.f_back
+    return min(limits, default=None)
