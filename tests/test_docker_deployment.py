@@ -219,9 +219,70 @@ def test_two_cleanups_at_once_remove_each_container_once_and_neither_fails(docke
     from uni_agent_gym.deployments.docker import cleanup
 
     made = sleeping_containers(docker_image, [container_run_id] * 8)
-    first, second = side_by_side(lambda: cleanup(container_run_id))
+    first, second = side_by_side(lambda: cleanup(container_run_id).removed)
     assert labelled_containers(container_run_id) == []
     assert not set(first) & set(second) and len(first) + len(second) == len(made)
+
+
+def test_an_owner_is_alive_gone_or_unknown():
+    """The owner label names one process for good: the same pid with another start time is a later process."""
+    from uni_agent_gym.deployments.owner import owner_state, this_process
+
+    host, pid, start = this_process().rsplit(":", 2)
+    assert owner_state(this_process()) == "alive"
+    assert owner_state(f"{host}:{pid}:{int(start) + 1}") == "gone"
+    assert owner_state(f"{host}:4000000:1") == "gone"  # above Linux's pid_max
+    assert owner_state(f"another-host:{pid}:{start}") == owner_state(None) == owner_state("garbage") == "unknown"
+
+
+LEAVE_A_CONTAINER = """
+import asyncio, os, sys
+from uni_agent_gym.deployments import make_deployment
+
+async def main():
+    deployment = make_deployment({"type": "docker", "image": sys.argv[1], "run_id": sys.argv[2]})
+    await deployment.start()
+    print(deployment.container_id, flush=True)
+    os._exit(0)  # a run that ended without stopping its sandbox (a crash, a kill)
+
+asyncio.run(main())
+"""
+
+
+async def test_cleanup_removes_what_ended_runs_left_and_keeps_a_live_runs(deployment_factory, docker_image, container_run_id, capsys):
+    """Two runs' containers: this process's (a live run) and one whose process ended without stopping it. By
+    default `cleanup` takes only the ended run's, `--all` both, `--run-id` that run's alone; `--dry-run` lists."""
+    import subprocess
+    import sys
+
+    from tests.conftest import remove_container
+    from uni_agent_gym.cli import main
+
+    live_run, ended_run = f"{container_run_id}-live", f"{container_run_id}-ended"
+    live = deployment_factory("docker", run_id=live_run)
+    await live.start()
+    left = subprocess.run([sys.executable, "-c", LEAVE_A_CONTAINER, docker_image, ended_run], capture_output=True, text=True, timeout=120)
+    assert left.returncode == 0, left.stderr
+    assert labelled_containers(ended_run) == [left.stdout.strip()]
+    name = {run: docker_client().containers.get(labelled_containers(run)[0]).name for run in (live_run, ended_run)}
+    try:
+        assert await asyncio.to_thread(main, ["cleanup", "--dry-run"]) in (0, None)
+        out = capsys.readouterr().out
+        removed = next(line for line in out.splitlines() if line.startswith("would remove"))
+        assert name[ended_run] in removed and name[live_run] not in removed, out
+        assert f"kept {name[live_run]}: its run is live: run {live_run}" in out
+        assert await asyncio.to_thread(main, ["cleanup", "--all", "--dry-run"]) in (0, None)
+        removed = next(line for line in capsys.readouterr().out.splitlines() if line.startswith("would remove"))
+        assert name[ended_run] in removed and name[live_run] in removed
+        assert len(labelled_containers(ended_run)) == len(labelled_containers(live_run)) == 1, "a dry run removes nothing"
+
+        assert await asyncio.to_thread(main, ["cleanup", "--run-id", ended_run]) in (0, None)
+        assert capsys.readouterr().out.splitlines()[0] == f"removed 1 container(s): {name[ended_run]}"
+        assert labelled_containers(ended_run) == [] and len(labelled_containers(live_run)) == 1, "the other run's is left"
+        assert (await live.run("echo alive")).output == "alive\n"
+    finally:
+        for container in labelled_containers(ended_run):
+            remove_container({"Id": container})
 
 
 def test_the_workers_of_a_run_sweep_a_killed_sessions_containers_at_once(docker_image, container_run_id):

@@ -163,6 +163,12 @@ def cmd_train(args: argparse.Namespace, console: Console) -> None:
     console.print(run.shell_command(), markup=False, highlight=False, soft_wrap=True)
     if args.dry_run:
         return
+    import os
+
+    from uni_agent_gym.deployments.docker import RUN_ID_VARIABLE, default_run_id
+
+    os.environ[RUN_ID_VARIABLE] = default_run_id()  # one run id for every process verl starts here
+    _print_run_id(console, None)
     returncode = subprocess.call(run.command())
     if returncode:
         raise TrainingFailed(f"verl exited with status {returncode}")
@@ -197,12 +203,13 @@ def cmd_prepare_data(args: argparse.Namespace, console: Console) -> None:
 
 
 def cmd_cleanup(args: argparse.Namespace, console: Console) -> None:
+    options = {"everything": args.all, "dry_run": args.dry_run}
     if args.deployment == "ray":
         from uni_agent_gym.deployments.ray import cleanup_nodes
 
-        by_node, failed = cleanup_nodes(args.address, args.resource, args.run_id)
-        for node, removed in sorted(by_node.items()):
-            console.print(f"node {node}: removed {len(removed)} container(s)" + (f": {', '.join(removed)}" if removed else ""))
+        by_node, failed = cleanup_nodes(args.address, args.resource, args.run_id, **options)
+        for node, result in sorted(by_node.items()):
+            _print_cleanup(console, result, args.dry_run, f"node {node}: ")
         for node, why in sorted(failed.items()):
             console.print(f"node {node}: not cleaned ({why}); run this again once it is back")
         if not by_node and not failed:
@@ -212,8 +219,25 @@ def cmd_cleanup(args: argparse.Namespace, console: Console) -> None:
         return
     from uni_agent_gym.deployments.docker import cleanup
 
-    removed = cleanup(args.run_id)
-    console.print(f"removed {len(removed)} container(s)" + (f": {', '.join(removed)}" if removed else ""))
+    _print_cleanup(console, cleanup(args.run_id, **options), args.dry_run)
+
+
+def _print_run_id(console: Console, config) -> None:
+    """The run id the containers of this run are labelled with, for `cleanup --run-id` (docker and ray)."""
+    from uni_agent_gym.deployments.docker import default_run_id
+
+    deployment = getattr(config, "deployment", None)
+    if deployment is None or deployment.type in ("docker", "ray"):
+        run_id = getattr(deployment, "run_id", None) or default_run_id()
+        console.print(f"run id {run_id} (its containers: uni-agent-gym cleanup --run-id {run_id})", markup=False, highlight=False, soft_wrap=True)
+
+
+def _print_cleanup(console: Console, result, dry_run: bool, where: str = "") -> None:
+    removed = result.removed
+    console.print(f"{where}{'would remove' if dry_run else 'removed'} {len(removed)} container(s)" + (f": {', '.join(removed)}" if removed else ""),
+                  markup=False, soft_wrap=True)  # fmt: skip
+    for name, why in sorted(result.kept.items()):
+        console.print(f"{where}kept {name}: {why}", markup=False, soft_wrap=True)
 
 
 def cmd_push_images(args: argparse.Namespace, console: Console) -> None:
@@ -344,6 +368,7 @@ def cmd_eval(args: argparse.Namespace, console: Console) -> None:
     config = _run_config(args)
     instances = _instances(args.dataset, config.env.split, config.env.dataset_format, ids=args.instance_ids, slice_spec=args.slice)
     output = output_directory("--output", args.output)
+    _print_run_id(console, config)
     counts = {"resolved": 0, "errors": 0, "tokens": 0}
     done = len(instances) - len(pending_instances(instances, output, args.retry_errors)[0])
     with _progress(console, "eval", len(instances), done) as advance:
@@ -471,8 +496,10 @@ def build_parser() -> argparse.ArgumentParser:
     datasets.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="config override")
     datasets.set_defaults(func=cmd_datasets)
 
-    cleanup = commands.add_parser("cleanup", help="remove containers left by uni-agent-gym (label uni-agent-gym=1)")
-    cleanup.add_argument("--run-id", help="only the containers of this run")
+    cleanup = commands.add_parser("cleanup", help="remove the containers uni-agent-gym runs that ended left (a live run's are kept)")
+    cleanup.add_argument("--run-id", help="every container of this run (live or not)")
+    cleanup.add_argument("--all", action="store_true", help="every uni-agent-gym container, a live run's too")
+    cleanup.add_argument("--dry-run", action="store_true", help="list what would be removed and kept; remove nothing")
     cleanup.add_argument("--deployment", choices=["docker", "ray"], default="docker", help="this machine's engine (docker), or every node's of a Ray cluster (ray)")
     cleanup.add_argument("--address", default="auto", help="with --deployment ray: the cluster's head, HOST:PORT")
     cleanup.add_argument("--resource", default="uni_agent_gym_sandbox", help="with --deployment ray: the nodes offering this resource are cleaned")

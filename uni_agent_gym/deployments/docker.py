@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import functools
 import logging
 import os
@@ -22,7 +23,8 @@ import docker
 import docker.errors
 
 from uni_agent_gym.config import DockerDeploymentConfig
-from uni_agent_gym.deployments import overlay
+from uni_agent_gym.deployments import overlay, owner
+from uni_agent_gym.deployments.owner import OWNER_LABEL
 from uni_agent_gym.deployments.base import Deployment
 from uni_agent_gym.deployments.session import READ_SIZE, ShellProcess
 from uni_agent_gym.errors import ConfigError, DeploymentError, ImageNotFoundError, SandboxDiedError, UniAgentGymError
@@ -171,7 +173,7 @@ class DockerDeployment(Deployment):
             command=["sleep", "infinity"],
             detach=True,
             init=True,  # docker-init as PID 1 reaps the orphans of killed commands
-            labels={LABEL: "1", RUN_ID_LABEL: self.run_id},
+            labels={LABEL: "1", RUN_ID_LABEL: self.run_id, OWNER_LABEL: owner.this_process()},
             name=f"uni-agent-gym-{self.run_id}-{secrets.token_hex(4)}",
             environment=config.env,
             privileged=False,
@@ -375,15 +377,30 @@ class DockerDeployment(Deployment):
             raise SandboxDiedError(f"Cannot {what}: the Docker daemon does not answer ({exc})") from None
 
 
-def cleanup(run_id: str | None = None) -> list[str]:
-    """Remove every container labelled by uni-agent-gym (of one run when `run_id` is given)."""
+@dataclasses.dataclass
+class Cleanup:
+    """What a `cleanup` removed (or, dry, would remove), and the containers it left with the reason."""
+
+    removed: list[str] = dataclasses.field(default_factory=list)
+    kept: dict[str, str] = dataclasses.field(default_factory=dict)
+
+
+def cleanup(run_id: str | None = None, *, everything: bool = False, dry_run: bool = False) -> Cleanup:
+    """Remove the containers uni-agent-gym labelled whose run is over: those whose creating process is gone
+    (`deployments.owner`; a live run's are kept, with their run id), every one of run `run_id` when given, or
+    every one with `everything`. `dry_run` removes nothing and says what it would. Blocking."""
     label = [f"{LABEL}=1"] + ([f"{RUN_ID_LABEL}={run_id}"] if run_id else [])
     api = docker_client().api
-    return [
-        container["Names"][0].lstrip("/")
-        for container in api.containers(all=True, filters={"label": label})
-        if remove_container(api, container["Id"])
-    ]
+    result = Cleanup()
+    for container in api.containers(all=True, filters={"label": label}):
+        name, labels = container["Names"][0].lstrip("/"), container.get("Labels") or {}
+        state = "gone" if run_id or everything else owner.owner_state(labels.get(OWNER_LABEL))
+        if state != "gone":
+            why = "its run is live" if state == "alive" else "its owner is not known here (another host, or made before owners were labelled)"
+            result.kept[name] = f"{why}: run {labels.get(RUN_ID_LABEL)} (--run-id {labels.get(RUN_ID_LABEL)} or --all removes it)"
+        elif dry_run or remove_container(api, container["Id"]):
+            result.removed.append(name)
+    return result
 
 
 def remove_container(api: docker.APIClient, container_id: str) -> bool:

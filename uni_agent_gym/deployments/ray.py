@@ -29,7 +29,7 @@ from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
 from uni_agent_gym.config import DockerDeploymentConfig, RayDeploymentConfig
 from uni_agent_gym.deployments.base import Deployment
-from uni_agent_gym.deployments.docker import DockerDeployment, default_run_id
+from uni_agent_gym.deployments.docker import Cleanup, DockerDeployment, default_run_id
 from uni_agent_gym.deployments.session import CommandResult, ShellProcess
 from uni_agent_gym.errors import DeploymentError, SandboxDiedError
 
@@ -154,36 +154,41 @@ def _unwrapped(answer: tuple[bool, Any]) -> Any:
     return value
 
 
-def _cleanup_node(run_id: str | None) -> tuple[str, list[str]]:
-    """A node's address and the labelled containers removed from its engine (a Ray task on that node)."""
+def _cleanup_node(run_id: str | None, everything: bool, dry_run: bool) -> tuple[str, Cleanup]:
+    """A node's address and what `cleanup` did on its engine (a Ray task on that node: the owners of its
+    containers, the sandboxes' processes, are that node's processes)."""
     from uni_agent_gym.deployments.docker import cleanup
 
-    return ray.util.get_node_ip_address(), cleanup(run_id)
+    return ray.util.get_node_ip_address(), cleanup(run_id, everything=everything, dry_run=dry_run)
 
 
 def cleanup_nodes(
-    address: str, resource: str = "uni_agent_gym_sandbox", run_id: str | None = None, timeout: float = 120
-) -> tuple[dict[str, list[str]], dict[str, str]]:
-    """Remove the containers uni-agent-gym labelled (of one run when `run_id` is given) on every alive node
-    that offers `resource`. Blocking. Returns ({node address: removed container names}, {node address: why
-    it could not be cleaned}): a node that just died may still be listed alive for a while."""
+    address: str, resource: str = "uni_agent_gym_sandbox", run_id: str | None = None, timeout: float = 120,
+    *, everything: bool = False, dry_run: bool = False,
+) -> tuple[dict[str, Cleanup], dict[str, str]]:
+    """`docker.cleanup` on every alive node that offers `resource`. Blocking. Returns ({node address: what was
+    removed and kept}, {node address: why it could not be cleaned}): a node that just died may still be listed
+    alive for a while."""
     connect(address)
     task = ray.remote(_cleanup_node)
     refs = [
-        (node["NodeManagerAddress"], task.options(num_cpus=0, scheduling_strategy=NodeAffinitySchedulingStrategy(node["NodeID"], soft=False)).remote(run_id))
+        (node["NodeManagerAddress"], task.options(num_cpus=0, scheduling_strategy=NodeAffinitySchedulingStrategy(node["NodeID"], soft=False))
+         .remote(run_id, everything, dry_run))
         for node in _alive_nodes_offering(resource)
-    ]
-    removed: dict[str, list[str]] = {}
+    ]  # fmt: skip
+    done: dict[str, Cleanup] = {}
     failed: dict[str, str] = {}
     for node_address, ref in refs:
         try:
-            node_address, names = ray.get(ref, timeout=timeout)
-            removed.setdefault(node_address, []).extend(names)
+            node_address, result = ray.get(ref, timeout=timeout)
+            merged = done.setdefault(node_address, Cleanup())
+            merged.removed.extend(result.removed)
+            merged.kept.update(result.kept)
         except ray.exceptions.RayError as exc:
             failed[node_address] = f"{type(exc).__name__}: {str(exc)[:300]}"
-    for node_address in removed:  # an address that answered was cleaned (a dead node's old entry may share it)
+    for node_address in done:  # an address that answered was cleaned (a dead node's old entry may share it)
         failed.pop(node_address, None)
-    return removed, failed
+    return done, failed
 
 
 async def run_on_a_node(config: RayDeploymentConfig, function: Callable[..., Any], *args: Any) -> Any:
