@@ -57,6 +57,7 @@ def make_worker(tmp_path: Path, server: TokenServer, model_dir: Path, gym: dict)
     config = compose_trainer_config([
         f"actor_rollout_ref.model.path={model_dir}",
         "actor_rollout_ref.rollout.name=vllm",
+        "actor_rollout_ref.rollout.calculate_log_probs=true",  # as the gym's config sets it: verl asks for logprobs
         f"data.max_prompt_length={PROMPT_LENGTH}",
         f"data.max_response_length={RESPONSE_LENGTH}",
         f"actor_rollout_ref.rollout.agent.agent_loop_config_path={loop_yaml}",

@@ -64,6 +64,25 @@ async def test_http_engines_give_their_tokens_and_logprobs_and_a_session_sticks_
         assert backend.url_for(f"session-{index}") == servers[served_by.pop()].url
 
 
+
+@pytest.mark.parametrize("api", ["vllm", "sglang"])
+async def test_a_stop_string_that_is_a_special_token_stops_the_engine(tmp_path, api):
+    """vLLM matches a client's stop strings in the text it detokenizes, which by default leaves special
+    tokens out: the backend asks it to keep them, so a stop at a tool-call delimiter the tokenizer marks
+    special (as some do) still ends the turn there (SGLang matches stop strings in the raw decode)."""
+    model_dir = tiny_model_dir(tmp_path / "model", special=("</tool_call>",))
+    engine = TokenServer(model_dir, step)
+    server = await RunningServer(token_app(engine)).start()
+    backend = HttpTokenBackend([server.url], api)
+    try:
+        output = await backend.generate("s", prompt_ids=[1, 2, 3], sampling_params={"max_tokens": 64, "stop": ["</tool_call>"]})
+    finally:
+        await backend.aclose()
+        await server.stop()
+    end = engine.tokenizer.convert_tokens_to_ids("</tool_call>")
+    assert output.token_ids[-1] == end and output.token_ids == engine.calls[0]["ids"]
+    assert output.log_probs == pytest.approx(engine.calls[0]["logprobs"])
+
 def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))

@@ -60,7 +60,12 @@ def _mark_special(directory: Path, tokens: tuple[str, ...]) -> None:
 class TokenServer:
     """`generate()` as verl calls it. `script(turn, repo_dir)` gives the text of each assistant turn
     (the stop token is added; `turn` counts the calls of one request id, `repo_dir` is None where the
-    prompt names none); without one the model samples. Every call is kept in `calls`."""
+    prompt names none); without one the model samples. Every call is kept in `calls`.
+
+    As verl's vLLM/SGLang servers do, logprobs come back only when `sampling_params["logprobs"]` is true
+    (verl's agent loop sets it from `rollout.calculate_log_probs`), and a turn ends at the first of
+    `sampling_params["stop"]` found in its text, decoded as vLLM's stop checker does (`skip_special_tokens`,
+    default true): a caller that relies on either without asking fails here as it would on a GPU."""
 
     def __init__(self, model_dir: Path, script: Callable[[int, str], str] | None = None, seed: int = 0) -> None:
         torch.manual_seed(seed)
@@ -74,6 +79,7 @@ class TokenServer:
         self._lock = asyncio.Lock()
 
     async def generate(self, request_id: str, *, prompt_ids: list[int], sampling_params: dict[str, Any], **kwargs: Any) -> TokenOutput:
+        wanted = bool(sampling_params.get("logprobs"))  # verl: `0 if sampling_params.pop("logprobs", False) else None`
         async with self._lock:
             turn = self.turns.get(request_id, 0)
             self.turns[request_id] = turn + 1
@@ -81,13 +87,25 @@ class TokenServer:
                 uploaded = re.search(r"<uploaded_files>\n(\S+)\n", self.tokenizer.decode(prompt_ids))
                 repo_dir = uploaded.group(1) if uploaded else None  # the gym's prompt names it; a harness's may not
                 ids = self.tokenizer.encode(self.script(turn, repo_dir), add_special_tokens=False) + [self.stop_id]
-                ids = ids[: sampling_params["max_tokens"]]
-                logprobs = await asyncio.to_thread(self._score, prompt_ids, ids)
+                ids = self._stopped(ids[: sampling_params["max_tokens"]], sampling_params)
+                logprobs = await asyncio.to_thread(self._score, prompt_ids, ids) if wanted else None
             else:
                 ids, logprobs = await asyncio.to_thread(self._sample, prompt_ids, sampling_params)
+                ids = self._stopped(ids, sampling_params)
+                logprobs = logprobs[: len(ids)] if wanted else None
         self.calls.append({"request_id": request_id, "prompt_ids": list(prompt_ids), "ids": ids, "logprobs": logprobs,
                            "sampling_params": dict(sampling_params)})  # fmt: skip
         return TokenOutput(token_ids=ids, log_probs=logprobs, stop_reason="completed")
+
+    def _stopped(self, ids: list[int], sampling_params: dict[str, Any]) -> list[int]:
+        """`ids` up to the token whose text completes a stop string (kept, as vLLM keeps it in the ids)."""
+        stops = sampling_params.get("stop") or []
+        stops = [stops] if isinstance(stops, str) else stops
+        skip = sampling_params.get("skip_special_tokens", True)
+        for end in range(1, len(ids) + 1) if stops else ():
+            if any(stop in self.tokenizer.decode(ids[:end], skip_special_tokens=skip) for stop in stops):
+                return ids[:end]
+        return ids
 
     @torch.no_grad()
     def _sample(self, prompt_ids: list[int], sampling_params: dict[str, Any]) -> tuple[list[int], list[float]]:

@@ -159,9 +159,13 @@ class Session:
         return ids, logprobs, sampled_versions(output)
 
     def _sampling(self, request: ChatRequest, max_tokens: int) -> dict[str, Any]:
+        """The client's sampling fields, asking for the logprobs the chains record (a verl-shaped engine sends
+        them only when asked); in training, the trainer's fields instead (its `logprobs` is its choice)."""
         params = {key: value for key, value in request.sampling.items() if value is not None}
         if self.sampling_params is not None:
             params = {**{key: value for key, value in params.items() if key == "stop"}, **self.sampling_params}
+        else:
+            params["logprobs"] = True
         return {**params, "max_tokens": max_tokens}
 
     def _read(self, ids: list[int], stopped: bool, tools: list[dict[str, Any]] | None) -> ParsedResponse:
