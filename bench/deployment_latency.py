@@ -13,6 +13,8 @@ import subprocess
 import time
 
 from uni_agent_gym.deployments import make_deployment
+from uni_agent_gym.deployments.docker import docker_client
+from uni_agent_gym.errors import DeploymentError
 from uni_agent_gym.workspaces.base_images import base_image_name, bootstrap_base
 
 
@@ -49,6 +51,11 @@ def main() -> None:
     parser.add_argument("--session-runs", type=int, default=1000)
     parser.add_argument("--exec-runs", type=int, default=50)
     args = parser.parse_args()
+    try:
+        docker_client()
+    except DeploymentError as exc:  # `make bench` goes on with the next bench
+        print(f"skipped: {exc}")
+        return
     if args.image == base_image_name("3.11"):
         bootstrap_base("3.11", log=lambda message: None)
     asyncio.run(measure(args.image, args.session_runs, args.exec_runs))

@@ -115,6 +115,9 @@ def main() -> None:
     args = parser.parse_args()
     if args.serve:
         return serve(args.tokenizer)
+    if not Path(args.tokenizer).is_dir():  # `make bench` goes on with the next bench
+        print(f"skipped: no tokenizer directory {args.tokenizer} (../shared/tokenizers beside the checkout, or --tokenizer DIR)")
+        return
     child = subprocess.Popen([sys.executable, __file__, "--serve", "--tokenizer", args.tokenizer], stdout=subprocess.PIPE, text=True)
     try:
         urls = json.loads(child.stdout.readline())

@@ -62,6 +62,9 @@ def main() -> None:
     parser.add_argument("--turns", type=int, default=50)
     parser.add_argument("--repeat", type=int, default=10)
     args = parser.parse_args()
+    if not Path(args.tokenizer).is_dir():  # `make bench` goes on with the next bench
+        print(f"skipped: no tokenizer directory {args.tokenizer} (../shared/tokenizers beside the checkout, or --tokenizer DIR)")
+        return
     tokenizer = AutoTokenizer.from_pretrained(args.tokenizer)
     results = measure(tokenizer, args.turns, args.repeat)
     print(f"tokenizer: {args.tokenizer}")

@@ -236,6 +236,20 @@ def test_layers_and_overrides(tmp_path):
         load_config(overrides=["deployment.type"])
 
 
+def test_a_problem_names_the_file_or_override_that_gave_the_value(tmp_path):
+    settings = tmp_path / "settings.json"
+    settings.write_text('{"deployment": {"type": "local"}, "env": {"max_turns": "many"}}')
+    with pytest.raises(ConfigError) as caught:
+        load_config(settings, overrides=["deployment.type=dokcer", "model.temperature=0.5"])
+    message = str(caught.value)
+    assert message.startswith(f"Invalid config ({settings}, --set deployment.type, --set model.temperature):"), message
+    assert "deployment: Input tag 'dokcer'" in message and "(did you mean docker?) [from override deployment.type]" in message
+    assert f"env.max_turns: Input should be a valid integer, unable to parse string as an integer [from {settings}]" in message
+    with pytest.raises(ConfigError) as alone:  # one source: the headline names it, no attribution
+        load_config(settings)
+    assert "[from" not in str(alone.value)
+
+
 def test_deployment_config_from_a_dict():
     assert deployment_config({"type": "local", "workdir": "/w"}) == LocalDeploymentConfig(workdir="/w")
     with pytest.raises(ConfigError, match="deployment.docker.pull: Input should be 'missing', 'never' or 'always'"):

@@ -217,18 +217,35 @@ def test_drop_files_removes_protected_sections():
 
 
 def test_the_datasets_tables_are_never_cut_when_not_on_a_terminal(capsys, monkeypatch):
-    """Piped (not a terminal, no COLUMNS), every cell is whole: names, images and reasons were cut at 80 columns."""
+    """Piped (not a terminal, no COLUMNS), every cell is whole, wrapped where long: names, images and reasons
+    were cut at 80 columns."""
     from uni_agent_gym.cli import main
 
     monkeypatch.delenv("COLUMNS", raising=False)
     assert main(["datasets", "--dataset", str(REAL / "swe-rebench-v2.jsonl")]) == 0
     out = capsys.readouterr().out
     assert "…" not in out and f"{REAL / 'swe-rebench-v2.jsonl'}: 1 row" in out and ": 1 rows" not in out
-    row = next(line for line in out.splitlines() if "│ swe-rebench" in line)
-    assert "Unidata/netcdf-c" in row and "its c toolchain and install steps come from its own image recipe, which needs the network" in row
+    [row] = table_rows(out)
+    assert row[:2] == ["swe-rebench", "Unidata/netcdf-c"]
+    assert "its c toolchain and install steps come from its own image recipe, which needs the network" in row[-1], row
     assert main(["datasets"]) == 0
     out = capsys.readouterr().out
-    assert "…" not in out and all(family.columns in out for family in FAMILIES.values())
+    unspaced = lambda text: "".join(text.split())  # noqa: E731 - a folded word is joined with a space
+    assert "…" not in out and [unspaced(row[1]) for row in table_rows(out)] == [unspaced(family.columns) for family in FAMILIES.values()]
+
+
+def table_rows(out: str) -> list[list[str]]:
+    """The cells of a printed table's rows, each cell's wrapped lines joined (a row starts where its first cell does)."""
+    rows: list[list[str]] = []
+    for line in out.splitlines():
+        if not line.startswith("│"):
+            continue
+        cells = [cell.strip() for cell in line.split("│")[1:-1]]
+        if cells[0] or not rows:
+            rows.append(cells)
+        else:
+            rows[-1] = [f"{old} {new}".strip() for old, new in zip(rows[-1], cells)]
+    return rows
 
 
 def test_the_datasets_command_lists_the_families_and_what_a_file_holds(tmp_path, derived, capsys, monkeypatch):

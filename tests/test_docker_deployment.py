@@ -99,7 +99,11 @@ async def test_missing_image_says_which_and_how_to_get_it(deployment_factory):
         await deployment.start()
     message = str(caught.value)
     assert "'uni-agent-gym/does-not-exist:0'" in message
-    assert "docker pull" in message and "images bootstrap-base" in message and "images build" in message
+    assert "docker pull" in message and "`uni-agent-gym images build --dataset ROWS --instance-ids ID`" in message
+    assert "bootstrap-base" not in message, "an instance's image (a C row's too) is not a base image"
+    base = deployment_factory("docker", image="uni-agent-gym/base:py3.12", pull="never")
+    with pytest.raises(ImageNotFoundError, match=r"`uni-agent-gym images bootstrap-base --python 3\.12`"):
+        await base.start()
     pulling = deployment_factory("docker", image="uni-agent-gym/does-not-exist:0", pull="missing")
     with pytest.raises(ImageNotFoundError, match="pulling it failed"):
         await pulling.start()

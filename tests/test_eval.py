@@ -81,9 +81,9 @@ def test_eval_run_reports_what_the_script_implies(tmp_path, browser):
         report = json.loads((output / "report.json").read_text())
         assert (report["resolved"], report["instances"], report["resolved_ids"], report["empty_patch_ids"]) == (1, 2, [PYTEST], [FLASK])
         assert report["per_repo"]["pytest-dev/pytest"]["resolved_rate"] == 1.0 and report["per_repo"]["pallets/flask"]["resolved"] == 0
-        assert report["per_language"] == {"python": {"instances": 2, "resolved": 1, "resolved_rate": 0.5}}
+        assert report["per_language"] == {"python": {"instances": 2, "graded": 2, "resolved": 1, "resolved_rate": 0.5}}
         assert report["exit_reasons"] == {"finished": 2} and report["turns"] == {PYTEST: 3, FLASK: 3}
-        assert (output / "report.png").stat().st_size > 10_000 and "| pytest-dev/pytest | 1 | 1 | 100.0% |" in (output / "report.md").read_text()
+        assert (output / "report.png").stat().st_size > 10_000 and "| pytest-dev/pytest | 1 | 1 | 1 | 100.0% |" in (output / "report.md").read_text()
 
         trajectory = json.loads((output / "trajectories" / f"{PYTEST}.json").read_text())
         assert [step["tool"] for step in trajectory["steps"]] == ["execute_bash", "execute_bash", "finish"]
@@ -254,7 +254,8 @@ def test_ctrl_c_releases_sandboxes_and_keeps_finished_results(tmp_path, docker_i
         # episode ended in env_error "ExceptionGroup: unhandled errors in a TaskGroup", source not yet known (its leaves
         # and traceback are now in the row and the log, which the warning below shows)
         for _ in range(2):
-            done = subprocess.run(command, capture_output=True, text=True, timeout=300)
+            # the scripted model now listens on another port: another endpoint, so the resume must allow it
+            done = subprocess.run(command, capture_output=True, text=True, timeout=300)  # another endpoint, the same model
             assert done.returncode == 0, done.stdout + done.stderr
             record = json.loads(replayed.read_text()) if replayed.exists() else {}
             why = record.get("error") if record else "no trajectory"
@@ -327,3 +328,128 @@ async def test_an_episode_that_fails_on_an_exception_group_keeps_its_causes(monk
     assert record["exit_reason"] == "env_error"
     assert record["error"] == "ExceptionGroup: unhandled errors in a TaskGroup (1 sub-exception) [ConnectionResetError: the peer went away]"
     assert "Traceback" in caplog.text and "ConnectionResetError: the peer went away" in caplog.text
+
+
+def toy_run(tmp_path, endpoint, second: dict | None = None, **model) -> tuple[list[str], object]:
+    """`eval` arguments for the toy task and a copy of it (`second` changes the copy) on the local deployment,
+    whose scripted model fixes the bug and finishes; and the output directory."""
+    import asyncio
+
+    from uni_agent_gym import toy
+
+    first = asyncio.run(toy.toy_instance(str(tmp_path / "cache")))
+    copy = {**first, "instance_id": "uni-agent-gym__toy-2", "problem_statement": first["problem_statement"] + "\n(second copy)", **(second or {})}
+    dataset, output, workdir = tmp_path / "toys.jsonl", tmp_path / "run", tmp_path / "workdir"
+    dataset.write_text(json.dumps(first) + "\n" + json.dumps(copy) + "\n")
+    settings = tmp_path / f"settings-{model.get('model_name', 'default')}.json"
+    settings.write_text(json.dumps({"model": {"base_url": endpoint.base_url, **model}, "env": {"cache_dir": str(tmp_path / "cache")},
+                                    "deployment": {"type": "local", "workdir": str(workdir)}}))  # fmt: skip
+    return ["eval", "-c", str(settings), "--dataset", str(dataset), "--output", str(output)], output
+
+
+def fix_and_finish(tmp_path) -> dict[str, list[dict]]:
+    fix = {"tool_call": {"name": "str_replace_editor", "arguments": {
+        "command": "str_replace", "path": f"{(tmp_path / 'workdir').resolve()}/stats.py", "old_str": "(len(values) - 1)", "new_str": "len(values)"}}}  # fmt: skip
+    return {"stats.mean": [fix, {"tool_call": {"name": "finish", "arguments": {}}}]}
+
+
+def test_rates_are_over_the_graded_instances_and_the_ungraded_are_listed(tmp_path, capsys, monkeypatch):
+    """An instance whose workspace cannot be made (its commit is not in the mirror, as a task without its
+    image) gets no verdict: it is counted and listed apart, with why, never as the model's 0. Faked: the model."""
+    from uni_agent_gym.cli import main
+
+    monkeypatch.setenv("COLUMNS", "250")
+    with ScriptedEndpoint(fix_and_finish(tmp_path)) as endpoint:
+        arguments, output = toy_run(tmp_path, endpoint, {"base_commit": "0" * 40, "repo": "uni-agent-gym/elsewhere"})
+        assert main(arguments) == 0
+    last = capsys.readouterr().out.splitlines()[-1]
+    assert last.startswith("resolved 1 / 1 graded (100.0%); 1 of 2 not graded (1 WorkspaceError; listed in report.md); predictions: "), last
+    report = json.loads((output / "report.json").read_text())
+    assert (report["resolved_rate"], report["graded"], list(report["ungraded"])) == (1.0, 1, ["uni-agent-gym__toy-2"])
+    assert report["per_repo"]["uni-agent-gym/elsewhere"] == {"instances": 1, "graded": 0, "resolved": 0, "resolved_rate": 0.0}
+    assert report["per_language"] == {"python": {"instances": 2, "graded": 1, "resolved": 1, "resolved_rate": 1.0}}
+    markdown = (output / "report.md").read_text()
+    assert "Resolved **1 / 1** graded (100.0%); **1 of 2 not graded** (listed below)" in markdown
+    assert "| uni-agent-gym/elsewhere | 1 | 0 | 0 | – |" in markdown and "| python | 2 | 1 | 1 | 100.0% |" in markdown
+    assert "| uni-agent-gym__toy-2 | WorkspaceError: Instance 'uni-agent-gym__toy-2': the mirror " in markdown
+
+
+def test_a_resume_counts_what_was_done_before(tmp_path, capsys, monkeypatch):
+    """A resume says how many instances it skips, and its bar counts them as its last line does."""
+    from uni_agent_gym.cli import main
+
+    monkeypatch.setenv("COLUMNS", "250")
+    with ScriptedEndpoint(fix_and_finish(tmp_path)) as endpoint:
+        arguments, output = toy_run(tmp_path, endpoint)
+        assert main([*arguments, "--instance-ids", "uni-agent-gym__toy-1"]) == 0
+        capsys.readouterr()
+        assert main(arguments) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0] == f"1 of 2 instance(s) already done in {output}, skipped", lines
+    assert [line for line in lines if "2/2" in line and "resolved 2  errors 0" in line], lines
+    assert lines[-1].startswith("resolved 2 / 2 (100.0%); predictions: "), lines
+
+
+def test_a_resume_with_another_model_is_refused(tmp_path, capsys, monkeypatch):
+    """One output directory holds one model's results: a resume with another model (name or settings) stops in one
+    line naming both, before any work; --allow-model-change mixes them, and the report says so. The same model at
+    another endpoint (its server restarted) is the same model."""
+    from uni_agent_gym.cli import main
+
+    monkeypatch.setenv("COLUMNS", "250")
+    with ScriptedEndpoint(fix_and_finish(tmp_path)) as endpoint:
+        first, output = toy_run(tmp_path, endpoint, model_name="model-A")
+        assert main([*first, "--instance-ids", "uni-agent-gym__toy-1"]) == 0
+        predictions = (output / "predictions.jsonl").read_text()
+        played = len(endpoint.requests)
+        capsys.readouterr()
+
+        second, _ = toy_run(tmp_path, endpoint, model_name="model-B")
+        assert main(second) == 1
+        errors = [line for line in capsys.readouterr().out.splitlines() if "error:" in line]
+        assert len(errors) == 1 and f"{output} holds results of model-A at {endpoint.base_url}/v1 (settings " in errors[0], errors
+        assert f"this run's model is model-B at {endpoint.base_url}/v1 (settings " in errors[0] and "--allow-model-change" in errors[0]
+        assert len(endpoint.requests) == played and (output / "predictions.jsonl").read_text() == predictions
+        warmer, _ = toy_run(tmp_path, endpoint, model_name="model-A", temperature=0.7)  # the same name, other settings
+        assert main(warmer) == 1 and "this run's model is model-A at" in capsys.readouterr().out
+        with ScriptedEndpoint(fix_and_finish(tmp_path)) as moved:
+            again, _ = toy_run(tmp_path, moved, model_name="model-A")
+            assert main([*again, "--instance-ids", "uni-agent-gym__toy-1"]) == 0 and "error:" not in capsys.readouterr().out
+        assert [m["base_url"] for m in json.loads((output / "run.json").read_text())["models"]] == [f"{moved.base_url}/v1"]
+
+        assert main([*second, "--allow-model-change"]) == 0
+        assert "results of 2 models: model-A at " in capsys.readouterr().out
+    names = [json.loads(line)["model_name_or_path"] for line in (output / "predictions.jsonl").read_text().splitlines()]
+    assert names == ["model-A", "model-B"]
+    assert "**Results of 2 models** (resumed with --allow-model-change): model-A at " in (output / "report.md").read_text()
+    assert [m["model_name"] for m in json.loads((output / "report.json").read_text())["models"]] == ["model-A", "model-B"]
+
+
+def test_toy_dataset_predictions_carry_the_episodes_patch(tmp_path, capsys, monkeypatch):
+    """`eval --dataset toy`: the prediction is the diff the episode made (the toy's own tests grade it, and its
+    report carries the patch as SWE-bench grading's does), which `grade --dataset toy` resolves again; an episode
+    that changes nothing predicts an empty patch, counted in `empty_patch_ids`. Faked: the model endpoint only."""
+    from uni_agent_gym import toy
+    from uni_agent_gym.cli import main
+    from uni_agent_gym.instances import patch_files
+
+    monkeypatch.setenv("COLUMNS", "250")
+    fix = {"tool_call": {"name": "execute_bash", "arguments": {"command": "sed -i 's/(len(values) - 1)/len(values)/' stats.py && python3 -m unittest test_stats"}}}
+    finish = {"tool_call": {"name": "finish", "arguments": {}}}
+    for name, script in (("fixed", [fix, finish]), ("idle", [finish])):
+        with ScriptedEndpoint({"stats.mean": script}) as endpoint:
+            settings = tmp_path / f"{name}.json"
+            settings.write_text(json.dumps({"env": {"cache_dir": str(tmp_path / "cache")}, "deployment": {"type": "local"},
+                                            "model": {"base_url": endpoint.base_url, "model_name": name}}))  # fmt: skip
+            assert main(["eval", "-c", str(settings), "--dataset", "toy", "--output", str(tmp_path / name)]) == 0
+    [fixed] = [json.loads(line) for line in (tmp_path / "fixed" / "predictions.jsonl").read_text().splitlines()]
+    assert patch_files(fixed["model_patch"]) == ["stats.py"], "the fix alone: no bytecode the tests wrote"
+    assert "-    return sum(values) / (len(values) - 1)\n+    return sum(values) / len(values)\n" in fixed["model_patch"]
+    assert json.loads((tmp_path / "fixed" / "report.json").read_text())["empty_patch_ids"] == []
+    [idle] = [json.loads(line) for line in (tmp_path / "idle" / "predictions.jsonl").read_text().splitlines()]
+    assert idle["model_patch"] == "" and json.loads((tmp_path / "idle" / "report.json").read_text())["empty_patch_ids"] == [toy.INSTANCE_ID]
+
+    capsys.readouterr()
+    graded = ["grade", "-c", str(tmp_path / "fixed.json"), "--dataset", "toy", "--output", str(tmp_path / "grade"), "--run-id", "again"]
+    assert main([*graded, "--predictions", str(tmp_path / "fixed" / "predictions.jsonl")]) == 0
+    assert "resolved 1 / 1 submitted (0 unresolved, 0 empty, 0 errors" in capsys.readouterr().out

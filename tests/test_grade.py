@@ -172,7 +172,8 @@ def test_summary_has_the_official_fields():
         "total_instances": 300, "submitted_instances": 4, "completed_instances": 2, "resolved_instances": 1,
         "unresolved_instances": 1, "empty_patch_instances": 1, "error_instances": 1, "completed_ids": ["a", "b"],
         "incomplete_ids": [], "empty_patch_ids": ["d"], "submitted_ids": ["a", "b", "c", "d"], "resolved_ids": ["a"],
-        "unresolved_ids": ["b"], "error_ids": ["c"], "infrastructure_error_ids": [], "patch_error_ids": ["c"], "schema_version": 2,
+        "unresolved_ids": ["b"], "error_ids": ["c"], "infrastructure_error_ids": [], "patch_error_ids": ["c"],
+        "unknown_instance_ids": [], "bad_prediction_ids": [], "graded_instances": 4, "ungraded": {}, "schema_version": 2,
     }  # fmt: skip
 
 
@@ -199,15 +200,16 @@ def test_a_rerun_of_the_run_id_grades_infrastructure_errors_again(tmp_path, caps
     def report(instance_id: str) -> dict:
         return json.loads((output / "again" / f"{instance_id}.json").read_text())
 
-    assert main(command) == 0
+    assert main(command) == 1, "nothing was graded: a script must not read success"
     failed = report(toy.INSTANCE_ID)
     assert failed["status"] == "infra_error" and "neither empty nor a git checkout" in failed["error"]
-    assert main([*command, "--no-retry-errors"]) == 0 and report(toy.INSTANCE_ID) == failed
+    assert main([*command, "--no-retry-errors"]) == 1 and report(toy.INSTANCE_ID) == failed
     capsys.readouterr()
 
     blocked.stray.unlink()  # the cause, fixed
     assert main(command) == 0
-    assert "2 errors: 2 the patch's, 0 the infrastructure's, 1 retried after an infrastructure error)" in capsys.readouterr().out
+    assert ("2 errors: 1 the patch's, 0 the infrastructure's, 1 for instances not in the dataset, 1 retried after an infrastructure error)"
+            in capsys.readouterr().out)
     graded = report(toy.INSTANCE_ID)
     assert graded["status"] == "patch_failed" and graded["earlier_errors"] == [failed["error"]]
     summary = json.loads((output / "m.again.json").read_text())
@@ -216,3 +218,111 @@ def test_a_rerun_of_the_run_id_grades_infrastructure_errors_again(tmp_path, caps
 
     assert main(command) == 0 and report(toy.INSTANCE_ID) == graded, "a patch that does not apply is the model's doing"
     assert json.loads((output / "m.again.json").read_text())["retried_instances"] == 0 and "retried" not in capsys.readouterr().out
+
+
+def toy_settings(tmp_path: Path) -> Path:
+    """A config for the toy on the local deployment, its mirror cached under tmp_path."""
+    settings = tmp_path / "settings.json"
+    settings.write_text(json.dumps({"env": {"cache_dir": str(tmp_path / "cache")}, "deployment": {"type": "local"}}))
+    return settings
+
+
+def toy_row(tmp_path: Path) -> dict:
+    from uni_agent_gym import toy
+
+    return asyncio.run(toy.toy_instance(str(tmp_path / "cache")))
+
+
+PREDICTION = {"instance_id": "x__y-1", "model_name_or_path": "m", "model_patch": "diff --git a/x b/x\n"}
+NOT_PREDICTIONS = {  # what --predictions names: (file name, its text), and the one error line it earns
+    "a run's report.json": (
+        ("report.json", lambda row: json.dumps({"instances": 3, "resolved": 2, "per_repo": {"x": {"instances": 1}}}, indent=1)),
+        "holds no prediction (expects JSON objects with instance_id and model_patch, in a list, or a mapping by instance id); "
+        "<item 1>: not a JSON object (int)",
+    ),
+    "a dataset file": (
+        ("rows.jsonl", lambda row: json.dumps(row) + "\n"),
+        "holds no prediction (expects JSON objects with instance_id and model_patch, one per line); uni-agent-gym__toy-1: "
+        "no model_patch (its keys: FAIL_TO_PASS, PASS_TO_PASS, base_commit, family, instance_id, mirror, needs_environment, patch, ...)",
+    ),
+    "pretty-printed JSON lines": (
+        ("predictions.jsonl", lambda row: json.dumps(PREDICTION, indent=1)),
+        "holds no prediction (expects JSON objects with instance_id and model_patch, one per line); <line 1>: not JSON: ",
+    ),
+    "rows without an instance_id": (
+        ("predictions.jsonl", lambda row: json.dumps({"model_patch": ""}) + "\n"),
+        "holds no prediction (expects JSON objects with instance_id and model_patch, one per line); <line 1>: no instance_id (its keys: model_patch)",
+    ),
+    "predictions of another dataset": (
+        ("other.jsonl", lambda row: "".join(json.dumps({**PREDICTION, "instance_id": i}) + "\n" for i in ("x__y-1", "x__y-2"))),
+        "nothing was graded: all 2 prediction(s) are for instances the dataset does not have (the first: x__y-1); "
+        "are they predictions of another dataset?",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", NOT_PREDICTIONS)
+def test_grade_refuses_what_is_not_predictions(tmp_path, capsys, monkeypatch, case):
+    """A file of no prediction is refused in one line naming its first row and what it lacks; predictions that name
+    none of the dataset's instances grade nothing, and a run that grades nothing exits non-zero (as `eval` does)."""
+    from uni_agent_gym.cli import main
+
+    monkeypatch.setenv("COLUMNS", "250")  # rich wraps the summary line to the terminal width
+    (name, text), said = NOT_PREDICTIONS[case]
+    predictions = tmp_path / name
+    predictions.write_text(text(toy_row(tmp_path)))
+    command = ["grade", "-c", str(toy_settings(tmp_path)), "--dataset", "toy", "--predictions", str(predictions), "--output", str(tmp_path / "out"), "--run-id", "r"]
+    assert main(command) == 1
+    errors = [line for line in capsys.readouterr().out.splitlines() if line.startswith("error:")]
+    assert len(errors) == 1 and said in errors[0], errors
+    assert not any(path.name == "None.json" for path in tmp_path.rglob("*.json")), "a report for no instance"
+
+
+def test_unknown_instances_and_rows_that_do_not_load_cost_only_their_predictions(tmp_path, capsys, monkeypatch):
+    """A dataset row that makes no task fails the predictions for it alone, as the infrastructure's error (it is not
+    the patch's); a prediction for an instance the dataset lacks is named as such, neither the patch's nor the
+    infrastructure's. No sandbox is opened: the one verdict is of an empty patch."""
+    from uni_agent_gym import toy
+    from uni_agent_gym.cli import main
+
+    monkeypatch.setenv("COLUMNS", "250")
+    row = toy_row(tmp_path)
+    broken = {key: value for key, value in row.items() if key != "FAIL_TO_PASS"} | {"instance_id": "uni-agent-gym__toy-2"}
+    dataset = tmp_path / "rows.jsonl"
+    dataset.write_text(json.dumps(row) + "\n" + json.dumps(broken) + "\n")
+    predictions = write_predictions(tmp_path / "predictions.jsonl", {toy.INSTANCE_ID: "", "uni-agent-gym__toy-2": toy.GOLD_PATCH, "no__such-1": toy.GOLD_PATCH})
+    command = ["grade", "-c", str(toy_settings(tmp_path)), "--dataset", str(dataset), "--predictions", str(predictions),
+               "--output", str(tmp_path / "out"), "--run-id", "r"]  # fmt: skip
+    assert main(command) == 0
+    assert "3 errors" not in (out := capsys.readouterr().out) and "2 errors: 0 the patch's, 1 the infrastructure's, 1 for instances not in the dataset)" in out, out
+    summary = json.loads((tmp_path / "out" / "org__model.r.json").read_text())
+    assert (summary["empty_patch_ids"], summary["infrastructure_error_ids"], summary["unknown_instance_ids"]) == ([toy.INSTANCE_ID], ["uni-agent-gym__toy-2"], ["no__such-1"])
+    assert (summary["total_instances"], summary["graded_instances"], summary["patch_error_ids"]) == (2, 1, [])
+    report = json.loads((tmp_path / "out" / "r" / "uni-agent-gym__toy-2.json").read_text())
+    assert report["error"] == "the dataset's row of uni-agent-gym__toy-2 makes no task: Instance 'uni-agent-gym__toy-2': missing field(s) FAIL_TO_PASS"
+    unknown = json.loads((tmp_path / "out" / "r" / "no__such-1.json").read_text())
+    assert unknown["caused_by"] == "prediction" and unknown["error"] == "bad prediction: unknown instance no__such-1: the dataset has no such row"
+
+
+@pytest.mark.parametrize(
+    "command, said",
+    [
+        (["datasets", "--dataset", "toy"], "1: needs no image: it runs on local, or on any image with python3"),
+        (["grade", "--dataset", "toy", "--predictions", "{gold}", "--output", "{out}"], "resolved 1 / 1 submitted (0 unresolved, 0 empty, 0 errors"),
+        (["grade", "--dataset", "toy", "--predictions", "{stale}", "--output", "{out}"], "resolved 0 / 1 submitted (0 unresolved, 0 empty, 1 errors: 1 the patch's"),
+        (["eval", "--dataset", "toy", "--instance-ids", "no__such-1"], "error: --instance-ids: Unknown instance id(s): no__such-1 (not among the dataset's 1 rows)"),
+    ],
+    ids=["datasets", "grade gold", "grade a patch that does not apply", "eval an id it lacks"],
+)
+def test_toy_is_a_dataset_name(tmp_path, capsys, monkeypatch, command, said):
+    """`--dataset toy` is the built-in task, nothing downloaded (the hub is offline here: its name would fail there);
+    `grade` grades the toy's predictions by its own tests in a fresh sandbox, as its episodes are graded."""
+    from uni_agent_gym import toy
+    from uni_agent_gym.cli import main
+
+    monkeypatch.setenv("COLUMNS", "250")
+    stale = toy.GOLD_PATCH.replace("(len(values) - 1)", "(len(values) - 2)")  # its context is not in the file
+    files = {"gold": write_predictions(tmp_path / "gold.jsonl", {toy.INSTANCE_ID: toy.GOLD_PATCH}),
+             "stale": write_predictions(tmp_path / "stale.jsonl", {toy.INSTANCE_ID: stale}), "out": tmp_path / "out"}  # fmt: skip
+    main([*(part.format(**files) for part in command), "-c", str(toy_settings(tmp_path))])
+    assert said in capsys.readouterr().out

@@ -326,9 +326,39 @@ def test_the_datasets_command_names_family_and_language_and_why_a_row_cannot_run
     assert redis[0] == "2" and redis[3] == "1 of 2 redis" and "1: swebench 4.1.0 has no spec for redis/redis version 0.1 (fields repo, version)" in redis[4]
 
 
-def test_the_families_table_lists_multi_swe_bench(capsys):
+def test_the_families_table_lists_multi_swe_bench(capsys, monkeypatch):
     from uni_agent_gym.cli import main
 
+    monkeypatch.setenv("COLUMNS", "2000")
     assert main(["datasets"]) == 0
     out = capsys.readouterr().out
     assert "multi-swe-bench" in out and "mswebench/<org>_m_<repo>:pr-<number>" in out
+
+
+@pytest.mark.parametrize("columns, width", [("100", 100), (None, 120)])
+def test_piped_tables_are_as_wide_as_columns_and_wrap_image_names_rather_than_cut_them(capsys, monkeypatch, columns, width):
+    from uni_agent_gym.cli import main
+
+    monkeypatch.setenv("COLUMNS", columns) if columns else monkeypatch.delenv("COLUMNS", raising=False)
+    assert main(["datasets"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert max(map(len, lines)) == width and "…" not in "".join(lines)
+    images = "".join(line.split("│")[3].strip() for line in lines if line.count("│") == 5)  # the images column, top to bottom
+    assert "mswebench/<org>_m_<repo>:pr-<number>" in images and "swebench/swesmith.x86_64.<owner>_1776_<repo>.<commit8>" in images
+
+
+def test_a_directory_of_row_files_is_read_as_local_files(tmp_path, capsys, monkeypatch):
+    """Files whose columns differ (`datasets` would read them as one table and fail); those named for the split."""
+    from uni_agent_gym.cli import main
+
+    monkeypatch.setenv("COLUMNS", "400")
+    monkeypatch.setattr(dataset_summary, "_image_checker", lambda: None)
+    (tmp_path / "mixed").mkdir()
+    for path in (MULTILINGUAL, MULTILINGUAL.with_name("multi-swe-bench.jsonl")):
+        (tmp_path / "mixed" / path.name).write_text(path.read_text())
+    table = datasets_table(main, capsys, tmp_path / "mixed")
+    assert table[("multi-swe-bench", "fasterxml/jackson-core", "java")][0] == "1" and table[("swe-bench", "redis/redis", "c")][0] == "4"
+    (tmp_path / "splits").mkdir()
+    (tmp_path / "splits" / "test.jsonl").write_text(MULTILINGUAL.read_text())
+    (tmp_path / "splits" / "train.jsonl").write_text(MULTILINGUAL.with_name("multi-swe-bench.jsonl").read_text())
+    assert {key[0] for key in datasets_table(main, capsys, tmp_path / "splits")} == {"swe-bench"}

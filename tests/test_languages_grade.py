@@ -119,7 +119,7 @@ def test_eval_through_a_scripted_endpoint_reports_each_language(tmp_path):
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     report = json.loads((output / "report.json").read_text())
     assert (report["resolved"], report["instances"], report["resolved_ids"], report["empty_patch_ids"]) == (1, 2, [solved], [looked]), report
-    assert report["per_language"] == {"go": {"instances": 2, "resolved": 1, "resolved_rate": 0.5}}
+    assert report["per_language"] == {"go": {"instances": 2, "graded": 2, "resolved": 1, "resolved_rate": 0.5}}
     for instance_id in (solved, looked):
         trajectory = json.loads((output / "trajectories" / f"{instance_id}.json").read_text())
         assert trajectory["reward_report"]["language"] == "go" and trajectory["steps"][-1]["tool"] == "finish"

@@ -191,3 +191,9 @@ def test_the_rollout_cache_has_one_class_at_both_addresses():
     from uni_agent_gym.verl.rollout_cache import RolloutCache as OldAddress
 
     assert OldAddress is RolloutCache
+
+
+def test_the_readme_stays_a_front_page():
+    """README.md is the front page (what it is, the two commands, a tour, links); the rest belongs in docs/."""
+    lines = (Path(__file__).resolve().parents[1] / "README.md").read_text().splitlines()
+    assert len(lines) < 150, f"README.md has {len(lines)} lines: move detail into docs/"

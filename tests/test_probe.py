@@ -88,6 +88,17 @@ def test_every_section_holds_on_each_tool_call_format(tmp_path, capsys, template
     assert episode["traj_exit_reason"] == "finished" and episode["reward"] == 1.0 and episode["traj_masked"] is False
 
 
+def test_every_section_holds_where_the_deepseek_markers_decode_with_spaces(tmp_path, capsys):
+    """A Llama-style tokenizer whose tool-call markers are vocabulary pieces (tests/metaspace_tokenizer.py) decodes
+    `<｜tool▁sep｜>` as `<｜tool sep｜>`: the episode's calls are read all the same."""
+    from tests.metaspace_tokenizer import metaspace_tokenizer
+
+    code, report = probe(capsys, "--tokenizer", str(metaspace_tokenizer(tmp_path / "tokenizer", "deepseek-v3")), "--set", f"env.cache_dir={tmp_path / 'cache'}")
+    boundary, cache, episode = report["sections"]
+    assert code == 0 and report["ok"], [line for section in report["sections"] for line in section["lines"] if "FAILED" in line]
+    assert boundary["tool_call_format"] == "deepseek-v3" and episode["traj_exit_reason"] == "finished" and episode["reward"] == 1.0
+
+
 def qwen_template() -> str:
     return AutoTokenizer.from_pretrained(TOKENIZERS / "qwen2.5-instruct").chat_template
 

@@ -231,7 +231,8 @@ def test_init_from_seed_writes_the_set_keeping_every_value_and_names_the_lines_o
     out = " ".join(capsys.readouterr().out.split())
     for key in DATA_AND_MODEL:
         assert f"problem: {key} is not set" in out, key
-    assert "error: wrote the set to out, but 3 problem(s) are left (above, each with the line to add)" in out
+    assert "error: wrote the set to out, but 3 problem(s) are left (above); fix them there" in out
+    assert "note: config.toml: added [rollouter] total_rollout_steps = 2048 (rollout.total_rollout_steps:" in out  # as the file has it
     assert main(["check-config", "--training", "out/config.toml"]) == 1, "not consistent without the data and the model"
     capsys.readouterr()
     written = load_training("out/config.toml")
@@ -259,3 +260,63 @@ def test_the_set_init_writes_works_from_any_directory(seed, tmp_path, monkeypatc
     run = load_training(written / "config.toml")
     assert run.loop_yaml == written / "uni_agent_loop.yaml" and run.loop_entries, run.loop_yaml
     assert run.gym_config().env.max_turns == 12
+
+
+SHIPPED = Path(__file__).resolve().parents[1] / "configs"
+
+
+def test_init_alone_writes_the_shipped_set_and_it_is_consistent(tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    assert main(["init"]) == 0, capsys.readouterr().out
+    out = capsys.readouterr().out
+    written = tmp_path / "uni-agent-gym-configs"
+    shipped = sorted(path.relative_to(SHIPPED) for path in SHIPPED.rglob("*") if path.is_file())
+    assert shipped and sorted(path.relative_to(written) for path in written.rglob("*") if path.is_file()) == shipped
+    assert all((written / name).read_bytes() == (SHIPPED / name).read_bytes() for name in shipped)  # comments and all
+    assert f"wrote a consistent set to {written.name}" in out
+    assert main(["check-config", "--training", str(written / "config.toml")]) == 0
+
+
+def test_init_from_the_shipped_configs_copies_the_deployment_its_entry_names(tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    assert main(["init", "--from-seed", str(SHIPPED), "--output", "out"]) == 0, capsys.readouterr().out
+    assert (tmp_path / "out" / "deployment" / "docker.yaml").read_text() == (SHIPPED / "deployment" / "docker.yaml").read_text()
+    assert load_training(tmp_path / "out" / "config.toml").gym_config().deployment.type == "docker"
+
+
+def _seed_naming_a_missing_deployment(seed: Path) -> list[str]:
+    loop_yaml = seed / "uni_agent_loop.yaml"
+    entries = yaml.safe_load(loop_yaml.read_text())
+    entries[0]["deployment"] = "deployment/none.yaml"
+    loop_yaml.write_text(yaml.safe_dump(entries))
+    return ["init", "--from-seed", str(seed), "--output", "out"]
+
+
+def _shipped_set_written_before(seed: Path) -> list[str]:
+    assert main(["init", "--output", "out"]) == 0
+    return ["init", "--output", "out"]
+
+
+# `init` given what it cannot make a consistent set of: id -> (argv from the seed folder, the error line's words,
+# words the error line must not have)
+INIT_MISUSES = {
+    "the article's files (no data, no model)": (
+        lambda seed: ["init", "--from-seed", str(seed), "--output", "out"],
+        "wrote the set to out, but 3 problem(s) are left (above); fix them there, then check it", "with the line to add"),
+    "an entry naming a deployment file that is not there": (
+        _seed_naming_a_missing_deployment, "wrote the set to out, but 4 problem(s) are left (above); fix them there", "with the line to add"),
+    "the shipped set over a set": (
+        _shipped_set_written_before,
+        "error: --output: out already has config.toml, deployment/docker.yaml", "Traceback"),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("case", list(INIT_MISUSES))
+def test_init_that_cannot_write_a_consistent_set_is_one_error_line(case, seed, capsys):
+    make, expected, absent = INIT_MISUSES[case]
+    argv = make(seed)
+    capsys.readouterr()
+    assert main(argv) == 1
+    out = capsys.readouterr().out
+    errors = [line for line in out.splitlines() if "error:" in line]
+    assert len(errors) == 1 and expected in errors[0] and absent not in out, out

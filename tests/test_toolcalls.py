@@ -141,6 +141,21 @@ def test_every_format_reads_back_what_it_writes(fmt, call):
     assert list(fmt.parse(fmt.write(call), TOOLS).tool_calls) == [call]
 
 
+@pytest.mark.parametrize("name", ["deepseek-v3", "deepseek-v3.1"])
+def test_deepseek_calls_are_read_as_a_metaspace_tokenizer_decodes_its_markers(tmp_path, name):
+    """Markers that are vocabulary pieces of a Llama-style tokenizer decode with spaces for `▁` (`<｜tool sep｜>`):
+    the sampled call, decoded as the gym decodes it, is still the call, and nothing of the markers is left as content."""
+    from tests.metaspace_tokenizer import metaspace_tokenizer
+
+    tokenizer = AutoTokenizer.from_pretrained(metaspace_tokenizer(tmp_path, name))
+    for _, call in CALLS:
+        rendered = call_text(tokenizer, call)
+        decoded = tokenizer.decode(tokenizer.encode(rendered, add_special_tokens=False), skip_special_tokens=False, clean_up_tokenization_spaces=False)
+        assert "<｜tool sep｜>" in decoded and "<｜tool▁sep｜>" in rendered
+        parsed = detect_format(tokenizer).parse(decoded, TOOLS)
+        assert (parsed.content, list(parsed.tool_calls)) == ("", [call]), decoded
+
+
 def test_detection_tries_a_shape_before_the_shapes_that_read_it_too():
     """Some texts read as a call in two formats (Qwen3-Coder's XML in <tool_call> reads as bare XML too);
     detection must reach the template's own format first, so it comes earlier in the order."""

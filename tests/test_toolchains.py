@@ -81,7 +81,7 @@ def test_an_eval_report_gives_the_resolved_rate_per_language():
 
     trajectories = [trajectory("a", True), trajectory("b", False), trajectory("c", True)]
     report = build_report(trajectories, {"a": "x/a", "b": "x/b", "c": "x/c"}, languages={"a": "c", "b": "c", "c": "go"})
-    assert report["per_language"] == {"c": {"instances": 2, "resolved": 1, "resolved_rate": 0.5}, "go": {"instances": 1, "resolved": 1, "resolved_rate": 1.0}}
+    assert report["per_language"] == {"c": {"instances": 2, "graded": 2, "resolved": 1, "resolved_rate": 0.5}, "go": {"instances": 1, "graded": 1, "resolved": 1, "resolved_rate": 1.0}}
 
 
 def test_a_toolchain_setup_runs_after_the_packages_and_names_its_own_image():

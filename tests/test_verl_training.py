@@ -153,10 +153,12 @@ def test_a_malformed_agent_loop_yaml_is_one_error_line(tmp_path, capsys):
     assert "Traceback" not in out and f"{loop} (rollout.agent.agent_loop_config_path in {toml}) is not valid YAML" in out
 
 
-def test_train_dry_run_prints_the_command_and_the_agent_loop_and_writes_nothing(tmp_path, capsys, monkeypatch):
-    """--dry-run only prints: the agent-loop YAML train would write (absolute paths, --settings applied) and a
-    command that names it by its absolute path, beside the absolute data paths, though --output is relative."""
+def test_train_dry_run_prints_a_command_that_runs_as_printed(tmp_path, capsys, monkeypatch):
+    """--dry-run launches nothing; it writes the agent-loop YAML the command names (absolute paths, --settings
+    applied), prints it, the GPUs the config takes, and a command that runs as printed: verl's own entry point
+    composes it (Hydra's `--cfg job`, which stops before Ray and the GPUs) from a shell whose PATH has no `python`."""
     import subprocess
+    import sys
 
     monkeypatch.setattr(subprocess, "call", lambda *a, **k: pytest.fail("--dry-run must not launch"))
     monkeypatch.chdir(tmp_path)
@@ -166,31 +168,45 @@ def test_train_dry_run_prints_the_command_and_the_agent_loop_and_writes_nothing(
     assert main(["train", "--config", str(toml), "--settings", str(settings), "--dry-run", "--output", "runs"]) == 0
     out = capsys.readouterr().out
     generated = tmp_path / "runs" / "swe-grpo" / "uni_agent_loop.yaml"
-    assert not (tmp_path / "runs").exists(), "--dry-run wrote files"
-    assert "python -m verl.experimental.fully_async_policy.fully_async_main" in out
-    assert f"actor_rollout_ref.rollout.agent.agent_loop_config_path={generated}" in out and f"data.train_files={tmp_path.parent / 'data' / 'swe_train.parquet'}" in out
-    printed = out[out.index("(not written: --dry-run)"):out.index("python -m verl")].split("\n", 1)[1]
-    entry = yaml.safe_load(printed)[0]
+    assert "note: GPUs: the config takes 8 (4 for training, [trainer] nnodes 1 x n_gpus_per_node 4, + 4 for rollout" in out
+    command = next(line for line in out.splitlines() if " -m verl." in line)
+    assert command.startswith(f"{sys.executable} -m verl.experimental.fully_async_policy.fully_async_main "), command
+    assert f"actor_rollout_ref.rollout.agent.agent_loop_config_path={generated}" in command
+    assert f"data.train_files={tmp_path.parent / 'data' / 'swe_train.parquet'}" in command
+    printed = out[out.index(f"agent loop config: {generated}"):out.index(command)].split("\n", 1)[1]
+    entry = yaml.safe_load(generated.read_text())[0]
+    assert yaml.safe_load(printed)[0] == entry
     assert entry["settings"] == str(settings) and entry["deployment"] == str(CONFIGS / "deployment" / "docker.yaml")
+    done = subprocess.run(["bash", "-c", f"{command} --cfg job"], capture_output=True, text=True, timeout=300,
+                          env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path)})  # fmt: skip
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    assert f"agent_loop_config_path: {generated}" in done.stdout
 
 
 def test_train_runs_verl_and_reports_its_failure(tmp_path, monkeypatch):
-    """verl's trainer needs GPUs, so the launch itself is captured here; the command is what runs."""
+    """verl's trainer needs GPUs, so the launch itself is captured here, and this machine's GPU count is faked
+    (it has none); the command is what runs."""
     import subprocess
+
+    from uni_agent_gym.verl import training
 
     launched = []
     monkeypatch.setattr(subprocess, "call", lambda command: launched.append(command) or 3)
+    monkeypatch.setattr(training, "visible_gpus", lambda: 4)
     toml = ppo_toml(tmp_path, ("train_batch_size = 0", "train_batch_size = 8"), ("hybrid_engine = false", "hybrid_engine = true"))
     assert main(["train", "--config", str(toml), "--output", str(tmp_path / "runs")]) == 1
     assert launched[0][1:3] == ["-m", "verl.trainer.main_ppo"] and "data.train_batch_size=8" in launched[0]
 
 
-def test_prepare_data_rows_read_back_by_verls_dataset(tmp_path):
+def test_prepare_data_rows_read_back_by_verls_dataset(tmp_path, capfd):
     from transformers import AutoTokenizer
     from verl.utils.dataset.rl_dataset import RLHFDataset
 
     output = tmp_path / "train.parquet"
+    capfd.readouterr()
     assert main(["prepare-data", "--dataset", str(SHARED / "swebench" / "derived.jsonl"), "--slice", "0:3", "--output", str(output)]) == 0
+    out, err = capfd.readouterr()
+    assert out.startswith("wrote 3 rows for agent loop 'uni_agent' to ") and err == "", err  # no progress bar on stderr
     tokenizer = AutoTokenizer.from_pretrained(SHARED / "tokenizers" / "qwen2.5-instruct")
     dataset = RLHFDataset([str(output)], tokenizer, compose_trainer_config(["actor_rollout_ref.rollout.name=vllm"]).data)
     rows = [json.loads(line) for line in (SHARED / "swebench" / "derived.jsonl").read_text().splitlines()[:3]]
@@ -264,3 +280,136 @@ def test_relative_paths_in_the_toml_are_taken_from_its_folder(tmp_path, monkeypa
     assert run.values["data.train_files"] == str(tmp_path / "data" / "swe_train.parquet")  # ../data/ from the TOML's folder
     assert run.values["data.val_files"] == str(tmp_path / "data" / "swe_val.parquet")
     assert run.loop_yaml == folder / "loops" / "uni_agent_loop.yaml"
+
+
+# config.toml values in quotes (issue 60, item 7): id -> (command, edits, the problem lines). Each file also has a
+# typo, which must be listed beside them; the staleness arithmetic used to stop on the text with a TypeError.
+TYPO = ("return_raw_chat = true", "return_raw_chat = true\nmax_promt_length = 3")
+TYPO_LINE = "problem: config.toml: verl has no key data.max_promt_length ([data] max_promt_length): did you mean max_prompt_length?"
+QUOTED = {
+    "n": (["check-config"], [("\nn = 8\n", '\nn = "8"\n')],
+          ["""[rollout] n = "8" is quoted: verl reads a number there and would get the text '8'; write n = 8, without quotes."""]),
+    "n, train --dry-run": (["train", "--dry-run"], [("\nn = 8\n", '\nn = "8"\n')], ['[rollout] n = "8" is quoted']),
+    "num_workers and n": (["check-config"], [("num_workers = 8", 'num_workers = "8"'), ("\nn = 8\n", '\nn = "8"\n')],
+                          ['[rollout.agent] num_workers = "8" is quoted', '[rollout] n = "8" is quoted']),
+    "a float": (["check-config"], [("staleness_threshold = 0.5", 'staleness_threshold = "0.5"')],
+                ['[async_training] staleness_threshold = "0.5" is quoted: verl reads a number there', "write staleness_threshold = 0.5,"]),
+    "a boolean": (["check-config"], [("enable = true", 'enable = "true"')],
+                  ["""[rollout.multi_turn] enable = "true" is quoted: verl reads true or false there and would get the text 'true'; write enable = true"""]),
+    "not a number": (["check-config"], [("num_workers = 8", 'num_workers = "eight"')],
+                     ['[rollout.agent] num_workers = "eight" is quoted: verl reads a number there', "write a number there, without quotes."]),
+    "a key verl leaves unset": (["check-config"], [("max_model_len = 32768", 'max_model_len = "32768"')],
+                                ['[rollout] max_model_len = "32768" is quoted', "write max_model_len = 32768"]),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("case", list(QUOTED))
+def test_a_quoted_number_is_one_problem_line_and_every_other_problem_is_listed(case, tmp_path, capsys, monkeypatch):
+    import subprocess
+
+    monkeypatch.setattr(subprocess, "call", lambda *a, **k: pytest.fail("must not launch"))
+    command, edits, expected = QUOTED[case]
+    toml = edited_toml(tmp_path, *edits, TYPO)
+    argv = [command[0], "--training" if command[0] == "check-config" else "--config", str(toml), *command[1:]]
+    assert main(argv + (["--output", str(tmp_path / "runs")] if command[0] == "train" else [])) == 1
+    out = capsys.readouterr().out
+    problems = [line for line in out.splitlines() if line.startswith("problem:")]
+    assert "Traceback" not in out and TYPO_LINE in problems, out
+    assert len(problems) == 1 + len(edits), problems  # one line each, nothing else
+    for words in expected:
+        assert any(words in line for line in problems), (words, problems)
+
+
+# `train` checks the GPUs this machine shows before it starts verl (and its Ray): id -> (the PPO config or not,
+# the GPUs shown, RAY_ADDRESS, the error line or None where it launches). Faked: the GPU count (this machine has
+# no GPU; torch.cuda.device_count() is what is replaced) and the launch (verl needs the GPUs).
+GPU_ROWS = {
+    "none shown": (False, 0, None, "error: the config takes 8 GPUs (4 for training, [trainer] nnodes 1 x n_gpus_per_node 4, + 4 for "
+                   "rollout, [rollouter] nnodes 1 x n_gpus_per_node 4), and this machine shows 0"),
+    "one short": (False, 7, None, "error: the config takes 8 GPUs (4 for training"),
+    "ppo, too few": (True, 2, None, "error: the config takes 4 GPUs ([trainer] nnodes 1 x n_gpus_per_node 4, shared by training and "
+                     "rollout: hybrid engine), and this machine shows 2"),
+    "enough": (False, 8, None, None),
+    "ppo, enough": (True, 4, None, None),
+    "a Ray cluster to join": (False, 0, "10.0.0.1:6379", None),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("case", list(GPU_ROWS))
+def test_train_checks_the_gpus_this_machine_shows_before_it_starts_verl(case, tmp_path, capsys, monkeypatch):
+    import subprocess
+
+    from uni_agent_gym.verl import training
+
+    ppo, shown, ray_address, error = GPU_ROWS[case]
+    launched = []
+    monkeypatch.setattr(subprocess, "call", lambda command: launched.append(command) or 0)
+    monkeypatch.setattr(training, "visible_gpus", lambda: shown)
+    monkeypatch.delenv("RAY_ADDRESS", raising=False)
+    if ray_address:
+        monkeypatch.setenv("RAY_ADDRESS", ray_address)
+    toml = ppo_toml(tmp_path, ("train_batch_size = 0", "train_batch_size = 8"), ("hybrid_engine = false", "hybrid_engine = true")) \
+        if ppo else edited_toml(tmp_path)  # fmt: skip
+    code = main(["train", "--config", str(toml), "--output", str(tmp_path / "runs")])
+    out = " ".join(capsys.readouterr().out.split())
+    if error is None:
+        assert code == 0 and len(launched) == 1, out
+    else:
+        assert code == 1 and launched == [] and error in out and out.count("error:") == 1, out
+        assert not (tmp_path / "runs").exists(), "nothing is written for a run that cannot start"
+
+
+def _loop_yaml(folder: Path, deployment: str) -> Path:
+    entry = yaml.safe_load((CONFIGS / "uni_agent_loop.yaml").read_text())[0]
+    entry.update(settings=str(CONFIGS / "settings.json"), deployment=str(CONFIGS / "deployment" / deployment))
+    path = folder / "uni_agent_loop.yaml"
+    path.write_text(yaml.safe_dump([entry]))
+    return path
+
+
+# rows of a language bound for a deployment (issue 60, item 9): id -> (the rows' languages, the entry's deployment
+# file, the problem's words or None). The rows are prepare-data's (verl_rows); the toy needs no environment.
+LANGUAGE_ROWS = {
+    "go and c on local": (["go", "c", "go", "python"], "local.yaml", "holds 1 c, 2 go row(s), and the UniAgentLoop entry's deployment "
+                          "is local, which makes Python environments only (it refuses every other task at reset)"),
+    "java and php on local": (["java", "php"], "local.yaml", "holds 1 java, 1 php row(s)"),
+    "go on docker": (["go"], "docker.yaml", None),
+    "python on local": (["python", None], "local.yaml", None),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("case", list(LANGUAGE_ROWS))
+def test_rows_the_deployment_refuses_are_a_problem(case, tmp_path, capsys):
+    from uni_agent_gym.verl.data import verl_rows, write_parquet
+
+    languages, deployment, expected = LANGUAGE_ROWS[case]
+    tasks = [{"instance_id": f"org__repo-{index}", "problem_statement": "fix it", **({"language": language} if language else {})}
+             for index, language in enumerate(languages)]  # fmt: skip
+    data = write_parquet(verl_rows(tasks), tmp_path / "data" / "train.parquet")
+    loop = _loop_yaml(tmp_path, deployment)
+    toml = edited_toml(tmp_path, (json.dumps(str(CONFIGS / "uni_agent_loop.yaml")), json.dumps(str(loop))),
+                       ('"../data/swe_train.parquet"', json.dumps(str(data))), ('"../data/swe_val.parquet"', json.dumps(str(data))))  # fmt: skip
+    code = main(["check-config", "--training", str(toml)])
+    problems = [line for line in capsys.readouterr().out.splitlines() if line.startswith("problem:")]
+    if expected is None:
+        assert code == 0 and problems == [], problems
+    else:
+        assert code == 1 and len(problems) == 2, problems  # train_files and val_files
+        assert all(f"{data} {expected}" in line and str(loop) in line for line in problems), problems
+
+
+def test_a_relative_data_path_that_is_not_there_is_reported_with_where_it_was_looked_for(tmp_path, capsys, monkeypatch):
+    """Written relative to the folder the command runs in (where prepare-data wrote it), it is looked for
+    beside config.toml: the warning names both, and the line that finds it."""
+    configs, data = tmp_path / "configs", tmp_path / "data" / "train.parquet"
+    configs.mkdir()
+    data.parent.mkdir()
+    data.write_bytes(b"")
+    toml = edited_toml(configs, ('"../data/swe_train.parquet"', '"data/train.parquet"'))
+    monkeypatch.chdir(tmp_path)
+    assert main(["check-config", "--training", str(toml)]) == 0
+    out = capsys.readouterr().out
+    assert (f"warning: data.train_files: data/train.parquet does not exist yet: it is looked for at {configs / 'data' / 'train.parquet'} "
+            f"(a relative path is taken from config.toml's folder {configs}, not from where the command runs); make it with "
+            f"`uni-agent-gym prepare-data --output {configs / 'data' / 'train.parquet'}`. {data} exists: to train on it, write "
+            'train_files = "../data/train.parquet".') in out, out  # fmt: skip

@@ -52,6 +52,7 @@ def eval_dir(tmp_path: Path, count: int = 3) -> Path:
     error = {"instance_id": "repo__pkg-err", "model_name_or_path": "m", "exit_reason": "env_error", "error": "SandboxDiedError: gone",
              "reward": 0.0, "resolved": False, "patch": "", "turns": 0, "usage": {}, "seconds": 1.0, "messages": [], "steps": [], "reward_report": None}  # fmt: skip
     (run / "trajectories" / "repo__pkg-err.json").write_text(json.dumps(error))
+    (run / "results" / "repo__pkg-err.json").write_text("null")  # what eval writes for an episode that was never graded
     return run
 
 

@@ -56,6 +56,15 @@ def output_file(name: str, path: str) -> Path:
     return Path(path)
 
 
+def parquet_file(name: str, path: str) -> Path:
+    """A parquet file a command writes: named `.parquet`, as verl's data loader and every reader expect (a
+    `.jsonl` name over parquet bytes is a file nothing reads as it says)."""
+    output = output_file(name, path)
+    if output.suffix != ".parquet":
+        raise BadArgument(f"{name}: {path} is not a .parquet name; prepare-data writes parquet (verl reads it): e.g. {output.with_suffix('.parquet')}")
+    return output
+
+
 def mirror(text: str) -> tuple[str, str]:
     """`REPO=SOURCE` of `--mirror`: SOURCE is a clone URL, a git repository, a plain directory (not empty)
     or a git bundle."""

@@ -7,6 +7,7 @@ import asyncio
 import contextlib
 import json
 import logging
+import os
 import sys
 import traceback
 
@@ -23,6 +24,7 @@ from uni_agent_gym.arguments import (
     mirror,
     output_directory,
     output_file,
+    parquet_file,
     positive_int,
     tokenizer_source,
 )
@@ -71,13 +73,14 @@ def _load(args: argparse.Namespace):
     return load_config(*args.config, overrides=overrides)
 
 
-def _instances(dataset: str, split: str, dataset_format: str = "auto", **selection) -> list[dict]:
-    """The --dataset rows picked by --instance-ids / --pattern / --slice, as tasks of their family; a
-    selection of nothing is an error."""
-    from uni_agent_gym.instances import normalise, read_rows, select
+def _instances(dataset: str, split: str, dataset_format: str = "auto", cache_dir: str | None = None, **selection) -> list[dict]:
+    """The --dataset rows (`toy`: the built-in task's) picked by --instance-ids / --pattern / --slice, as tasks
+    of their family; a selection of nothing is an error."""
+    from uni_agent_gym.instances import normalise, select
+    from uni_agent_gym.toy import dataset_rows
 
     with argument("--dataset"):
-        rows = read_rows(dataset, split=split)
+        rows = dataset_rows(dataset, split, cache_dir)
     flags = {"ids": "--instance-ids", "pattern": "--pattern", "slice_spec": "--slice"}
     with argument("/".join(flags[key] for key, value in selection.items() if value is not None) or "--dataset"):
         selected = select(rows, **selection)
@@ -153,13 +156,15 @@ def cmd_train(args: argparse.Namespace, console: Console) -> None:
     args.training = args.config
     output_directory("--output", args.output)
     run = _check_training(args, console, "--config")
+    if not args.dry_run:
+        from uni_agent_gym.verl.training import require_visible_gpus
+
+        require_visible_gpus(run)
     experiment = run.values.get("trainer.experiment_name", "uni-agent-gym")
-    generated, text = run.write_loop_yaml(Path(args.output) / str(experiment), dry_run=args.dry_run)
+    generated, text = run.write_loop_yaml(Path(args.output) / str(experiment))
+    console.print(f"agent loop config: {generated}", markup=False, highlight=False, soft_wrap=True)
     if args.dry_run:
-        console.print(f"agent loop config (not written: --dry-run): {generated}", markup=False, highlight=False, soft_wrap=True)
         console.print(text.rstrip(), markup=False, highlight=False, soft_wrap=True)
-    else:
-        console.print(f"agent loop config: {generated}", markup=False, highlight=False, soft_wrap=True)
     console.print(run.shell_command(), markup=False, highlight=False, soft_wrap=True)
     if args.dry_run:
         return
@@ -179,17 +184,16 @@ class TrainingFailed(UniAgentGymError):
 
 
 def cmd_init(args: argparse.Namespace, console: Console) -> None:
+    from uni_agent_gym.verl.from_seed import write_from_seed, write_shipped
 
-    from uni_agent_gym.verl.from_seed import write_from_seed
-
-    seed = input_directory("--from-seed", args.from_seed)
-    output = output_directory("--output", args.output)
-    with argument("--from-seed"):
-        said, check = write_from_seed(seed, output, force=args.force)
+    seed = input_directory("--from-seed", args.from_seed) if args.from_seed else None
+    output = output_directory("--output", args.output or ("configs-from-seed" if seed else "uni-agent-gym-configs"))
+    with argument("--from-seed" if seed else "--output"):
+        said, check = write_from_seed(seed, output, force=args.force) if seed else write_shipped(output, force=args.force)
     _print_check(console, said, check.warnings, check.problems)
     if check.problems:
-        raise ConfigContradiction(f"wrote the set to {output}, but {len(check.problems)} problem(s) are left (above, each with the line "
-                                  f"to add); then check it: uni-agent-gym check-config --training {output / 'config.toml'}")  # fmt: skip
+        raise ConfigContradiction(f"wrote the set to {output}, but {len(check.problems)} problem(s) are left (above); fix them there, "
+                                  f"then check it: uni-agent-gym check-config --training {output / 'config.toml'}")  # fmt: skip
     console.print(f"[green]wrote a consistent set to {escape(str(output))}[/green]: config.toml, uni_agent_loop.yaml, settings.json "
                   f"(check it: uni-agent-gym check-config --training {escape(str(output / 'config.toml'))})")  # fmt: skip
 
@@ -197,8 +201,9 @@ def cmd_init(args: argparse.Namespace, console: Console) -> None:
 def cmd_prepare_data(args: argparse.Namespace, console: Console) -> None:
     from uni_agent_gym.verl.data import verl_rows, write_parquet
 
+    output = parquet_file("--output", args.output)  # before the rows load: a wrong name is said at once
     instances = _instances(args.dataset, args.split, ids=args.instance_ids, slice_spec=args.slice)
-    path = write_parquet(verl_rows(instances, args.agent_name), output_file("--output", args.output))
+    path = write_parquet(verl_rows(instances, args.agent_name), output)
     console.print(f"wrote {len(instances)} row{'s' * (len(instances) != 1)} for agent loop {args.agent_name!r} to {path}")
 
 
@@ -265,13 +270,13 @@ def _run_config(args: argparse.Namespace):
 
 
 @contextlib.contextmanager
-def _progress(console: Console, label: str, total: int, done: int = 0):
-    """A live bar with counts; yields `advance(counts_text)` to call once per finished instance."""
+def _progress(console: Console, label: str, total: int, done: int = 0, counts: str = ""):
+    """A live bar with counts (`counts`: those of the `done` ones); yields `advance(counts_text)` to call once per finished instance."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
     columns = [TextColumn(label), BarColumn(), MofNCompleteColumn(), TextColumn("{task.fields[counts]}"), TimeElapsedColumn(), TimeRemainingColumn()]
     with Progress(*columns, console=console) as progress:
-        task = progress.add_task(label, total=total, completed=done, counts="")
+        task = progress.add_task(label, total=total, completed=done, counts=counts)
         yield lambda counts: progress.update(task, advance=1, counts=counts)
 
 
@@ -279,11 +284,13 @@ def cmd_grade(args: argparse.Namespace, console: Console) -> None:
     import time
     from pathlib import Path
 
-    from uni_agent_gym.eval.grade import ERROR_STATUSES, grade_predictions, read_predictions
+    from uni_agent_gym.eval.grade import ERROR_STATUSES, check_graded, dataset_tasks, grade_predictions, read_predictions, summary_line
     from uni_agent_gym.rewards.swebench import SWEBenchReward
+    from uni_agent_gym.toy import dataset_rows
 
     config = _run_config(args)
-    rows = {row["instance_id"]: row for row in _instances(args.dataset, config.env.split, config.env.dataset_format)}
+    with argument("--dataset"):  # a row that makes no task costs only the predictions for it
+        rows, unloadable = dataset_tasks(dataset_rows(args.dataset, config.env.split, config.env.cache_dir), config.env.dataset_format)
     with argument("--predictions"):
         predictions = read_predictions(args.predictions)
     if args.instance_ids:
@@ -304,15 +311,10 @@ def cmd_grade(args: argparse.Namespace, console: Console) -> None:
 
         summary, path = asyncio.run(
             grade_predictions(predictions, rows, reward, Path(args.output), run_id, workers=args.workers,
-                              retry_errors=args.retry_errors, on_result=on_result)  # fmt: skip
+                              retry_errors=args.retry_errors, on_result=on_result, unloadable=unloadable)  # fmt: skip
         )
-    retried = f", {summary['retried_instances']} retried after an infrastructure error" if summary["retried_instances"] else ""
-    console.print(
-        f"resolved {summary['resolved_instances']} / {summary['submitted_instances']} submitted "
-        f"({summary['unresolved_instances']} unresolved, {summary['empty_patch_instances']} empty, "
-        f"{summary['error_instances']} errors: {len(summary['patch_error_ids'])} the patch's, "
-        f"{len(summary['infrastructure_error_ids'])} the infrastructure's{retried}); report: {path}"
-    )
+    console.print(summary_line(summary, path))
+    check_graded(summary)
 
 
 def cmd_ping(args: argparse.Namespace, console: Console) -> None:
@@ -363,28 +365,31 @@ def cmd_probe(args: argparse.Namespace, console: Console) -> None:
 
 
 def cmd_eval(args: argparse.Namespace, console: Console) -> None:
-    from uni_agent_gym.eval.run import check_graded, pending_instances, run_eval
+    from uni_agent_gym.eval.run import check_graded, finished_trajectories, record_model, run_eval, summary_line
 
     config = _run_config(args)
-    instances = _instances(args.dataset, config.env.split, config.env.dataset_format, ids=args.instance_ids, slice_spec=args.slice)
+    instances = _instances(args.dataset, config.env.split, config.env.dataset_format, config.env.cache_dir, ids=args.instance_ids, slice_spec=args.slice)
     output = output_directory("--output", args.output)
     _print_run_id(console, config)
+    record_model(output, config.model, args.allow_model_change)  # another model's results there: refused before the bar
     counts = {"resolved": 0, "errors": 0, "tokens": 0}
-    done = len(instances) - len(pending_instances(instances, output, args.retry_errors)[0])
-    with _progress(console, "eval", len(instances), done) as advance:
 
-        def on_done(trajectory: dict) -> None:
-            counts["resolved"] += trajectory["resolved"]
-            counts["errors"] += trajectory["exit_reason"] == "env_error"
-            counts["tokens"] += trajectory["usage"]["prompt_tokens"] + trajectory["usage"]["completion_tokens"]
-            advance(f"resolved {counts['resolved']}  errors {counts['errors']}  tokens {counts['tokens']}")
+    def counted(trajectory: dict) -> str:
+        counts["resolved"] += trajectory["resolved"]
+        counts["errors"] += trajectory["exit_reason"] == "env_error"
+        counts["tokens"] += trajectory["usage"]["prompt_tokens"] + trajectory["usage"]["completion_tokens"]
+        return f"resolved {counts['resolved']}  errors {counts['errors']}  tokens {counts['tokens']}"
 
-        report = asyncio.run(run_eval(instances, config, output, workers=args.workers, retry_errors=args.retry_errors, on_done=on_done))
-    retried = f"; retried {report['retried']} whose sandbox failed before" if report["retried"] else ""
-    console.print(
-        f"resolved {report['resolved']} / {report['instances']} ({report['resolved_rate']:.1%}){retried}; "
-        f"predictions: {output / 'predictions.jsonl'}; report: {output / 'report.md'}"
-    )
+    skipped = finished_trajectories(instances, output, args.retry_errors)
+    if skipped:  # the bar's counts are the whole run's, as the last line's
+        console.print(f"{len(skipped)} of {len(instances)} instance(s) already done in {output}, skipped")
+    text = ""
+    for trajectory in skipped:
+        text = counted(trajectory)
+    with _progress(console, "eval", len(instances), len(skipped), text) as advance:
+        report = asyncio.run(run_eval(instances, config, output, workers=args.workers, retry_errors=args.retry_errors,
+                                      allow_model_change=args.allow_model_change, on_done=lambda t: advance(counted(t))))  # fmt: skip
+    console.print(f"{summary_line(report)}; predictions: {output / 'predictions.jsonl'}; report: {output / 'report.md'}")
     check_graded(report)
 
 
@@ -405,17 +410,17 @@ def cmd_datasets(args: argparse.Namespace, console: Console) -> None:
     from rich.table import Table
 
     from uni_agent_gym.dataset_summary import canaries_cell, family_table, summarise
-    from uni_agent_gym.instances import read_rows
+    from uni_agent_gym.toy import dataset_rows
 
     if not args.dataset:
         table = Table("family", "recognised by", "images", "images build (offline)", title="dataset families", show_lines=True)
         for line in family_table():
             table.add_row(*line.values())
-        console.print(table)
+        _print_table(console, table)
         return
     config = _run_config(args)
     with argument("--dataset"):
-        rows = read_rows(args.dataset, split=args.split)
+        rows = dataset_rows(args.dataset, args.split, config.env.cache_dir)
     lines = summarise(rows, config, _environments(config.env.environments), config.env.dataset_format)
     table = Table("family", "repository", "language", "rows", "images here", "buildable offline", "canaries", "why not",
                   title=f"{args.dataset}: {len(rows)} row{'s' * (len(rows) != 1)}")  # fmt: skip
@@ -423,9 +428,18 @@ def cmd_datasets(args: argparse.Namespace, console: Console) -> None:
         present = "?" if line.images_present is None else str(line.images_present)
         why = "; ".join(f"{count}: {reason}" for reason, count in line.reasons.most_common(3))
         table.add_row(line.family, line.repo, line.language, str(line.rows), present, str(line.buildable), canaries_cell(line), escape(why))
-    console.print(table)
+    _print_table(console, table)
     if any(line.images_present is None for line in lines):
         console.print("images here: ? (no Docker engine answered)")
+
+
+def _print_table(console: Console, table) -> None:
+    """A table as wide as the terminal, or piped as wide as COLUMNS (else 120): `main` lets a pipe's lines run
+    unbounded, which would make the table as wide as its longest cells. Long cells wrap, never cut (image names)."""
+    for column in table.columns:
+        column.overflow = "fold"
+    columns = os.environ.get("COLUMNS", "")
+    console.print(table, width=None if console.is_terminal else int(columns) if columns.isdigit() else 120)
 
 
 def cmd_gateway_serve(args: argparse.Namespace, console: Console) -> None:
@@ -472,9 +486,9 @@ def build_parser() -> argparse.ArgumentParser:
     train.add_argument("--dry-run", action="store_true", help="check and print the command, do not run it")
     train.set_defaults(func=cmd_train)
 
-    init = commands.add_parser("init", help="write a complete, consistent config set from the seed article's three files")
-    init.add_argument("--from-seed", required=True, metavar="DIR", help="the article's config.toml, uni_agent_loop.yaml and settings.json")
-    init.add_argument("--output", default="configs-from-seed", help="where the set is written")
+    init = commands.add_parser("init", help="write a complete, consistent config set: the shipped one, or one from the seed article's three files")
+    init.add_argument("--from-seed", metavar="DIR", help="the article's config.toml, uni_agent_loop.yaml and settings.json (default: the shipped set)")
+    init.add_argument("--output", help="where the set is written (default: configs-from-seed with --from-seed, else uni-agent-gym-configs)")
     init.add_argument("--force", action="store_true", help="replace files of that name in --output")
     init.set_defaults(func=cmd_init)
 
@@ -488,7 +502,7 @@ def build_parser() -> argparse.ArgumentParser:
     prepare.set_defaults(func=cmd_prepare_data)
 
     datasets = commands.add_parser("datasets", help="the dataset families, or what a dataset holds (rows per family and repository, images, buildable offline)")
-    datasets.add_argument("--dataset", help="rows: .json/.jsonl/.parquet file or a datasets name (without it: the families)")
+    datasets.add_argument("--dataset", help="rows: .json/.jsonl/.parquet file, a directory of them, a datasets name, or toy (without it: the families)")
     datasets.add_argument("--split", default="test", help="dataset split (datasets names)")
     datasets.add_argument("--environments", help="per-instance exact environments (JSON; see uni_agent_gym.specs)")
     datasets.add_argument("--mirror", action="append", default=[], metavar="REPO=PATH", help="repository mirror")
@@ -517,7 +531,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     evaluate = commands.add_parser("eval", help="run the ReAct agent over SWE-bench instances and report")
     _config_arguments(evaluate)
-    evaluate.add_argument("--dataset", required=True, help="rows: .json/.jsonl/.parquet file or a datasets name")
+    evaluate.add_argument("--dataset", required=True, help="rows: .json/.jsonl/.parquet file, a datasets name, or toy (the built-in task)")
     evaluate.add_argument("--instance-ids", nargs="+", help="only these instances")
     evaluate.add_argument("--slice", help="only this slice of the rows, e.g. 0:10")
     evaluate.add_argument("--workers", type=positive_int, default=1, help="episodes at once")
@@ -526,11 +540,13 @@ def build_parser() -> argparse.ArgumentParser:
     evaluate.add_argument("--mirror", action="append", default=[], metavar="REPO=PATH", help="repository mirror")
     evaluate.add_argument("--retry-errors", action=argparse.BooleanOptionalAction, default=True,
                           help="play again instances whose sandbox failed (env_error) on an earlier run into --output")  # fmt: skip
+    evaluate.add_argument("--allow-model-change", action="store_true",
+                          help="resume into an --output that holds another model's results (the report then names both)")  # fmt: skip
     evaluate.set_defaults(func=cmd_eval)
 
     grade = commands.add_parser("grade", help="grade a predictions.jsonl (official harness format) in fresh sandboxes")
     _config_arguments(grade)
-    grade.add_argument("--dataset", required=True, help="rows: .json/.jsonl/.parquet file or a datasets name")
+    grade.add_argument("--dataset", required=True, help="rows: .json/.jsonl/.parquet file, a datasets name, or toy (the built-in task)")
     grade.add_argument("--predictions", required=True, help="predictions.jsonl: instance_id, model_name_or_path, model_patch")
     grade.add_argument("--instance-ids", nargs="+", help="only these predictions")
     grade.add_argument("--workers", type=positive_int, default=1, help="instances graded at once")

@@ -479,8 +479,12 @@ def parse_override(text: str) -> dict[str, Any]:
     return value
 
 
-def validate(model: type[BaseModel], data: dict[str, Any], source: str, secrets: set[str] = frozenset()) -> Any:
-    """Build `model` from `data`; a failure is a `ConfigError` listing each field and problem, never an input."""
+def validate(
+    model: type[BaseModel], data: dict[str, Any], source: str, secrets: set[str] = frozenset(), layers: list[tuple[dict[str, Any], str]] = ()
+) -> Any:
+    """Build `model` from `data`; a failure is a `ConfigError` listing each field and problem, never an input.
+    Where `data` was merged from `layers` ((layer, where it came from), later ones winning), each problem names
+    the layer that gave the value."""
     try:
         return model.model_validate(data)
     except ValidationError as exc:
@@ -488,8 +492,26 @@ def validate(model: type[BaseModel], data: dict[str, Any], source: str, secrets:
         for error in exc.errors(include_url=False):
             location = ".".join(str(part) for part in error["loc"]) or "(top level)"
             hint = _nearest_field(model, error["loc"]) if error["type"] == "extra_forbidden" else _nearest_choice(error)
-            problems.append(f"{location}: {error['msg']}" + (f" (did you mean {hint}?)" if hint else ""))
+            origin = _origin(layers, (*error["loc"], "type") if error["type"] == "union_tag_invalid" else error["loc"])
+            problems.append(f"{location}: {error['msg']}" + (f" (did you mean {hint}?)" if hint else "") + (f" [from {origin}]" if origin else ""))
         raise _invalid(source, problems, secrets) from None
+
+
+def _origin(layers: list[tuple[dict[str, Any], str]], location: tuple[Any, ...]) -> str | None:
+    """Which of several layers gave the value at `location`: the one that holds most of its path, the later of
+    equals (as the merge does). None with fewer than two layers: the config's source says it already."""
+    if len(layers) < 2:
+        return None
+    best, where = 0, None
+    for layer, name in layers:
+        node, depth = layer, 0
+        for part in location:
+            if not isinstance(node, dict) or str(part) not in node:
+                break
+            node, depth = node[str(part)], depth + 1
+        if depth and depth >= best:
+            best, where = depth, name
+    return where
 
 
 def _nearest_choice(error: dict[str, Any]) -> str | None:
@@ -573,13 +595,13 @@ def load_config(
         data = merge(data, layer)
     secrets: set[str] = set()
     data = interpolate(data, environ, secrets)
-    source = ", ".join(str(p) for p in paths) or "defaults"
+    source = ", ".join([str(p) for p in paths] + [f"--set {o.partition('=')[0]}" for o in overrides]) or "defaults"
     deployment = data.get("deployment")
     if isinstance(deployment, dict) and deployment.get("type") in _OPTIONS_BY_TYPE:
         kept = _OPTIONS_BY_TYPE[deployment["type"]]
         behind = _options_left_behind(translated) - kept
         data["deployment"] = {key: value for key, value in deployment.items() if key not in behind}
-    return validate(GymConfig, data, source, secrets)
+    return validate(GymConfig, data, source, secrets, list(zip(translated, [where for _, where in sources])))
 
 
 def deployment_config(config: dict[str, Any] | BaseModel) -> LocalDeploymentConfig | DockerDeploymentConfig | ModalDeploymentConfig | RayDeploymentConfig:

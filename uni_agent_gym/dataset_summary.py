@@ -67,6 +67,8 @@ def summarise(rows: list[dict[str, Any]], config: GymConfig, environments: dict[
         reason = None
         if task.get("hidden_paths"):
             reason = "its tests exist only in its image"
+        elif task.get("needs_environment") is False:  # the toy task: the standard library alone
+            reason = "needs no image: it runs on local, or on any image with python3"
         else:
             try:
                 spec = environment_spec(task, environments)

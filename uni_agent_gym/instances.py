@@ -33,9 +33,13 @@ def normalise(row: dict[str, Any], dataset_format: str = "auto") -> dict[str, An
 
 
 def read_rows(source: str | Path, split: str = "test") -> list[dict[str, Any]]:
-    """Raw rows from a local .json/.jsonl/.parquet file, or else a `datasets` name (or dataset directory)."""
+    """Raw rows from a local .json/.jsonl/.parquet file, a directory of such files, or else a `datasets` name
+    (or a dataset repository's layout, its files under data/)."""
     path = Path(source)
-    if path.suffix in ROW_FILE_SUFFIXES or path.is_file():
+    files = _directory_files(path, split) if path.is_dir() else []
+    if files:
+        rows = [row for file in files for row in _file_rows(file)]
+    elif path.suffix in ROW_FILE_SUFFIXES or path.is_file():
         rows = _file_rows(path)
     else:
         import datasets
@@ -51,6 +55,14 @@ def read_rows(source: str | Path, split: str = "test") -> list[dict[str, Any]]:
 
 
 ROW_FILE_SUFFIXES = (".json", ".jsonl", ".parquet")
+
+
+def _directory_files(path: Path, split: str) -> list[Path]:
+    """The row files directly in a directory, read as files: `datasets` would read them as one table, which fails
+    when files' columns differ. Those named for the split (`test.jsonl`, `test-00000-of-00001.parquet`) if any."""
+    files = sorted(file for file in path.iterdir() if file.suffix in ROW_FILE_SUFFIXES and file.is_file())
+    named = [file for file in files if re.fullmatch(rf"{re.escape(split)}([-_.].*)?", file.stem)]
+    return named or files
 
 
 def _file_rows(path: Path) -> list[dict[str, Any]]:

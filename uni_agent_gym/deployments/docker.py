@@ -14,6 +14,7 @@ import dataclasses
 import functools
 import logging
 import os
+import re
 import secrets
 import socket
 import time
@@ -77,10 +78,18 @@ def ensure_image(image: str, pull: str) -> None:
         reason = "pull is 'never'"
     raise ImageNotFoundError(
         f"Docker image {image!r} is not on this machine and {reason}. Get it with `docker pull {image}` "
-        "where a registry is reachable, or build it offline: `uni-agent-gym images bootstrap-base "
-        "--python 3.11` makes the base images (uni-agent-gym/base:py3.X), `uni-agent-gym images build` "
-        "the SWE-bench instance images."
+        f"where a registry is reachable, or build it offline: {_offline_build(image)}"
     )
+
+
+def _offline_build(image: str) -> str:
+    """How to build `image` here: a base image by its Python, any other (an instance's, of any language) by
+    `images build`, which says what else it needs."""
+    base = re.fullmatch(r"uni-agent-gym/base:py(\d+\.\d+)", image)
+    if base:
+        return f"`uni-agent-gym images bootstrap-base --python {base.group(1)}`."
+    return ("`uni-agent-gym images build --dataset ROWS --instance-ids ID` builds an instance's image from its row "
+            "(its environment or toolchain layer too; docs/datasets.md).")
 
 
 def default_run_id() -> str:

@@ -12,16 +12,18 @@ sandbox is released and finished instances are kept.
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import json
 import logging
 import time
+from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from uni_agent_gym.agent.model import ChatModel, ModelError
+from uni_agent_gym.agent.model import ChatModel, ModelError, normalise_base_url
 from uni_agent_gym.agent.react import run_episode
-from uni_agent_gym.config import GymConfig
+from uni_agent_gym.config import GymConfig, ModelConfig
 from uni_agent_gym.envs import AsyncSWEEnv
 from uni_agent_gym.errors import UniAgentGymError
 from uni_agent_gym.eval.records import keep_earlier_errors, read_record, to_redo, write_record
@@ -46,6 +48,52 @@ def check_graded(report: dict[str, Any]) -> None:
     raise NothingGraded(f"nothing was graded: all {report['instances']} instance(s) {how}, the first ({first}): {reason}")
 
 
+class OtherModel(UniAgentGymError):
+    """A resume whose model is not the one whose results the output directory holds: one run, one model."""
+
+
+# what a run records of its model (run.json), so that a resume with another model is refused
+RUN_RECORD = "run.json"
+
+
+def model_identity(model: ModelConfig) -> dict[str, str]:
+    """The model as a run records it: its name, its endpoint and a digest of the settings that change its
+    answers (sampling, tool calls, prices for the cost budget; not the key, timeout or retries)."""
+    settings = model.model_dump(mode="json", exclude={"api_key", "base_url", "model_name", "timeout", "max_retries"})
+    digest = hashlib.sha256(json.dumps(settings, sort_keys=True).encode()).hexdigest()[:12]
+    return {"model_name": model.model_name, "base_url": normalise_base_url(model.base_url), "settings_digest": digest}
+
+
+def _same_model(a: dict[str, str], b: dict[str, str]) -> bool:
+    return (a["model_name"], a["settings_digest"]) == (b["model_name"], b["settings_digest"])
+
+
+def _shown(identity: dict[str, str]) -> str:
+    return f"{identity['model_name']} at {identity['base_url']} (settings {identity['settings_digest']})"
+
+
+def record_model(output_dir: Path, model: ModelConfig, allow_model_change: bool = False) -> list[dict[str, str]]:
+    """Record `model` in `run.json` and return the run's models. `OtherModel` when the directory holds results
+    of another model (another name or settings), unless `allow_model_change`: then both are recorded, and the
+    report and summary say so. The same model served at another endpoint (a restarted server) is the same model:
+    its new endpoint is recorded."""
+    this = model_identity(model)
+    models = (read_record(output_dir / RUN_RECORD) or {}).get("models", [])
+    if not any((output_dir / "trajectories").glob("*.json")):
+        models = []  # no result of any model yet: nothing to mix
+    models = [this if _same_model(identity, this) else identity for identity in models]
+    others = [identity for identity in models if identity != this]
+    if others and not allow_model_change:
+        raise OtherModel(f"{output_dir} holds results of {_shown(others[0])}; this run's model is {_shown(this)}: "
+                         "use another --output, or --allow-model-change to add its results to the same run")  # fmt: skip
+    if this not in models:
+        models = [*models, this]
+    if models != (read_record(output_dir / RUN_RECORD) or {}).get("models"):
+        output_dir.mkdir(parents=True, exist_ok=True)
+        write_record(output_dir / RUN_RECORD, {"models": models})
+    return models
+
+
 def _name(instance_id: str) -> str:
     return instance_id.replace("/", "_") + ".json"
 
@@ -67,6 +115,31 @@ def pending_instances(
     paths = {instance_id: trajectory_path(output_dir, instance_id) for instance_id in by_id}
     pending, retried = to_redo(paths, _sandbox_failed if retry_errors else None)
     return [by_id[i] for i in pending], [by_id[i] for i in retried]
+
+
+def finished_trajectories(instances: list[dict[str, Any]], output_dir: Path, retry_errors: bool = True) -> list[dict[str, Any]]:
+    """The trajectories of the instances a run skips (done on an earlier run), which its counts start from."""
+    pending = {instance["instance_id"] for instance in pending_instances(instances, output_dir, retry_errors)[0]}
+    records = (read_record(trajectory_path(output_dir, i["instance_id"])) for i in instances if i["instance_id"] not in pending)
+    return [record for record in records if record is not None]
+
+
+def summary_line(report: dict[str, Any]) -> str:
+    """The resolved rate over the graded instances; those not graded are counted apart, by reason (the
+    exception's type, or the grading's status), never as unresolved. Mixed models are named."""
+    line = f"resolved {report['resolved']} / {report['graded']}"
+    if report["ungraded"]:
+        reasons = Counter(reason.split(":")[0] for reason in report["ungraded"].values())
+        why = ", ".join(f"{count} {reason}" for reason, count in reasons.most_common())
+        line += (f" graded ({report['resolved_rate']:.1%}); {len(report['ungraded'])} of {report['instances']} "
+                 f"not graded ({why}; listed in report.md)")  # fmt: skip
+    else:
+        line += f" ({report['resolved_rate']:.1%})"
+    if report["retried"]:
+        line += f"; retried {report['retried']} whose sandbox failed before"
+    if len(report.get("models", [])) > 1:
+        line += f"; results of {len(report['models'])} models: " + ", ".join(_shown(identity) for identity in report["models"])
+    return line
 
 
 async def _episode(instance: dict[str, Any], config: GymConfig, model: ChatModel, reward: SWEBenchReward) -> dict[str, Any]:
@@ -110,6 +183,7 @@ def write_outputs(output_dir: Path, instances: list[dict[str, Any]], retried: in
     (output_dir / "predictions.jsonl").write_text("".join(json.dumps(p) + "\n" for p in predictions))
     languages = {instance["instance_id"]: language_of(instance) for instance in instances}
     report = build_report(trajectories, {instance["instance_id"]: instance["repo"] for instance in instances}, retried, languages)
+    report["models"] = (read_record(output_dir / RUN_RECORD) or {}).get("models", [])
     write_report(report, output_dir)
     return report
 
@@ -121,10 +195,13 @@ async def run_eval(
     *,
     workers: int = 1,
     retry_errors: bool = True,
+    allow_model_change: bool = False,
     on_done: Callable[[dict[str, Any]], None] = lambda trajectory: None,
 ) -> dict[str, Any]:
     """Run every instance without a trajectory yet (or, with `retry_errors`, whose sandbox failed last
-    time); return the report over all of them, with how many were retried."""
+    time); return the report over all of them, with how many were retried. A directory that holds
+    another model's results is refused (`OtherModel`) unless `allow_model_change`."""
+    record_model(output_dir, config.model, allow_model_change)
     for sub in ("trajectories", "results"):
         (output_dir / sub).mkdir(parents=True, exist_ok=True)
     pending, retried = pending_instances(instances, output_dir, retry_errors)
@@ -135,6 +212,7 @@ async def run_eval(
     async def one(instance: dict[str, Any]) -> None:
         async with limit:
             trajectory = await _episode(instance, config, model, reward)
+        trajectory.update(repo=instance.get("repo"), language=language_of(instance))  # what the viewer groups and filters by
         path = trajectory_path(output_dir, instance["instance_id"])
         write_record(output_dir / "results" / path.name, trajectory["reward_report"])
         write_record(path, keep_earlier_errors(trajectory, path))

@@ -121,8 +121,17 @@ class MistralArgs(SpanFormat):
         return f"[TOOL_CALLS]{call.name}[ARGS]{dumps(call.arguments)}"
 
 
-_DEEPSEEK_CALL = re.compile(r"<｜tool▁call▁begin｜>(.*?)<｜tool▁sep｜>(.*?)(?:<｜tool▁call▁end｜>|\Z)", re.DOTALL)
-_DEEPSEEK_WRAPPERS = ("<｜tool▁calls▁begin｜>", "<｜tool▁calls▁end｜>")
+def _deepseek_marker(marker: str) -> str:
+    """A DeepSeek marker as a pattern that also matches it as a Metaspace decoder writes it (`▁` as a space): a
+    tokenizer whose markers are pieces of its vocabulary, not added tokens, decodes `<｜tool▁sep｜>` as `<｜tool sep｜>`."""
+    return re.escape(marker).replace("▁", "[▁ ]")
+
+
+_DEEPSEEK_CALL = re.compile(
+    rf"{_deepseek_marker('<｜tool▁call▁begin｜>')}(.*?){_deepseek_marker('<｜tool▁sep｜>')}(.*?)(?:{_deepseek_marker('<｜tool▁call▁end｜>')}|\Z)",
+    re.DOTALL,
+)
+_DEEPSEEK_WRAPPERS = ("<｜tool▁calls▁begin｜>", "<｜tool▁calls▁end｜>", "<｜tool calls begin｜>", "<｜tool calls end｜>")
 
 
 class DeepSeekV3(SpanFormat):

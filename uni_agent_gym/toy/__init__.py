@@ -2,22 +2,34 @@
 
 It runs anywhere with nothing downloaded (Python's own unittest), so `make demo` and
 `check_env` have an episode to play on a fresh machine. The row has the SWE-bench shape; its
-repository is the plain directory `repo/` beside this file, used as the mirror.
+repository is the plain directory `repo/` beside this file, used as the mirror. It is also the
+dataset `toy` (`dataset_rows`) of `eval`, `grade` and `datasets`, graded by its own tests there too.
 """
 
 from __future__ import annotations
 
+import asyncio
+import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from uni_agent_gym.config import EnvConfig, GymConfig
+from uni_agent_gym.deployments.pool import release
+from uni_agent_gym.instances import read_rows
 from uni_agent_gym.rewards.command import CommandReward
+from uni_agent_gym.rewards.patches import apply_patch
 from uni_agent_gym.workspaces.mirrors import head_commit, mirror_repository
+from uni_agent_gym.workspaces.start_state import open_task
+
+if TYPE_CHECKING:
+    from uni_agent_gym.rewards.swebench import RewardResult
 
 REPO = Path(__file__).parent / "repo"
 INSTANCE_ID = "uni-agent-gym__toy-1"
 REPO_NAME = "uni-agent-gym/toy"  # rows of this repo are graded by the toy's own tests
 TEST_COMMAND = "python3 -m unittest -v test_stats"
 REWARD = CommandReward(TEST_COMMAND, timeout=120)
+DATASET = "toy"  # the dataset name that `eval`, `grade` and `datasets` take for the toy's rows
 
 PROBLEM_STATEMENT = """\
 `stats.mean` returns wrong results
@@ -60,6 +72,37 @@ async def toy_instance(cache_dir: str) -> dict[str, Any]:
         "needs_environment": False,  # stdlib only: no venv, and any image with python3 runs it
         "family": "swe-bench",  # SWE-bench's shape (the env grades it with its own tests)
     }
+
+
+def dataset_rows(source: str, split: str = "test", cache_dir: str | None = None) -> list[dict[str, Any]]:
+    """The raw rows `--dataset` names: the toy's for `toy` (nothing downloaded), else `instances.read_rows`'s."""
+    if str(source) != DATASET:
+        return read_rows(source, split=split)
+    return [asyncio.run(toy_instance(cache_dir or EnvConfig.model_fields["cache_dir"].default))]
+
+
+def is_toy(instance: dict[str, Any]) -> bool:
+    """Whether a task is the toy's, graded by its own tests (SWE-bench's specs have no test command for it)."""
+    return instance.get("repo") == REPO_NAME
+
+
+async def grade_patch(instance: dict[str, Any], patch: str, gym: GymConfig) -> RewardResult:
+    """A prediction for the toy graded as its episodes are (`REWARD`), in a fresh sandbox where only the
+    patch is applied, the official harness's way (what `SWEBenchReward.grade_patch` does for other tasks)."""
+    from uni_agent_gym.rewards.swebench import RewardResult
+
+    started = time.monotonic()
+    deployment, repo_dir, instance = await open_task(instance, gym, grading=True)
+    try:
+        applied, log = await apply_patch(deployment, repo_dir, patch, "patch")
+        report = await REWARD(deployment, instance, repo_dir) if applied else {"resolved": False, "reward": 0.0, "error": log[-4000:]}
+    finally:
+        await release(deployment)
+    status = "patch_failed" if not applied else "timeout" if report["timed_out"] else "resolved" if report["resolved"] else "unresolved"
+    return RewardResult(
+        instance["instance_id"], status, reward=report["reward"], resolved=report["resolved"], patch=patch, test_command=TEST_COMMAND,
+        exit_code=report.get("exit_code"), log=report.get("log", ""), error=report.get("error"), durations={"total": time.monotonic() - started},
+    )  # fmt: skip
 
 
 def scripted_solution(repo_dir: str) -> list[dict[str, Any]]:

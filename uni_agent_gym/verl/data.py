@@ -9,10 +9,13 @@ family travels as `extra_info.family` and as `data_source`, so verl reports metr
 from __future__ import annotations
 
 import json
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
 from uni_agent_gym.errors import ConfigError
+from uni_agent_gym.toolchains import language_of
+
 
 def verl_rows(instances: list[dict[str, Any]], agent_name: str = "uni_agent") -> list[dict[str, Any]]:
     """The rows verl's dataset expects, in the order given."""
@@ -30,12 +33,20 @@ def verl_rows(instances: list[dict[str, Any]], agent_name: str = "uni_agent") ->
 
 
 def write_parquet(rows: list[dict[str, Any]], path: str | Path) -> Path:
-    """Write `rows` with `datasets` (the library verl reads them back with)."""
+    """Write `rows` with `datasets` (the library verl reads them back with), without its progress bar on stderr
+    (a few rows' "Creating parquet from Arrow format" bar is noise in a command's output)."""
     from datasets import Dataset
+    from datasets.utils.logging import disable_progress_bar, enable_progress_bar, is_progress_bar_enabled
 
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    Dataset.from_list(rows).to_parquet(str(path))
+    shown = is_progress_bar_enabled()
+    disable_progress_bar()
+    try:
+        Dataset.from_list(rows).to_parquet(str(path))
+    finally:
+        if shown:
+            enable_progress_bar()
     return path
 
 
@@ -51,3 +62,27 @@ def agent_names(path: str | Path) -> set[str]:
     except (pyarrow.ArrowException, OSError) as exc:
         raise ConfigError(f"{path} is not a parquet file verl can read: {exc}") from None
     return {str(name) for name in column.to_pylist() if name is not None}
+
+
+def row_languages(path: str | Path) -> Counter[str]:
+    """How many rows of a parquet file are tasks of each language (their `extra_info.instance`); a task that
+    needs no environment (the toy) is left out, as the deployments let it run anywhere."""
+    import pyarrow
+    import pyarrow.parquet as pq
+
+    try:
+        if "extra_info" not in pq.read_schema(path).names:
+            return Counter()
+        infos = pq.read_table(path, columns=["extra_info"]).column("extra_info").to_pylist()
+    except (pyarrow.ArrowException, OSError) as exc:
+        raise ConfigError(f"{path} is not a parquet file verl can read: {exc}") from None
+    counts: Counter[str] = Counter()
+    for info in infos:
+        instance = (info or {}).get("instance") if isinstance(info, dict) else None
+        try:
+            task = json.loads(instance) if isinstance(instance, str) else instance
+        except json.JSONDecodeError:
+            continue  # not a row of ours: UniAgentLoop says so when it meets it
+        if isinstance(task, dict) and task.get("needs_environment", True):
+            counts[language_of(task)] += 1
+    return counts

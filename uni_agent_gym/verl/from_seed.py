@@ -5,12 +5,14 @@ The article prints `config.toml` (verl's side, in its own vocabulary and missing
 `rollout_cache` and `logging` sections). Every value it sets is kept: the gym settings of the entry and of
 `settings.json` go into one `settings.json` in the gym's names, the entry points at it, and `config.toml`
 takes verl's names for the article's keys plus the lines `check-config` finds missing, until it is
-consistent. `${VAR}` placeholders stay as written.
+consistent. `${VAR}` placeholders stay as written. A deployment file the entry names by a relative path is
+copied beside it, so the set works where it is written. `init` with no seed writes the shipped set (`write_shipped`).
 """
 
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +33,8 @@ from uni_agent_gym.verl.training import (
 )
 
 FILES = ("config.toml", "uni_agent_loop.yaml", "settings.json")
+# the repository's configs/: a checkout's, or an editable install's (a wheel does not carry it)
+SHIPPED = Path(__file__).resolve().parents[2] / "configs"
 ENTRY_KEYS = ("name", "_target_", "target", "settings", "deployment", "overrides")
 
 
@@ -39,13 +43,17 @@ def write_from_seed(seed_dir: Path, output: Path, *, force: bool = False, rounds
     missing = [name for name in FILES if not (seed_dir / name).is_file()]
     if missing:
         raise ConfigError(f"{seed_dir}: expects the seed article's {', '.join(FILES)}; missing {', '.join(missing)}")
-    clobbered = [name for name in FILES if (output / name).exists()]
-    if clobbered and not force:
-        raise ConfigError(f"{output} already has {', '.join(clobbered)}: choose another --output, or --force to replace them")
     said: list[str] = []
     entry, entry_settings = _loop_entry(seed_dir, said)
+    deployment = entry.get("deployment")
+    copied = [deployment] if deployment and not Path(deployment).is_absolute() and (seed_dir / deployment).is_file() else []
+    _refuse_clobbering(output, [*FILES, *copied], force)
     settings = merge(_gym_settings(seed_dir, said), entry_settings)
     output.mkdir(parents=True, exist_ok=True)
+    for name in copied:  # the entry names it relative to its own folder: beside the written entry, it is found
+        (output / name).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(seed_dir / name, output / name)
+        said.append(f"uni_agent_loop.yaml: its deployment {name} copied to {output / name}")
     (output / "settings.json").write_text(json.dumps(settings, indent=2) + "\n")
     (output / "uni_agent_loop.yaml").write_text(yaml.safe_dump([entry], sort_keys=False))
     values = _verl_values(seed_dir, said)
@@ -56,9 +64,29 @@ def write_from_seed(seed_dir: Path, output: Path, *, force: bool = False, rounds
         if not check.additions:
             break
         for key, value in check.additions.items():
-            said.append(f"config.toml: added {key} = {value!r} (verl needs it, or the gym's settings imply it)")
+            line = toml_lines({key: value}).replace("\n", " ")  # as the file has it: [rollouter] total_rollout_steps = 64
+            said.append(f"config.toml: added {line} ({key}: verl needs it, or the gym's settings imply it)")
         values.update(check.additions)
     return said, check
+
+
+def write_shipped(output: Path, *, force: bool = False) -> tuple[list[str], TrainingCheck]:
+    """Copy the shipped set (configs/, comments and all) into `output` and check it as `check-config --training`
+    would; (what was written, one line; the check)."""
+    if not (SHIPPED / "config.toml").is_file():
+        raise ConfigError(f"the shipped configs are not beside this installation ({SHIPPED}): a wheel does not carry them; copy "
+                          "configs/ from the repository, or give --from-seed DIR")  # fmt: skip
+    names = sorted(str(path.relative_to(SHIPPED)) for path in SHIPPED.rglob("*") if path.is_file())
+    _refuse_clobbering(output, names, force)
+    shutil.copytree(SHIPPED, output, dirs_exist_ok=True)
+    check = check_training(load_training(output / "config.toml"))
+    return [f"wrote the shipped set from {SHIPPED}: {', '.join(names)}"], check
+
+
+def _refuse_clobbering(output: Path, names: list[str], force: bool) -> None:
+    clobbered = [name for name in names if (output / name).exists()]
+    if clobbered and not force:
+        raise ConfigError(f"{output} already has {', '.join(clobbered)}: choose another --output, or --force to replace them")
 
 
 def _gym_settings(seed_dir: Path, said: list[str]) -> dict[str, Any]:

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import difflib
 import json
+import os
 import re
 import shlex
 import sys
@@ -28,7 +29,8 @@ from typing import Any, NamedTuple
 import yaml
 
 from uni_agent_gym.config import GymConfig, interpolate, read_config_file
-from uni_agent_gym.errors import ConfigError
+from uni_agent_gym.errors import ConfigError, UniAgentGymError
+from uni_agent_gym.toolchains import PYTHON
 from uni_agent_gym.verl.trainer_config import ASYNC_ENTRY, PPO_ENTRY, compose_trainer_config
 
 LOOP_TARGET = "uni_agent_gym.verl.agent_loop.UniAgentLoop"
@@ -90,6 +92,7 @@ class TrainingRun:
     settings: Path | None = None  # replaces the agent-loop entry's own `settings`
     generated_loop_yaml: Path | None = None  # set by `write_loop_yaml`
     translations: list[str] = field(default_factory=list)  # the seed article's names read as verl's
+    written_paths: dict[str, str] = field(default_factory=dict)  # each resolved path of PATH_KEYS -> as the TOML writes it
 
     @property
     def overrides(self) -> list[str]:
@@ -110,7 +113,8 @@ class TrainingRun:
         return [sys.executable, "-m", self.entry, *self.overrides]
 
     def shell_command(self) -> str:
-        return shlex.join(["python", "-m", self.entry, *self.overrides])
+        """`command()` as one shell line: this interpreter, not `python` (outside the venv there is none, or another)."""
+        return shlex.join(self.command())
 
     def loop_entry(self) -> dict[str, Any] | None:
         """The agent-loop YAML's UniAgentLoop entry, with `--settings` applied."""
@@ -131,9 +135,9 @@ class TrainingRun:
 
         return gym_config_of_entry(self.loop_dir, self.loop_entry() or {}, translations)
 
-    def write_loop_yaml(self, directory: Path, *, dry_run: bool = False) -> tuple[Path, str]:
+    def write_loop_yaml(self, directory: Path) -> tuple[Path, str]:
         """A copy of the agent-loop YAML with absolute paths (and `--settings`), for the launch: (its absolute
-        path, its text); with `dry_run` nothing is written (the command names the path all the same)."""
+        path, its text). A dry run writes it too: the command it prints names it, and must run as printed."""
         base = self.loop_dir
 
         def absolute(value: Any) -> Any:
@@ -149,9 +153,8 @@ class TrainingRun:
             entries.append(entry)
         self.generated_loop_yaml = directory.resolve() / "uni_agent_loop.yaml"
         text = yaml.safe_dump(entries, sort_keys=False)
-        if not dry_run:
-            directory.mkdir(parents=True, exist_ok=True)
-            self.generated_loop_yaml.write_text(text)
+        directory.mkdir(parents=True, exist_ok=True)
+        self.generated_loop_yaml.write_text(text)
         return self.generated_loop_yaml, text
 
 
@@ -163,11 +166,18 @@ def load_training(toml_path: str | Path, *, settings: str | Path | None = None, 
     values = verl_keys(data)
     translations = translate_toml_keys(values, toml_path)
     folder = toml_path.resolve().parent
+    written: dict[str, str] = {}
+
+    def resolved(path: str) -> str:
+        full = str((folder / Path(path).expanduser()).resolve())
+        written[full] = path
+        return full
+
     for key in PATH_KEYS:
         if isinstance(values.get(key), str):
-            values[key] = str((folder / Path(values[key]).expanduser()).resolve())
+            values[key] = resolved(values[key])
         elif isinstance(values.get(key), list):
-            values[key] = [str((folder / Path(item).expanduser()).resolve()) for item in values[key]]
+            values[key] = [resolved(item) for item in values[key]]
     loop_path = values.get(f"{ROLLOUT}.agent.agent_loop_config_path")
     loop_yaml = Path(loop_path) if loop_path else None
     entries: list[dict[str, Any]] = []
@@ -179,7 +189,7 @@ def load_training(toml_path: str | Path, *, settings: str | Path | None = None, 
         if not isinstance(entries, list) or not all(isinstance(entry, dict) for entry in entries):
             raise ConfigError(f"{loop_yaml}: verl expects a list of agent loops (- name: ..., _target_: ...)")
     return TrainingRun(toml_path, values, async_training, loop_yaml, entries, Path(settings).resolve() if settings else None,
-                       translations=translations)  # fmt: skip
+                       translations=translations, written_paths=written)  # fmt: skip
 
 
 def verl_keys(data: dict[str, Any]) -> dict[str, Any]:
@@ -227,14 +237,21 @@ def check_training(run: TrainingRun) -> TrainingCheck:
     if entry is not None:
         notes.insert(0, f"agent-loop YAML: {run.loop_yaml} (rollout.agent.agent_loop_config_path; train hands verl a copy of it)")
     problems += _required_problems(run)
-    unknown = _keys_verl_lacks(run)
+    defaults = compose_trainer_config([], async_training=run.async_training)
+    unknown = _keys_verl_lacks(run, defaults)
     problems += unknown.values()
+    mistyped = _mistyped_values(run, defaults)
+    problems += [problem for problem, _ in mistyped.values()]
+    # the rest is checked with each mistyped value as meant (or verl's default), so every other problem is listed too
+    overrides = run.overrides_without(unknown.keys() | mistyped.keys())
+    overrides += [f"{key}={hydra_value(meant)}" for key, (_, meant) in mistyped.items() if meant is not None]
     try:
-        trainer = compose_trainer_config(run.overrides_without(unknown), async_training=run.async_training)
+        trainer = compose_trainer_config(overrides, async_training=run.async_training)
     except Exception as exc:  # Hydra's composition errors: bad values
         problems.append(f"verl's trainer config rejects the overrides from {run.toml_path}: {exc}".replace("\n", " "))
         return TrainingCheck(problems, warnings, notes)
     problems += _verl_schema_problems(trainer)
+    notes.append(gpu_line(trainer, run.async_training))
     _missing_lines(run, trainer, additions)
     rollout = trainer.actor_rollout_ref.rollout
     prompt, response, model_len = rollout.prompt_length, rollout.response_length, rollout.get("max_model_len")
@@ -283,9 +300,10 @@ def check_training(run: TrainingRun) -> TrainingCheck:
         paths = run.values.get(key)
         for path in [paths] if isinstance(paths, str) else paths or []:
             if not Path(path).exists():
-                warnings.append(f"{key}: {path} does not exist yet (make it with `uni-agent-gym prepare-data`).")
+                warnings.append(_missing_data_line(run, key, path))
             elif run.loop_entries:
                 problems += _routing_problems(key, path, names, run.loop_yaml)
+                problems += _language_problems(run, key, path)
     additions = {key: value for key, value in additions.items() if key not in run.values}  # a key set is fixed by the message
     return TrainingCheck(problems, warnings, notes, additions)
 
@@ -340,12 +358,11 @@ def toml_place(key: str) -> tuple[str, str]:
     return table, name
 
 
-def _keys_verl_lacks(run: TrainingRun) -> dict[str, str]:
-    """Every key of the TOML that verl's trainer config does not have, each with the nearest one it has
-    (Hydra would stop at the first)."""
+def _keys_verl_lacks(run: TrainingRun, defaults: Any) -> dict[str, str]:
+    """Every key of the TOML that verl's trainer config (`defaults`) does not have, each with the nearest one
+    it has (Hydra would stop at the first)."""
     from omegaconf import DictConfig, OmegaConf
 
-    defaults = compose_trainer_config([], async_training=run.async_training)
     lacking = {}
     for key in run.values:
         parent_key, _, name = key.rpartition(".")
@@ -358,6 +375,116 @@ def _keys_verl_lacks(run: TrainingRun) -> dict[str, str]:
         hint = f"did you mean {close[0]}?" if close else ("verl has no such table" if not isinstance(parent, DictConfig) else "")
         lacking[key] = f"{run.toml_path.name}: verl has no key {key} ([{table}] {name})" + (f": {hint}" if hint else "")
     return lacking
+
+
+def _mistyped_values(run: TrainingRun, defaults: Any) -> dict[str, tuple[str, Any]]:
+    """The TOML's quoted numbers and booleans (`n = "8"`): verl would get text where it computes with a number.
+    Each key -> (its problem line, the value meant, or None where the text is none), so the other checks go on
+    with the value meant. A key verl leaves unset (null) counts where its text reads as a number."""
+    from omegaconf import OmegaConf
+
+    mistyped: dict[str, tuple[str, Any]] = {}
+    for key, value in run.values.items():
+        default = OmegaConf.select(defaults, key, throw_on_missing=False, default=KeyError)
+        if not isinstance(value, str) or key in PATH_KEYS or default is KeyError:
+            continue
+        if isinstance(default, bool):
+            kind, meant = "true or false", {"true": True, "false": False}.get(value.strip().lower())
+        elif isinstance(default, (int, float)) or (default is None and _number(value) is not None):
+            kind, meant = "a number", _number(value)
+        else:
+            continue
+        table, name = toml_place(key)
+        where = f"{run.toml_path.name}: {f'[{table}] ' if table else ''}{name} = {json.dumps(value)}"
+        fix = f"write {name} = {_toml_value(meant)}, without quotes" if meant is not None else f"write {kind} there, without quotes"
+        mistyped[key] = (f"{where} is quoted: verl reads {kind} there and would get the text {value!r}; {fix}.", meant)
+    return mistyped
+
+
+def _number(text: str) -> int | float | None:
+    for kind in (int, float):
+        try:
+            return kind(text)
+        except ValueError:
+            continue
+    return None
+
+
+class NotEnoughGPUs(UniAgentGymError):
+    """This machine shows fewer GPUs than the config's resource pools take."""
+
+
+def gpus_needed(trainer: Any, async_training: bool) -> tuple[int, str]:
+    """The GPUs verl's resource pools take: (how many, how they add up). The fully-async trainer gives the
+    rollout GPUs of its own ([rollouter]); PPO's hybrid engine runs rollout on the trainer's."""
+    nodes, per_node = trainer.trainer.nnodes, trainer.trainer.n_gpus_per_node
+    training = f"[trainer] nnodes {nodes} x n_gpus_per_node {per_node}"
+    if not async_training:
+        return nodes * per_node, f"{training}, shared by training and rollout: hybrid engine"
+    rollout_nodes, rollout_per_node = trainer.rollout.nnodes, trainer.rollout.n_gpus_per_node
+    return nodes * per_node + rollout_nodes * rollout_per_node, (
+        f"{nodes * per_node} for training, {training}, + {rollout_nodes * rollout_per_node} for rollout, "
+        f"[rollouter] nnodes {rollout_nodes} x n_gpus_per_node {rollout_per_node}")  # fmt: skip
+
+
+def gpu_line(trainer: Any, async_training: bool) -> str:
+    needed, how = gpus_needed(trainer, async_training)
+    return (f"GPUs: the config takes {needed} ({how}); train checks that this machine shows them before it starts verl, "
+            "unless RAY_ADDRESS names a Ray cluster to join.")  # fmt: skip
+
+
+def visible_gpus() -> int:
+    """The GPUs this process can use: torch's count, which honours CUDA_VISIBLE_DEVICES (0 on a CPU build)."""
+    import torch
+
+    return torch.cuda.device_count()
+
+
+def require_visible_gpus(run: TrainingRun, environ: dict[str, str] | None = None) -> None:
+    """Before `train` starts verl: verl starts a Ray cluster on this machine, which then has only the GPUs
+    this machine shows, and finds it lacks them only after Ray and its workers are up. With RAY_ADDRESS set
+    verl joins that cluster instead, whose GPUs this machine cannot count: nothing is checked then."""
+    if (os.environ if environ is None else environ).get("RAY_ADDRESS"):
+        return
+    needed, how = gpus_needed(compose_trainer_config(run.overrides, async_training=run.async_training), run.async_training)
+    visible = visible_gpus()
+    if visible < needed:
+        raise NotEnoughGPUs(
+            f"the config takes {needed} GPUs ({how}), and this machine shows {visible} (torch.cuda.device_count(), under CUDA_VISIBLE_DEVICES): "
+            "lower n_gpus_per_node in [trainer] and [rollouter], or run train inside a Ray cluster that has them (RAY_ADDRESS)"
+        )
+
+
+def _missing_data_line(run: TrainingRun, key: str, path: str) -> str:
+    """A data file that is not there, with the full path it was looked for at where the TOML names it relative."""
+    written, fix = run.written_paths.get(path, path), f"make it with `uni-agent-gym prepare-data --output {path}`"
+    if Path(written).expanduser().is_absolute():
+        return f"{key}: {path} does not exist yet ({fix})."
+    folder = run.toml_path.resolve().parent
+    line = (f"{key}: {written} does not exist yet: it is looked for at {path} (a relative path is taken from {run.toml_path.name}'s "
+            f"folder {folder}, not from where the command runs); {fix}.")  # fmt: skip
+    here = Path.cwd() / written
+    if here.exists():
+        line += f" {here.resolve()} exists: to train on it, write {key.rpartition('.')[2]} = {json.dumps(os.path.relpath(here.resolve(), folder))}."
+    return line
+
+
+def _language_problems(run: TrainingRun, key: str, path: str) -> list[str]:
+    """Rows of other languages bound for the local deployment, which makes Python environments only: each of
+    their episodes would end at reset (env_error, masked), every time."""
+    from uni_agent_gym.verl.data import row_languages
+
+    try:
+        deployment = run.gym_config().deployment.type
+        languages = row_languages(path) if deployment == "local" else {}
+    except ConfigError:
+        return []  # the gym settings or the file: reported by the gym checks and the routing check
+    others = ", ".join(f"{count} {language}" for language, count in sorted(languages.items()) if language != PYTHON)
+    if not others:
+        return []
+    return [f"{key}: {path} holds {others} row(s), and the UniAgentLoop entry's deployment is local, which makes Python environments "
+            f"only (it refuses every other task at reset): name deployment/docker.yaml (or ray.yaml) as the entry's deployment in "
+            f"{run.loop_yaml}, with the rows' images built (uni-agent-gym images build)."]  # fmt: skip
 
 
 def _check_loop(run: TrainingRun, problems: list[str]) -> dict[str, Any] | None:

@@ -4,7 +4,8 @@
 // them and shows what landed meanwhile. A trajectory (#t=<id>) is fetched when opened, its tokens a page at a time.
 const RUN = JSON.parse(document.getElementById("run-data").textContent);
 const PAGE_ROWS = 50;
-const FILTERS = ["instance", "exit_reason", "kind", "reward_min", "reward_max", "masked", "flags", "language", "v_from", "v_to", "v_of", "t_from", "t_to"];
+const FILTERS = ["instance", "exit_reason", "kind", "reward_min", "reward_max", "masked", "flags", "language", "repo", "v_from", "v_to", "v_of", "t_from", "t_to"];
+const CATEGORIES = {repo: "repository", language: "language"};  // charts with one point per value (an eval run's)
 const PALETTE = ["#5b8def", "#e8743b", "#19a979", "#ed4a7b", "#945ecf", "#13a4b4", "#525df4", "#bf399e", "#6c8893", "#ee6868"];
 const CAUSE_COLORS = {env_error: "#d33", aborted: "#e8a33b", timeout: "#945ecf", harness_error: "#13a4b4"};
 let state = Object.fromEntries(new URLSearchParams(location.search));
@@ -45,7 +46,7 @@ async function loadSummary() {
   document.getElementById("status").textContent = `${s.total.toLocaleString()} trajectories indexed` +
     (s.skipped ? ` · ${s.skipped.toLocaleString()} skipped (below)` : "") +
     (s.unchecked ? ` · ${s.unchecked.toLocaleString()} not checked for masks (flags: masks not checked)` : "");
-  for (const name of ["exit_reason", "kind", "language"]) fillChoices(name, s.choices[name]);
+  for (const name of ["exit_reason", "kind", "language", "repo"]) fillChoices(name, s.choices[name]);
   const problems = s.problems.map((problem) => el("li", {class: "skipped"}, "skipped: " + problem));
   if (s.skipped > s.problems.length) problems.push(el("li", {}, `and ${s.skipped - s.problems.length} more`));
   document.getElementById("problems").replaceChildren(...problems);
@@ -124,13 +125,7 @@ async function loadRows() {
   query.set("limit", PAGE_ROWS);
   const data = await getJSON("api/rows?" + query);
   const fragment = document.createDocumentFragment();
-  for (const row of data.rows) {
-    const tr = el("tr", {"data-id": row.id});
-    if (row.resolved) tr.classList.add("resolved");
-    if (row.flags) tr.classList.add("flagged");
-    for (const [key] of COLUMNS) tr.append(el("td", {class: "c-" + key}, fmt(key, row[key])));
-    fragment.append(tr);
-  }
+  for (const row of data.rows) fragment.append(tableRow(row, {"data-id": row.id}));
   document.querySelector("#run-table tbody").replaceChildren(fragment);
   document.querySelectorAll("#run-table th").forEach((th) => {
     th.classList.toggle("asc", th.dataset.key === state.sort && state.descending !== "1");
@@ -157,8 +152,9 @@ function xLabel(x) {
 }
 
 function listPoint(x, extra) {
-  for (const key of ["v_from", "v_to", "v_of", "t_from", "t_to", "exit_reason", "masked", "flags"]) delete state[key];
-  if (chartData.by === "time") { state.t_from = x; state.t_to = x + chartData.step; }
+  for (const key of ["v_from", "v_to", "v_of", "t_from", "t_to", "exit_reason", "masked", "flags", "repo", "language"]) delete state[key];
+  if (chartData.by in CATEGORIES) state[chartData.by] = x;
+  else if (chartData.by === "time") { state.t_from = x; state.t_to = x + chartData.step; }
   else { state.v_of = chartData.by; state.v_from = x; state.v_to = x; }
   Object.assign(state, extra || {});
   filtersChanged();
@@ -166,24 +162,31 @@ function listPoint(x, extra) {
 }
 
 const WIDTH = 380, HEIGHT = 150, LEFT = 42, BOTTOM = 20, TOP = 6;
+const NAME_STEP = 22, NAME_CHARS = 20, NAME_ROOM = 130;  // a chart by name: every name shown, upright, none over another
 
 function frame(points, top, format) {
-  const svg = svgEl("svg", {width: WIDTH, height: HEIGHT, role: "img"});
-  const plot = WIDTH - LEFT - 8, height = HEIGHT - BOTTOM - TOP;
-  svg.append(svgEl("line", {class: "axis", x1: LEFT, y1: TOP + height, x2: WIDTH - 8, y2: TOP + height}));
+  const named = chartData.by in CATEGORIES;
+  const width = named ? Math.max(WIDTH, LEFT + 8 + NAME_STEP * points.length) : WIDTH;
+  const svg = svgEl("svg", {width, height: HEIGHT - BOTTOM + (named ? NAME_ROOM : BOTTOM), role: "img"});
+  const plot = width - LEFT - 8, height = HEIGHT - BOTTOM - TOP;
+  svg.append(svgEl("line", {class: "axis", x1: LEFT, y1: TOP + height, x2: width - 8, y2: TOP + height}));
   for (const share of [0, 0.5, 1]) {
     const label = svgEl("text", {x: LEFT - 4, y: TOP + height - share * height + 4, "text-anchor": "end"});
     label.textContent = format(top * share);
     svg.append(label);
   }
-  const every = Math.max(1, Math.ceil(points.length / 6));
+  const every = named ? 1 : Math.max(1, Math.ceil(points.length / 6));
   points.forEach((point, i) => {
     if (i % every) return;
-    const label = svgEl("text", {x: LEFT + (i + 0.5) * plot / points.length, y: HEIGHT - 6, "text-anchor": "middle"});
-    label.textContent = xLabel(point.x);
+    const x = LEFT + (i + 0.5) * plot / points.length, y = TOP + height + 6;
+    const label = named ? svgEl("text", {class: "name", x: x + 4, y, "text-anchor": "end", transform: `rotate(-90 ${x + 4} ${y})`})
+      : svgEl("text", {x, y: HEIGHT - 6, "text-anchor": "middle"});
+    const name = xLabel(point.x);
+    label.textContent = named && name.length > NAME_CHARS ? name.slice(0, NAME_CHARS - 1) + "…" : name;
+    if (named) label.append(Object.assign(svgEl("title", {}), {textContent: name}));
     svg.append(label);
   });
-  return {svg, at: (i) => LEFT + (i + 0.5) * plot / points.length, y: (value) => TOP + height - (top ? value / top : 0) * height, height};
+  return {svg, at: (i) => LEFT + (i + 0.5) * plot / points.length, y: (value) => TOP + height - (top ? value / top : 0) * height, height, plot};
 }
 
 function lineChart(id, title, points, series, format) {
@@ -193,7 +196,7 @@ function lineChart(id, title, points, series, format) {
   series.forEach((s, k) => {
     const color = PALETTE[k];
     const coords = points.map((p, i) => [at(i), s.value(p)]).filter(([, v]) => typeof v === "number");
-    svg.append(svgEl("polyline", {class: "line", stroke: color, points: coords.map(([x, v]) => `${x},${y(v)}`).join(" ")}));
+    if (!(chartData.by in CATEGORIES)) svg.append(svgEl("polyline", {class: "line", stroke: color, points: coords.map(([x, v]) => `${x},${y(v)}`).join(" ")}));
     points.forEach((p, i) => {
       const value = s.value(p);
       if (typeof value !== "number") return;
@@ -214,8 +217,8 @@ function stackedChart(id, title, points, parts, scale, colors, filterOf, format)
   const keys = [...new Set(points.flatMap((p) => Object.keys(parts(p))))].sort();
   const totals = points.map((p) => Object.values(parts(p)).reduce((a, b) => a + b, 0) / scale(p));
   const top = Math.max(format === percent ? 0.01 : 1, ...totals);
-  const {svg, at, y, height} = frame(points, top, format);
-  const width = Math.max(2, Math.min(24, (WIDTH - LEFT - 8) / points.length * 0.7));
+  const {svg, at, y, plot} = frame(points, top, format);
+  const width = Math.max(2, Math.min(24, plot / points.length * 0.7));
   points.forEach((p, i) => {
     let base = 0;
     for (const key of keys) {
@@ -241,7 +244,8 @@ function plain(value) { return value >= 1000 ? (value / 1000).toFixed(1) + "k" :
 
 function renderCharts() {
   const points = chartData.points, box = document.getElementById("charts");
-  const note = chartData.without_x ? `${chartData.without_x} trajectories carry no weight version and are not on these charts` : "";
+  const what = CATEGORIES[chartData.by] || "weight version";
+  const note = chartData.without_x ? `${chartData.without_x} trajectories carry no ${what} and are not on these charts` : "";
   document.getElementById("chart-note").textContent = note;
   if (!points.length) { box.replaceChildren(el("p", {}, "nothing to chart yet")); return; }
   const ratio = (part, whole) => (p) => p[whole] ? p[part] / p[whole] : null;
@@ -260,7 +264,8 @@ function renderCharts() {
 }
 
 async function loadCharts() {
-  const by = state.by || (summaryData && summaryData.versioned ? "max_global_steps" : "time");
+  const named = summaryData && summaryData.choices.repo.some((repo) => repo !== "(none)");  // an eval run: no versions, all within seconds
+  const by = state.by || (summaryData && summaryData.versioned ? "max_global_steps" : named ? "repo" : "time");
   document.getElementById("by").value = by;
   chartData = await getJSON("api/charts?by=" + by);
   renderCharts();

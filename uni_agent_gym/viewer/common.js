@@ -39,4 +39,19 @@ function text(value) {
 // The run table's columns: [key, label, title]
 const COLUMNS = [["instance", "instance"], ["kind", "kind"], ["exit_reason", "exit reason"], ["reward", "reward"],
   ["masked", "masked"], ["turns", "model turns", "the model's turns: sampled assistant turns (an eval run's steps)"],
-  ["tokens", "tokens", "prompt + response tokens"], ["seconds", "seconds"], ["flags", "flags"]];
+  ["tokens", "tokens", "prompt + response tokens"], ["seconds", "seconds"], ["flags", "flags"],
+  ["error", "error", "why the episode failed (an eval's env_error: its sandbox failed); hover for all of it"]];
+
+// One row of the run table. A failed episode (one with an error: its sandbox failed) is marked, its error shown.
+function tableRow(row, attrs) {
+  const tr = el("tr", attrs);
+  if (row.resolved) tr.classList.add("resolved");
+  if (row.flags) tr.classList.add("flagged");
+  if (row.error) tr.classList.add("failed");
+  for (const [key] of COLUMNS) {
+    const td = el("td", {class: "c-" + key}, fmt(key, row[key]));
+    if (key === "error" && row.error) td.title = row.error;
+    tr.append(td);
+  }
+  return tr;
+}

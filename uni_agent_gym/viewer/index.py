@@ -25,12 +25,13 @@ from typing import Any
 from uni_agent_gym.viewer.checks import check
 from uni_agent_gym.viewer.records import Trajectory, end_of_complete_lines, read_file, read_one, record_directories, scan
 
-SCHEMA = "3"
+SCHEMA = "4"
 FILE_NAME = ".uni-agent-gym-view.sqlite"
+FOLDER = ".uni-agent-gym-view"  # inside a run directory: the index and its journal files
 BATCH = 500  # files read between commits (and progress reports)
 TICK = 0.02  # seconds: more than the coarse clock tick file times are stamped with (4 ms at HZ=250, 10 ms at 100)
 COLUMNS = ("path", "offset", "line", "instance", "kind", "exit_reason", "reward", "resolved", "masked", "turns", "tokens",
-           "response_tokens", "seconds", "flags", "flag_kinds", "unchecked", "language", "min_steps", "max_steps", "recorded")  # fmt: skip
+           "response_tokens", "seconds", "flags", "flag_kinds", "unchecked", "language", "min_steps", "max_steps", "recorded", "repo", "error")  # fmt: skip
 TABLES = f"""
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT);
 CREATE TABLE IF NOT EXISTS files (path TEXT PRIMARY KEY, size INTEGER, mtime_ns INTEGER, read_to INTEGER, lines INTEGER);
@@ -42,10 +43,15 @@ CREATE INDEX IF NOT EXISTS problems_path ON problems (path);
 
 
 def index_file(path: Path) -> Path:
-    """Where the index of `path` lives: beside it (`.NAME.uni-agent-gym-view.sqlite` next to the directory or
-    file: never inside a record directory, whose mtime says whether records landed), else, where that is not
-    writable, under ~/.cache/uni-agent-gym/view/."""
+    """Where the index of `path` lives: inside a run directory whose records are in subdirectories (an eval
+    run's `trajectories/`, a `grade` output's runs), in `.uni-agent-gym-view/`, so it goes where the run goes
+    and its journal files never change the run directory's mtime; beside a record directory or file
+    (`.NAME.uni-agent-gym-view.sqlite`: never inside a record directory, whose mtime says whether records
+    landed); else, where neither is writable, under ~/.cache/uni-agent-gym/view/."""
     path = path.resolve()
+    if path.is_dir() and record_directories(path) != [path] and os.access(path, os.W_OK):
+        (path / FOLDER).mkdir(exist_ok=True)
+        return path / FOLDER / "index.sqlite"
     beside = path.with_name(f".{path.name}{FILE_NAME}")
     if os.access(beside.parent, os.W_OK):
         return beside
@@ -62,7 +68,7 @@ def row_of(record: Trajectory, offset: int, line: int, recorded: float, tokenize
             None if record.resolved is None else int(bool(record.resolved)), None if record.masked is None else int(bool(record.masked)),
             record.turns, record.token_count, len(record.response_ids) if record.response_ids is not None else None, record.seconds,
             len(found.flags), ",".join(found.kinds), int(found.unchecked is not None), record.language,
-            versions.get("min_global_steps"), versions.get("max_global_steps"), recorded)  # fmt: skip
+            versions.get("min_global_steps"), versions.get("max_global_steps"), recorded, record.repo, record.error)  # fmt: skip
 
 
 class Index:

@@ -4,6 +4,7 @@
 const RUN = JSON.parse(document.getElementById("run-data").textContent);
 const parsed = {};
 let sortKey = null, sortDir = 1;
+let only = null;  // [key, value]: the rows of one repository or language (a summary row clicked)
 
 const embeddedSource = {
   async detail(index) {
@@ -23,22 +24,18 @@ function renderTable() {
   const filter = document.getElementById("filter").value.trim().toLowerCase();
   let rows = RUN.rows.map((row, index) => [row, index]);
   if (filter) rows = rows.filter(([row]) => row.search.includes(filter));
+  if (only) rows = rows.filter(([row]) => row[only[0]] === only[1]);
   if (sortKey) rows.sort(([a], [b]) => compare(a[sortKey], b[sortKey]) * sortDir);
   const fragment = document.createDocumentFragment();
-  for (const [row, index] of rows) {
-    const tr = document.createElement("tr");
-    tr.dataset.index = index;
-    if (row.resolved) tr.classList.add("resolved");
-    if (row.flags) tr.classList.add("flagged");
-    for (const [key] of COLUMNS) {
-      const td = document.createElement("td");
-      td.className = "c-" + key;
-      td.textContent = fmt(key, row[key]);
-      tr.appendChild(td);
-    }
-    fragment.appendChild(tr);
-  }
+  for (const [row, index] of rows) fragment.append(tableRow(row, {"data-index": index}));
   document.querySelector("#run-table tbody").replaceChildren(fragment);
+  const chip = document.getElementById("group-chip");
+  chip.replaceChildren();
+  if (only) {
+    const node = el("span", {class: "chip", title: "show every trajectory"}, `${only[0] === "repo" ? "repository" : only[0]}: ${only[1]} ✕`);
+    node.addEventListener("click", () => { only = null; renderTable(); });
+    chip.append(node);
+  }
   document.getElementById("shown").textContent = `${rows.length} of ${RUN.rows.length} trajectories`;
 }
 
@@ -72,6 +69,37 @@ function histogram(values, bins) {
     .map(([start, count]) => [size === 1 ? String(start) : `${start}–${start + size - 1}`, count]);
 }
 
+// The per-repository and per-language summary: an eval run is judged by these (as its report.md is).
+function groups(key) {
+  const found = new Map();
+  for (const row of RUN.rows) {
+    if (row[key] === null || row[key] === undefined) continue;
+    const group = found.get(row[key]) || {n: 0, graded: 0, resolved: 0, failed: 0};
+    group.n++;
+    if (row.resolved !== null && row.resolved !== undefined) group.graded++;
+    if (row.resolved) group.resolved++;
+    if (row.error) group.failed++;
+    found.set(row[key], group);
+  }
+  return [...found.entries()].sort((a, b) => compare(a[0], b[0]));
+}
+
+function summaryTable(key, label) {
+  const items = groups(key);
+  if (!items.length) return null;
+  const table = el("table", {class: "summary", id: "summary-" + key},
+    el("tr", {}, ...[label, "trajectories", "resolved", "rate", "failed"].map((name) => el("th", {}, name))));
+  for (const [value, group] of items) {
+    const rate = group.graded ? (100 * group.resolved / group.graded).toFixed(1) + "%" : "n/a";
+    const tr = el("tr", {"data-value": value, title: "list its trajectories"}, el("td", {}, value), el("td", {class: "n"}, String(group.n)),
+      el("td", {class: "resolved"}, String(group.resolved)), el("td", {class: "rate"}, rate),
+      el("td", {class: "failed" + (group.failed ? " some" : ""), title: "episodes that ended with an error (their sandbox failed)"}, String(group.failed)));
+    tr.addEventListener("click", () => { only = [key, value]; renderTable(); });
+    table.append(tr);
+  }
+  return el("div", {class: "chart"}, el("h3", {}, "by " + label), table);
+}
+
 function renderCharts() {
   const rows = RUN.rows, graded = rows.filter((row) => row.resolved !== null && row.resolved !== undefined);
   const resolved = graded.filter((row) => row.resolved).length;
@@ -83,12 +111,13 @@ function renderCharts() {
     barChart("chart-exit", "exit reasons", [...exits.entries()].sort((a, b) => b[1] - a[1])),
     barChart("chart-turns", "model turns", histogram(rows.map((row) => row.turns), 10)),
     barChart("chart-tokens", "tokens", histogram(rows.map((row) => row.tokens), 10)));
+  document.getElementById("summaries").replaceChildren(...[summaryTable("repo", "repository"), summaryTable("language", "language")].filter(Boolean));
 }
 
 function setUpRunPage() {
   document.getElementById("title").textContent = RUN.title;
   for (const problem of RUN.problems) document.getElementById("problems").append(el("li", {}, problem));
-  for (const row of RUN.rows) row.search = [row.instance, row.exit_reason, row.kind].join(" ").toLowerCase();
+  for (const row of RUN.rows) row.search = [row.instance, row.exit_reason, row.kind, row.repo, row.error].join(" ").toLowerCase();
   const head = document.querySelector("#run-table thead tr");
   for (const [key, label, title] of COLUMNS) {
     const th = el("th", {"data-key": key}, label);

@@ -1,10 +1,11 @@
 """The served run page's questions to the index, answered in SQLite so that no answer holds every record: a
 page of the run table (filtered and sorted), the choices its filters offer, and the charts' points over weight
-versions or record time.
+versions, record time, repository or language (what tells an eval run's episodes apart: they carry no weight
+version and land within seconds).
 
 Filters (query parameters of `/api/rows`; each one narrows):
 
-    instance      text the instance id contains            exit_reason, kind, language   exact ("(none)": unset)
+    instance      text the instance id contains            exit_reason, kind, language, repo   exact ("(none)": unset)
     reward_min, reward_max                                 masked   yes | no
     flags         flagged | clean | mask | length | logprob | unchecked
     v_from, v_to  weight versions, of v_of: max_global_steps (last sampled token, the default) or min_global_steps
@@ -18,9 +19,10 @@ from typing import Any
 from uni_agent_gym.advantages.masked_share import CAUSES
 from uni_agent_gym.viewer.index import Index
 
-SORTABLE = ("instance", "kind", "exit_reason", "reward", "masked", "turns", "tokens", "seconds", "flags", "min_steps", "max_steps", "recorded", "id")
+SORTABLE = ("instance", "kind", "exit_reason", "reward", "masked", "turns", "tokens", "seconds", "flags", "error", "min_steps", "max_steps", "recorded", "id")
 VERSION_COLUMNS = {"max_global_steps": "max_steps", "min_global_steps": "min_steps"}
-EXACT = ("exit_reason", "kind", "language")
+EXACT = ("exit_reason", "kind", "language", "repo")
+CATEGORIES = ("repo", "language")  # charts with one point per value
 FLAG_FILTERS = {"flagged": "flags > 0", "clean": "flags = 0", "unchecked": "unchecked = 1"}
 TIME_STEPS = (1, 5, 10, 30, 60, 300, 600, 1800, 3600, 3 * 3600, 6 * 3600, 12 * 3600, 86400, 7 * 86400)
 MAX_POINTS = 60  # time buckets on a chart at most
@@ -86,7 +88,8 @@ def rows(index: Index, filters: dict[str, str], sort: str = "id", descending: bo
     condition, parameters = where(filters)
     limit, offset = max(1, min(limit, 500)), max(0, offset)
     direction = "DESC" if descending else "ASC"
-    names = ("id", "instance", "kind", "exit_reason", "reward", "resolved", "masked", "turns", "tokens", "seconds", "flags", "unchecked", "min_steps", "max_steps")
+    names = ("id", "instance", "kind", "exit_reason", "reward", "resolved", "masked", "turns", "tokens", "seconds", "flags", "unchecked", "min_steps",
+             "max_steps", "error", "repo", "language")  # fmt: skip
     with index.lock:
         total = index.connection.execute(f"SELECT COUNT(*) FROM trajectories WHERE {condition}", parameters).fetchone()[0]
         found = index.connection.execute(
@@ -122,8 +125,8 @@ def _time_step(low: float, high: float) -> int:
 
 
 def charts(index: Index, by: str) -> dict[str, Any]:
-    """The charts' points: per weight version (`by` max_global_steps or min_global_steps) or per record-time
-    bucket (`by` time): trajectories, graded and resolved ones, reward mean, masked and flagged ones, exit
+    """The charts' points: per weight version (`by` max_global_steps or min_global_steps), per record-time
+    bucket (`by` time), or per repository or language (`by` repo or language; `step` None): trajectories, graded and resolved ones, reward mean, masked and flagged ones, exit
     reasons, masked ones by cause, and median and p90 of model turns and of response tokens."""
     if by == "time":
         low, high = index.query("SELECT MIN(recorded), MAX(recorded) FROM trajectories")[0]
@@ -131,8 +134,10 @@ def charts(index: Index, by: str) -> dict[str, Any]:
         x = f"(CAST(recorded / {step} AS INTEGER) * {step})"
     elif by in VERSION_COLUMNS:
         step, x = 1, VERSION_COLUMNS[by]
+    elif by in CATEGORIES:
+        step, x = None, by
     else:
-        raise QueryError(f"by: expects max_global_steps, min_global_steps or time; got {by!r}")
+        raise QueryError(f"by: expects max_global_steps, min_global_steps, time, repo or language; got {by!r}")
     points: dict[Any, dict[str, Any]] = {}
     for value, n, graded, resolved, reward, masked, flagged in index.query(
         f"SELECT {x} AS x, COUNT(*), COUNT(resolved), COALESCE(SUM(resolved), 0), AVG(reward), COALESCE(SUM(masked), 0), "

@@ -28,6 +28,7 @@ import dataclasses
 import glob
 import json
 import os
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -73,6 +74,7 @@ class Trajectory:
     tools: list[dict[str, Any]] | None = None
     weight_versions: dict[str, Any] | None = None
     language: str | None = None
+    repo: str | None = None  # the record's own, else what a SWE-bench-shaped instance id names
 
     @property
     def token_count(self) -> int | None:
@@ -223,8 +225,10 @@ def _json_file(file: Path, run: Path | None) -> list[Trajectory]:
         records = [_record(data, str(file))]
     result = run / "results" / file.name if run is not None else None
     if result is not None and len(records) == 1 and records[0].reward_report is None and result.is_file():
-        records[0].reward_report = _read_json(result)
-        records[0].patch = records[0].patch or records[0].reward_report.get("patch") or ""
+        report = _read_json(result)  # `null` where the episode ended before grading (env_error): its trajectory's error says why
+        if isinstance(report, dict):
+            records[0].reward_report = report
+            records[0].patch = records[0].patch or report.get("patch") or ""
     return records
 
 
@@ -259,6 +263,19 @@ def _language(data: dict[str, Any], report: dict[str, Any] | None) -> str | None
     return data.get("language") or (report or {}).get("language")
 
 
+SWE_BENCH_ID = re.compile(r"(?P<owner>[^/_]+(?:_[^/_]+)*)__(?P<name>.+)-\d+")
+
+
+def _repo(data: dict[str, Any], report: dict[str, Any] | None, instance_id: str) -> str | None:
+    """The record's repository; records written before `eval` kept it (and token records) have only the
+    instance id, which in SWE-bench's shape (`owner__name-123`) names it."""
+    found = data.get("repo") or (report or {}).get("repo")
+    if found:
+        return str(found)
+    match = SWE_BENCH_ID.fullmatch(instance_id)
+    return f"{match['owner']}/{match['name']}" if match else None
+
+
 def _eval_trajectory(data: dict[str, Any], where: str) -> Trajectory:
     report = data.get("reward_report")
     return Trajectory(
@@ -278,6 +295,7 @@ def _eval_trajectory(data: dict[str, Any], where: str) -> Trajectory:
         steps=data.get("steps") or [],
         reward_report=report,
         language=_language(data, report),
+        repo=_repo(data, report, str(data["instance_id"])),
     )
 
 
@@ -285,7 +303,7 @@ def _grade_report(data: dict[str, Any], where: str) -> Trajectory:
     return Trajectory(
         source=where, kind="report", instance_id=str(data["instance_id"]), exit_reason=None, reward=data.get("reward"),
         resolved=data.get("resolved"), error=data.get("error"), patch=data.get("patch") or "", reward_report=data,
-        language=_language(data, None),
+        language=_language(data, None), repo=_repo(data, None, str(data["instance_id"])),
     )  # fmt: skip
 
 
@@ -336,6 +354,7 @@ def _token_record(data: dict[str, Any], where: str) -> Trajectory:
         tools=data.get("tools"),
         weight_versions=versions or data.get("weight_versions"),
         language=_language(data, report),
+        repo=_repo(data, report, str(instance)),
     )
 
 

@@ -17,7 +17,7 @@ def row(record: Trajectory, found: Check) -> dict[str, Any]:
     """The record's row in the run table."""
     return {"instance": record.instance_id, "kind": record.kind, "exit_reason": record.exit_reason, "reward": record.reward,
             "resolved": record.resolved, "masked": record.masked, "turns": record.turns, "tokens": record.token_count,
-            "seconds": record.seconds, "flags": len(found.flags)}  # fmt: skip
+            "seconds": record.seconds, "flags": len(found.flags), "error": record.error, "repo": record.repo, "language": record.language}  # fmt: skip
 
 
 def _rounded(logprobs: list[Any] | None) -> list[Any] | None:
@@ -44,7 +44,7 @@ def detail(record: Trajectory, found: Check, *, arrays: bool) -> dict[str, Any]:
         "steps": _steps(record), "messages": record.messages if not record.steps else [], "reward_report": record.reward_report,
         "prompt_length": len(record.prompt_ids) if record.prompt_ids is not None else None,
         "token_count": len(record.response_ids) if record.response_ids is not None else None,
-        "weight_versions": record.weight_versions, "language": record.language,
+        "weight_versions": record.weight_versions, "language": record.language, "repo": record.repo,
         "check": {"counts": {str(mask): count for mask, count in sorted(found.counts.items())}, "flags": found.flags,
                   "notes": found.notes, "unchecked": found.unchecked},
     }  # fmt: skip

@@ -9,8 +9,11 @@ function renderFacts(d) {
   const facts = [["source", d.source], ["kind", d.kind], ["exit reason", d.exit_reason], ["reward", d.reward],
     ["resolved", d.resolved], ["masked", d.masked], ["model turns", d.turns], ["seconds", d.seconds], ["error", d.error],
     ["usage", d.usage && Object.keys(d.usage).length ? JSON.stringify(d.usage) : null], ["prompt tokens", d.prompt_length],
-    ["response tokens", d.token_count], ["language", d.language],
+    ["response tokens", d.token_count], ["repository", d.repo], ["language", d.language],
     ["weight versions", d.weight_versions ? JSON.stringify(d.weight_versions) : null]];
+  const banner = document.getElementById("t-error");
+  banner.hidden = !d.error;
+  banner.textContent = d.error ? `${d.exit_reason ?? "error"}: ${d.error}` : "";
   const list = document.getElementById("t-facts");
   list.replaceChildren();
   for (const [label, value] of facts) {
@@ -83,6 +86,38 @@ function renderPatch(d) {
   box.replaceChildren(fragment);
 }
 
+function parsedJSON(value) {
+  if (typeof value !== "string") return value;
+  try { return JSON.parse(value); } catch (error) { return undefined; }
+}
+
+// A tool call as the model meant it: its name, then each argument decoded from the JSON string the API carries
+// them in, a string argument (a command, a heredoc) as code rather than as JSON inside JSON.
+function renderCall(call) {
+  const fn = call.function || call;  // a message's tool_calls entry, or a step's action
+  const args = parsedJSON(fn.arguments ?? {});
+  const box = el("div", {class: "call"}, el("code", {class: "tool-name"}, String(fn.name ?? "(no name)")));
+  if (!args || typeof args !== "object" || Array.isArray(args)) {
+    box.append(el("pre", {class: "arg raw", title: "the arguments as sent (not a JSON object)"}, text(fn.arguments)));
+    return box;
+  }
+  for (const [key, value] of Object.entries(args)) {
+    const code = typeof value === "string";
+    box.append(el("div", {class: "arg", "data-key": key}, el("span", {class: "label"}, key),
+      el("pre", {class: code ? "code" : "value"}, code ? value : JSON.stringify(value))));
+  }
+  return box;
+}
+
+// A step's action: a native call {name, arguments}, several calls (`{"tool_calls": [...]}`, refused by the env),
+// or the model's text (a text-format call, or a malformed one) as it wrote it.
+function renderAction(action) {
+  const parsed = parsedJSON(action);
+  if (parsed && typeof parsed === "object" && Array.isArray(parsed.tool_calls)) return el("div", {class: "action"}, ...parsed.tool_calls.map(renderCall));
+  if (parsed && typeof parsed === "object" && !Array.isArray(parsed) && "name" in parsed) return el("div", {class: "action"}, renderCall(parsed));
+  return el("pre", {class: "action"}, text(action));
+}
+
 function renderSteps(d) {
   const box = document.getElementById("steps");
   box.replaceChildren();
@@ -94,13 +129,13 @@ function renderSteps(d) {
         step.error && !wrong ? el("span", {class: "badge"}, step.error) : null,
         step.exit_code !== null && step.exit_code !== undefined ? ` · exit code ${step.exit_code}` : ""));
     if (step.assistant && step.assistant.content) div.append(el("div", {class: "label"}, "assistant"), el("pre", {class: "assistant"}, text(step.assistant.content)));
-    div.append(el("div", {class: "label"}, "tool call"), el("pre", {class: "action"}, text(step.action)));
+    div.append(el("div", {class: "label"}, "tool call"), renderAction(step.action));
     div.append(el("div", {class: "label"}, "observation"), el("pre", {class: "observation"}, text(step.observation)));
     box.append(div);
   });
   for (const message of d.messages) {
     box.append(el("div", {class: "step message"}, el("span", {class: "label"}, message.role),
-      el("pre", {}, text(message.content) + (message.tool_calls ? "\n" + text(message.tool_calls) : ""))));
+      el("pre", {}, text(message.content)), ...(message.tool_calls || []).map(renderCall)));
   }
   if (!box.children.length) box.append(el("p", {}, "no steps or messages recorded"));
 }
