@@ -162,11 +162,18 @@ def test_the_redis_task_builds_then_runs_the_named_tests():
     assert (spec.language, spec.install, spec.build) == ("c", "make distclean && make", "make distclean && make") and "tcl" in spec.toolchain
 
 
-def test_a_multilingual_row_of_a_version_swebench_has_no_spec_for_says_so():
+def test_a_multilingual_row_of_a_version_swebench_has_no_spec_for_takes_its_environments_entry():
+    """It loads (it used to be refused while loading, before the entry that the error itself asked for was read); its
+    environment and commands are its entry's, and without one, building its image says what to give."""
     row = {**multilingual("redis__redis-12272"), "version": "0.1"}
-    with pytest.raises(InstanceError) as caught:
-        normalise(row)
-    assert str(caught.value) == "Instance 'redis__redis-12272': swebench 4.1.0 has no spec for redis/redis version 0.1 (fields repo, version)"
+    task = normalise(row)
+    assert (task["test_command"], task["build_command"], task["log_parser"]) == (None, None, "parse_log_redis")
+    with pytest.raises(SpecError, match="swebench has no spec for redis/redis version 0.1; give its toolchain, install_cmd, build_cmd and test_cmd_as_run"):
+        environment_spec(task)
+    entry = {"instance_id": task["instance_id"], "toolchain": ["tcl"], "install_cmd": "make", "build_cmd": "make",
+             "test_cmd_as_run": "./runtest --single unit/type/string"}  # fmt: skip
+    spec = environment_spec(task, {task["instance_id"]: entry})
+    assert (spec.install, spec.build, spec.test_command, spec.source) == ("make", "make", "./runtest --single unit/type/string", "environments file")
 
 
 def test_python_families_say_python_and_build_nothing():
@@ -291,10 +298,10 @@ def test_swe_rebench_v2_takes_the_rows_language():
 def datasets_table(main, capsys, path: Path) -> dict[tuple[str, ...], list[str]]:
     """`uni-agent-gym datasets --dataset PATH`'s rows: (family, repository, language) -> [rows, images here, buildable,
     canaries, why not]."""
+    from tests.test_datasets import table_rows
+
     assert main(["datasets", "--dataset", str(path)]) == 0
-    lines = [line for line in capsys.readouterr().out.splitlines() if line.count("│") == 9]
-    cells = [[cell.strip() for cell in line.split("│")[1:9]] for line in lines]
-    return {tuple(row[:3]): row[3:] for row in cells}
+    return {tuple(row[:3]): row[3:] for row in table_rows(capsys.readouterr().out)}
 
 
 def test_the_datasets_command_names_family_and_language_and_why_a_row_cannot_run(tmp_path, capsys, monkeypatch):
@@ -311,6 +318,12 @@ def test_the_datasets_command_names_family_and_language_and_why_a_row_cannot_run
     assert canaries == {"redis/redis": "4 redis", "jqlang/jq": "0", "fmtlib/fmt": "1 googletest", "gin-gonic/gin": "3 gotest",
                         "immutable-js/immutable-js": "0", "google/gson": "1 maven", "uutils/coreutils": "1 cargo",
                         "laravel/framework": "1 phpunit", "jordansissel/fpm": "1 rspec"}, canaries  # fmt: skip
+    # an install step that fetches from a registry cannot run in an image build (the network is off): not buildable here
+    why = {key[1]: cells[4] for key, cells in table.items()}
+    fetching = {repo: re.search(r"`([^`]*)` fetches from the network", reason) for repo, reason in why.items()}
+    assert {repo: found.group(1).split()[0] for repo, found in fetching.items() if found} == {
+        "jqlang/jq": "git", "immutable-js/immutable-js": "npm", "google/gson": "mvn", "uutils/coreutils": "cargo",
+        "laravel/framework": "composer", "jordansissel/fpm": "bundle"}, why  # fmt: skip
     if not SHARED.exists():
         return
     mixed = tmp_path / "mixed.jsonl"
@@ -323,7 +336,7 @@ def test_the_datasets_command_names_family_and_language_and_why_a_row_cannot_run
     assert table[("swe-rebench", "Unidata/netcdf-c", "c")][0] == "1"
     assert table[("multi-swe-bench", "nobody/nothing", "?")] == ["1", "?", "0", "0", "1: multi-swe-bench 1.1.2 has no harness for nobody/nothing"]
     redis = table[("swe-bench", "redis/redis", "c")]
-    assert redis[0] == "2" and redis[3] == "1 of 2 redis" and "1: swebench 4.1.0 has no spec for redis/redis version 0.1 (fields repo, version)" in redis[4]
+    assert redis[0] == "2" and redis[3] == "1 of 2 redis" and "1: swebench has no spec for redis/redis version 0.1; give its toolchain" in redis[4]
 
 
 def test_the_families_table_lists_multi_swe_bench(capsys, monkeypatch):

@@ -95,3 +95,20 @@ def test_a_toolchain_setup_runs_after_the_packages_and_names_its_own_image():
     assert layer.index("apt-get install") < layer.index("apt-get source -qq --download-only jackson-core")
     plain = dataclasses.replace(jackson, toolchain_setup=[])
     assert toolchain_image_name(plain) != toolchain_image_name(jackson) and "apt-get source" not in toolchain_dockerfile("base", plain)
+
+
+@pytest.mark.parametrize(
+    "command, fetching",
+    [("composer install --no-interaction", "composer install --no-interaction"), ("make distclean && make", None),
+     ("npm ci --offline", None), ("cd x && npm install --unsafe-perm", "npm install --unsafe-perm"), ("mvn -o -B test", None),
+     ("mvn clean install -B", "mvn clean install -B"), ("go test -count=1 -run '^$' .", None), ("go mod download", "go mod download"),
+     ("cargo test --offline", None), ("RUSTFLAGS=-Awarnings cargo test --no-run", "RUSTFLAGS=-Awarnings cargo test --no-run"),
+     ("bundle install --local", None), ("bundle install --jobs=4", "bundle install --jobs=4"), ("yarn", "yarn"), ("yarn test", None),
+     ("git submodule update --init", "git submodule update --init"), ("pip install --no-index -e .", None)],
+)
+def test_an_install_step_that_fetches_from_the_network_is_found(command, fetching):
+    """Images build with the network off: such a step makes a row not buildable here (it said `composer: not found`
+    at `images build` after `datasets` had counted the row buildable)."""
+    from uni_agent_gym.toolchains import network_step
+
+    assert network_step(command) == fetching

@@ -28,7 +28,7 @@ from typing import Any
 
 from uni_agent_gym.errors import UniAgentGymError
 from uni_agent_gym.files import read_text
-from uni_agent_gym.toolchains import PYTHON, TOOLCHAIN_PYTHON, ToolchainError, language_of, toolchain_packages
+from uni_agent_gym.toolchains import PYTHON, TOOLCHAIN_PYTHON, ToolchainError, language_of, network_step, toolchain_packages
 
 
 class SpecError(UniAgentGymError, LookupError):
@@ -198,6 +198,14 @@ def _toolchain_spec(
         raise SpecError(f"Instance {instance_id!r}: {exc}") from None
     pre_install = list(override.get("pre_install") or spec.get("pre_install") or [])
     install = _joined(override["install_cmd"], " && ") if "install_cmd" in override else _joined([*spec.get("install", []), *spec.get("build", [])], " && ")
+    build = build_of_tests(instance, environments)
+    fetching = next(filter(None, map(network_step, [*pre_install, install, build])), None)
+    if fetching:
+        raise SpecError(
+            f"Instance {instance_id!r}: its environment cannot be built offline: `{fetching}` fetches from the network, and images "
+            "build with it off; give offline install steps in an environments file (toolchain, install_cmd, build_cmd), "
+            "or run it on its own image (env.workspace: image)"
+        )
     return EnvironmentSpec(
         python=TOOLCHAIN_PYTHON,
         requirements=[],
@@ -209,5 +217,5 @@ def _toolchain_spec(
         language=language,
         toolchain=packages,
         toolchain_setup=list(override.get("toolchain_setup") or []),
-        build=build_of_tests(instance, environments),
+        build=build,
     )

@@ -18,6 +18,8 @@ runs; a grading sandbox starts from the image, so nothing an agent does reaches 
 
 from __future__ import annotations
 
+import re
+
 from uni_agent_gym.errors import UniAgentGymError
 
 PYTHON = "python"
@@ -70,3 +72,34 @@ def toolchain_env(packages: list[str] | tuple[str, ...]) -> dict[str, str]:
 def toolchain_caches(packages: list[str] | tuple[str, ...]) -> list[str]:
     """The compiler cache directories a toolchain image of these packages fills when it builds."""
     return [TOOLCHAIN_CACHES[package] for package in dict.fromkeys(packages) if package in TOOLCHAIN_CACHES]
+
+
+# Install steps that fetch from a package registry: an image builds with the network off (only Debian's mirror,
+# for the toolchain layer, is reached), so a spec that runs one cannot build here, and a row that needs one is not
+# buildable offline. A step that says it works offline (`mvn -o`, `npm ci --offline`, `bundle install --local`,
+# `cargo --offline`) is not one of them.
+_NETWORK_STEPS = (
+    ("composer", r"\bcomposer\s+(install|update|require|create-project)\b", None),
+    ("npm", r"\bnpm\s+(install|i|ci|add)\b", r"--offline\b"),
+    ("yarn", r"\byarn(\s+(install|add)\b|\s*($|[;&|]))", r"--offline\b"),
+    ("pnpm", r"\bpnpm\s+(install|i|add)\b", r"--offline\b"),
+    ("bundler", r"\bbundle\s+install\b", r"--local\b"),
+    ("gem", r"\bgem\s+install\b", r"--local\b"),
+    ("maven", r"\bmvnd?\s", r"(^|\s)(-o|--offline)\b"),
+    ("gradle", r"(\bgradle|gradlew)\s", r"--offline\b"),
+    ("cargo", r"\bcargo\s+(build|test|fetch|install)\b", r"--(offline|frozen)\b"),
+    ("go", r"\bgo\s+(mod\s+download|get|install)\b", None),
+    ("pip", r"\bpip3?\s+install\b", r"--no-index\b"),
+    ("git", r"\bgit\s+(clone|fetch|pull|submodule\s+update)\b", None),
+    ("a download", r"\b(curl|wget)\s", None),
+)
+
+
+def network_step(command: str) -> str | None:
+    """The part of a shell command that fetches from a registry or the internet (`composer install`), or None."""
+    for part in re.split(r"&&|\|\||;|\n", command):
+        for _, pattern, offline in _NETWORK_STEPS:
+            found = re.search(pattern, part)
+            if found and not (offline and re.search(offline, part)):
+                return part.strip()
+    return None
