@@ -79,6 +79,14 @@ def test_eval_records_each_trajectorys_language_and_repository(eval_run):
     assert (records[FAILED].language, records[FAILED].repo) == ("python", "uni-agent-gym/toy")
 
 
+def test_an_episode_with_no_verdict_is_not_graded_in_the_viewer_as_in_evals_report(eval_run):
+    """The viewer counted a sandbox failure as graded and unresolved, so its rate was not report.md's."""
+    records = {record.instance_id: record for record in load(eval_run)}
+    assert (records[FAILED].resolved, records[SOLVED].resolved) == (None, True)
+    report = json.loads((eval_run / "report.json").read_text())
+    assert FAILED in report["ungraded"] and SOLVED not in report["ungraded"]
+
+
 # ---- the single page ----
 
 

@@ -278,13 +278,15 @@ def _repo(data: dict[str, Any], report: dict[str, Any] | None, instance_id: str)
 
 def _eval_trajectory(data: dict[str, Any], where: str) -> Trajectory:
     report = data.get("reward_report")
+    # no verdict where the sandbox or the grading failed on the infrastructure: not graded, as eval's report counts it
+    graded = bool(report) and report.get("caused_by") != "infrastructure"
     return Trajectory(
         source=where,
         kind="eval",
         instance_id=str(data["instance_id"]),
         exit_reason=data.get("exit_reason"),
         reward=data.get("reward"),
-        resolved=data.get("resolved"),
+        resolved=data.get("resolved") if graded else None,
         masked=data.get("masked"),
         turns=data.get("turns", len(data.get("steps") or [])),
         seconds=data.get("seconds"),
