@@ -157,6 +157,16 @@ async def test_local_episodes_of_one_instance_take_turns_in_its_checkout(tmp_pat
         await second.close()
 
 
+async def test_the_dataset_toy_is_the_built_in_task_as_on_the_command_line():
+    """`env.dataset: toy` went to the dataset hub, where `--dataset toy` is the toy."""
+    env = AsyncSWEEnv(GymConfig.model_validate({"deployment": {"type": "local"}, "env": {"dataset": "toy"}}))
+    try:
+        _, info = await env.reset(options={"instance_id": toy.INSTANCE_ID})
+        assert info["instance_id"] == toy.INSTANCE_ID and "stats.mean" in env.instance["problem_statement"]
+    finally:
+        await env.close()
+
+
 async def test_step_before_reset_and_close_twice():
     env = AsyncSWEEnv(GymConfig.model_validate({"deployment": {"type": "local"}}))
     with pytest.raises(ResetNeeded, match="reset"):

@@ -231,7 +231,7 @@ class EnvConfig(_Strict):
     dataset: str | None = Field(
         None,
         description="Rows for reset(options={'instance_id': ...}): a .json/.jsonl/.parquet file or a datasets name; "
-        "the built-in toy task when null.",
+        "the built-in toy task when null or `toy` (as `--dataset toy`).",
     )
     split: str = Field("test", description="Dataset split, for datasets names.")
     dataset_format: Literal["auto", "swe-bench", "swe-gym", "swe-rebench", "swe-smith", "r2e-gym", "multi-swe-bench"] = Field(

@@ -142,6 +142,11 @@ class AsyncSWEEnv:
         return instances[ids[(seed or 0) % len(ids)]], self._reward
 
     async def _dataset(self) -> dict[str, dict[str, Any]] | None:
+        """The configured rows by id; None for the built-in toy task (no dataset, or `toy`, as the CLI's `--dataset toy`)."""
+        from uni_agent_gym import toy
+
+        if self.config.env.dataset == toy.DATASET:
+            return None
         if self._instances is None and self.config.env.dataset:
             rows = load_instances(self.config.env.dataset, split=self.config.env.split, dataset_format=self.config.env.dataset_format)
             self._instances = {row["instance_id"]: row for row in rows}
