@@ -253,6 +253,10 @@ NOT_PREDICTIONS = {  # what --predictions names: (file name, its text), and the 
         ("predictions.jsonl", lambda row: json.dumps({"model_patch": ""}) + "\n"),
         "holds no prediction (expects JSON objects with instance_id and model_patch, one per line); <line 1>: no instance_id (its keys: model_patch)",
     ),
+    "two predictions of one instance": (  # their reports would share one file, and the last would win unsaid
+        ("predictions.jsonl", lambda row: "".join(json.dumps({**PREDICTION, "instance_id": row["instance_id"], "model_patch": p}) + "\n" for p in ("", "x"))),
+        "has 2 predictions for uni-agent-gym__toy-1 (rows 1, 2): one per instance, as the official harness keys them; keep the one to grade",
+    ),
     "predictions of another dataset": (
         ("other.jsonl", lambda row: "".join(json.dumps({**PREDICTION, "instance_id": i}) + "\n" for i in ("x__y-1", "x__y-2"))),
         "nothing was graded: all 2 prediction(s) are for instances the dataset does not have (the first: x__y-1); "

@@ -62,6 +62,16 @@ def read_predictions(path: str | Path) -> list[dict[str, Any]]:
         shape = "one per line" if str(path).endswith(".jsonl") else "in a list, or a mapping by instance id"
         raise PredictionsError(f"Predictions file {path} holds no prediction (expects JSON objects with instance_id and model_patch, "
                                f"{shape}); {rows[0]['instance_id']}: {rows[0]['error']}")  # fmt: skip
+    where: dict[str, list[int]] = {}
+    for number, row in enumerate(rows, 1):
+        if "error" not in row:
+            where.setdefault(row["instance_id"], []).append(number)
+    twice = {instance_id: numbers for instance_id, numbers in where.items() if len(numbers) > 1}
+    if twice:  # the official harness keys predictions by instance id: the last would silently win
+        instance_id, numbers = next(iter(twice.items()))
+        raise PredictionsError(f"Predictions file {path} has {len(numbers)} predictions for {instance_id} (rows {', '.join(map(str, numbers))})"
+                               f"{f' and for {len(twice) - 1} other instance(s)' if len(twice) > 1 else ''}: one per instance, "
+                               "as the official harness keys them; keep the one to grade")  # fmt: skip
     return rows
 
 
