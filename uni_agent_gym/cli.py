@@ -168,8 +168,6 @@ def cmd_train(args: argparse.Namespace, console: Console) -> None:
     console.print(run.shell_command(), markup=False, highlight=False, soft_wrap=True)
     if args.dry_run:
         return
-    import os
-
     from uni_agent_gym.deployments.docker import RUN_ID_VARIABLE, default_run_id
 
     os.environ[RUN_ID_VARIABLE] = default_run_id()  # one run id for every process verl starts here
