@@ -187,16 +187,9 @@ def test_the_index_of_a_run_lives_inside_it(eval_run, tmp_path):
 
 @pytest.fixture()
 def client(eval_run):
-    from fastapi.testclient import TestClient
+    from tests.test_viewer_serve import app_client
 
-    from uni_agent_gym.viewer.index import Index
-    from uni_agent_gym.viewer.server import make_app
-
-    index = Index(eval_run)
-    index.update()
-    with TestClient(make_app(index, str(eval_run))) as client:
-        yield client
-    index.close()
+    yield from app_client(eval_run)
 
 
 def test_the_served_charts_go_by_repository_and_by_language(client, eval_run):

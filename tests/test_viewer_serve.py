@@ -127,17 +127,23 @@ def test_a_jsonl_file_is_read_from_its_last_complete_line(tmp_path):
 # ---- the API: counts of the records ----
 
 
-@pytest.fixture()
-def client(run_dir):
+def app_client(directory: Path):
+    """The served app of `directory`, through FastAPI's test client, over an index made now (a generator to
+    `yield from` in a fixture)."""
     from fastapi.testclient import TestClient
 
     from uni_agent_gym.viewer.server import make_app
 
-    index = Index(run_dir)
+    index = Index(directory)
     index.update()
-    with TestClient(make_app(index, str(run_dir))) as client:
+    with TestClient(make_app(index, str(directory))) as client:
         yield client
     index.close()
+
+
+@pytest.fixture()
+def client(run_dir):
+    yield from app_client(run_dir)
 
 
 def rows_of(client, **query) -> dict:

@@ -58,3 +58,11 @@ def keep_earlier_errors(record: dict[str, Any], path: Path) -> dict[str, Any]:
     if previous is not None:
         record["earlier_errors"] = [*previous.get("earlier_errors", []), previous.get("error")]
     return record
+
+
+def has_verdict(trajectory: dict[str, Any]) -> bool:
+    """Whether an episode was graded: not where the sandbox failed before grading (env_error, no report) or the
+    grading failed on the infrastructure (`caused_by`, as `rewards.swebench.infrastructure_failed` reads it; this
+    module stays light for the viewer). Rates are over these, in eval's report and in the viewer alike."""
+    report = trajectory.get("reward_report")
+    return bool(report) and report.get("caused_by") != "infrastructure"

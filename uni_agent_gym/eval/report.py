@@ -11,6 +11,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+from uni_agent_gym.eval.records import has_verdict
 from uni_agent_gym.rewards.swebench import EMPTY_PATCH
 
 
@@ -34,10 +35,8 @@ def build_report(trajectories: list[dict[str, Any]], repos: dict[str, str], retr
     total = len(trajectories)
     resolved = [t for t in trajectories if t["resolved"]]
     tokens = [t["usage"]["prompt_tokens"] + t["usage"]["completion_tokens"] for t in trajectories]
-    # no verdict: the sandbox failed before grading (env_error), or the grading failed on the infrastructure
     ungraded = {t["instance_id"]: t.get("error") or f"grading {(t.get('reward_report') or {}).get('status')}"
-                for t in trajectories if (t.get("reward_report") or {}).get("caused_by", "none") == "infrastructure"
-                or not t.get("reward_report")}  # fmt: skip
+                for t in trajectories if not has_verdict(t)}  # fmt: skip
     seconds = [t["seconds"] for t in trajectories]
     return {
         "instances": total,

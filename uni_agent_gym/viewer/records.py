@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from uni_agent_gym.errors import UniAgentGymError
+from uni_agent_gym.eval.records import has_verdict
 from uni_agent_gym.tokens.texts import token_texts
 
 try:  # 2-3x faster on records of number lists; the index reads every record once
@@ -278,15 +279,13 @@ def _repo(data: dict[str, Any], report: dict[str, Any] | None, instance_id: str)
 
 def _eval_trajectory(data: dict[str, Any], where: str) -> Trajectory:
     report = data.get("reward_report")
-    # no verdict where the sandbox or the grading failed on the infrastructure: not graded, as eval's report counts it
-    graded = bool(report) and report.get("caused_by") != "infrastructure"
     return Trajectory(
         source=where,
         kind="eval",
         instance_id=str(data["instance_id"]),
         exit_reason=data.get("exit_reason"),
         reward=data.get("reward"),
-        resolved=data.get("resolved") if graded else None,
+        resolved=data.get("resolved") if has_verdict(data) else None,  # not graded, as eval's report counts it
         masked=data.get("masked"),
         turns=data.get("turns", len(data.get("steps") or [])),
         seconds=data.get("seconds"),
