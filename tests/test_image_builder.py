@@ -180,7 +180,7 @@ async def test_a_package_the_install_needs_but_the_pins_lack_is_added_and_the_bu
 
     failures, fetched = list(errors), []
 
-    def fake_build(context, name, log):
+    def fake_build(context, name, log, network="none", labels=None):
         if failures:
             package = failures.pop(0)
             detail = f"ERROR: No matching distribution found for {package}" if package else "gcc: error"

@@ -128,3 +128,32 @@ def test_eval_through_a_scripted_endpoint_reports_each_language(tmp_path):
     assert graded.returncode == 0, graded.stdout + graded.stderr
     summary = json.loads((tmp_path / "grade" / "scripted__model.check.json").read_text())
     assert summary["resolved_ids"] == [solved] and summary["empty_patch_ids"] == [looked]
+
+
+ENTRY_TEST_COMMAND = {item["instance_id"]: item.get("test_cmd_as_run") for item in load_environments(language_fixtures.ENVIRONMENTS).values()}
+
+
+def test_a_c_image_built_with_its_environments_entry_grades_through_grade_without_them(tmp_path):
+    """`images build` made redis-10764's image with its environments entry (`--only "/BZMPOP"`: swebench's spec of this
+    version filters with `BZMPOP`, which no test name matches exactly). `grade` without `--environments` takes the
+    commands the image records: gold 1.0, the test patch alone 0.0; both reports name the image's environment."""
+    import json
+    import subprocess
+    import sys
+
+    instance_id = "redis__redis-10764"
+    row = normalise(ROWS[instance_id])
+    run_to_completion(language_fixtures.ensure_images([ROWS[instance_id]]))
+    noop = "diff --git a/UAG_NOOP.txt b/UAG_NOOP.txt\nnew file mode 100644\n--- /dev/null\n+++ b/UAG_NOOP.txt\n@@ -0,0 +1 @@\n+no fix\n"
+    for name, patch in (("gold", row["patch"]), ("alone", noop)):
+        predictions = tmp_path / f"{name}.jsonl"
+        predictions.write_text(json.dumps({"instance_id": instance_id, "model_name_or_path": name, "model_patch": patch}) + "\n")
+        done = subprocess.run([sys.executable, "-m", "uni_agent_gym.cli", "grade", "--dataset", str(language_fixtures.DERIVED), "--predictions",
+                               str(predictions), "--set", "env.workspace=image", "--output", str(tmp_path / name), "--run-id", "check"],
+                              capture_output=True, text=True, timeout=1200)  # fmt: skip
+        assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+        summary = json.loads((tmp_path / name / f"{name}.check.json").read_text())
+        report = json.loads((tmp_path / name / "check" / f"{instance_id}.json").read_text())
+        assert summary["resolved_ids"] == ([instance_id] if name == "gold" else []) and summary["error_ids"] == [], (name, summary, report["error"], report["log"][-2000:])
+        assert report["test_command"] == ENTRY_TEST_COMMAND[instance_id] and report["build_command"] == "make distclean && make", report["test_command"]
+        assert report["environment"] and report["test_statuses"], report

@@ -35,7 +35,7 @@ async def sandbox_for():
     async def open_(instance: dict):
         require_docker()
         await fixture_sources.ensure_image(instance)
-        deployment, repo_dir = await open_workspace(instance, GymConfig.model_validate({"env": {"workspace": "image"}}))
+        deployment, repo_dir, _ = await open_workspace(instance, GymConfig.model_validate({"env": {"workspace": "image"}}))
         opened.append(deployment)
         return deployment, repo_dir
 

@@ -18,6 +18,7 @@ under its own key, so normalising a task again gives the same task.
 | `image_name` | the family's image of the instance (`workspace: image`) |
 | `workdir` | where the repository is in that image |
 | `test_command` | the family's test command for this instance, or None: the environment's (swebench's specs) |
+| `commands_from` | where `test_command` and `build_command` came from when not the row: `swebench-spec` (its spec's defaults), `image` (what the task's image records, `workspaces/recorded_environment.py`) |
 | `build_command` | shell commands the grader runs in `workdir` after applying the patches and before `test_command` (swebench's non-Python `build`: `make distclean && make`), or None |
 | `log_parser` | a swebench parser name (`parse_log_pytest`), `swesmith` (the repository's profile), `r2e-gym` or `multi-swe-bench` (the package's per-repository `parse_log`) |
 | `grading` | `fail-to-pass` (swebench's F2P/P2P rules) or `expected-output` (R2E-Gym's exact comparison) |

@@ -88,6 +88,9 @@ def as_eval_script(commands: list[str], parser_name: str | None) -> str:
     return f"uag_status=0; {runs}(exit $uag_status)"
 
 
+SPEC_COMMANDS = "swebench-spec"  # `commands_from` of commands a task took from swebench's spec, not its row
+
+
 def _commands(task: dict[str, Any]) -> dict[str, str | None]:
     """swebench's `build` and test commands of a non-Python instance (as its eval script runs them); none for a
     version swebench has no spec for: an environments entry gives them (`specs.py`), else building its image or
@@ -101,7 +104,8 @@ def _commands(task: dict[str, Any]) -> dict[str, str | None]:
         return {}
     custom = MAP_REPO_TO_TEST_CMDS.get(task["repo"])  # wp-calypso: commands per test file
     tests = custom(task) if custom else get_test_cmds(task)
-    return {"test_command": as_eval_script(tests, task["log_parser"]), "build_command": " && ".join(spec["build"]) if spec.get("build") else None}
+    return {"test_command": as_eval_script(tests, task["log_parser"]), "build_command": " && ".join(spec["build"]) if spec.get("build") else None,
+            "commands_from": SPEC_COMMANDS}
 
 
 def parser(task: dict[str, Any]) -> Parser:

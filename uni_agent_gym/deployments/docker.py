@@ -64,6 +64,15 @@ def image_labels(name: str) -> dict[str, str] | None:
         return None
 
 
+def image_identity(name: str) -> tuple[str, dict[str, str]] | None:
+    """The id and labels of image `name` here, or None when the engine has no such image (blocking)."""
+    try:
+        found = docker_client().images.get(name)
+    except docker.errors.ImageNotFound:
+        return None
+    return found.id, found.labels or {}
+
+
 def ensure_image(image: str, pull: str) -> None:
     """Make sure the engine has `image`, pulling it as `pull` ("missing", "always", "never") says (blocking)."""
     if pull != "always" and image_exists(image):

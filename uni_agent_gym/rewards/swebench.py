@@ -73,12 +73,16 @@ from uni_agent_gym.rewards.patches import SAFE_GIT, apply_patch, drop_files, git
 from uni_agent_gym.rewards.runner_files import runner_files_to_restore
 from uni_agent_gym.rewards.runner_modules import runner_modules_touched
 from uni_agent_gym.specs import build_of_tests, load_environments, command_of_tests
+from uni_agent_gym.workspaces.validated import is_validated
+from uni_agent_gym.workspaces.recorded_environment import IMAGE_ID_KEY, TASK_KEY
 from uni_agent_gym.toolchains import language_of
 
 logger = logging.getLogger(__name__)
 Status = Literal["resolved", "unresolved", "patch_failed", "patch_rejected", "test_patch_failed", "timeout", "tests_crashed", "infra_error"]
 # The error of an empty patch's grading; the summaries count such a result as the official harness does.
 EMPTY_PATCH = "empty patch: nothing to grade"
+# The shell's exit codes of a command that never started: found but not executable, not found.
+NOT_STARTED = (126, 127)
 # Whose a failed grading is. The infrastructure's: what failed before the patch was in place (a sandbox that did
 # not start, a missing image, a capture the engine refused), or the engine itself; the trajectory is then an
 # env_error (masked). The patch's: what went wrong once it was applied (it does not apply, is too large, the
@@ -119,6 +123,8 @@ class RewardResult:
     durations: dict[str, float] = field(default_factory=dict)
     runner_rerun: dict[str, Any] | None = None  # the second grading, with the runner's modules the patch changed as at the start
     language: str | None = None  # the task's (reports and the viewer group by it)
+    environment: str | None = None  # the digest of the environment its image records (None: an image not built here)
+    environment_validated: bool = False  # whether that environment passed `uni-agent-gym validate` on this machine
 
     @property
     def caused_by(self) -> str | None:
@@ -354,6 +360,8 @@ class SWEBenchReward:
     ) -> RewardResult:
         """Steps 3-6: runner files and test files back to `start`, the test patch, the tests, the grade."""
         command = result.test_command = command_of_tests(instance, self.environments)
+        result.environment = instance.get(TASK_KEY)
+        result.environment_validated = self.gym is not None and is_validated(self.gym.env.cache_dir, result.environment, instance.get(IMAGE_ID_KEY))
         result.network_isolated = False if self.config.network else await deployment.isolate_network()
         result.restored.update(await runner_files_to_restore(deployment, repo_dir, start, result.patch, command, language_of(instance)))
         protected = instance.get("protected_paths") or []
@@ -425,8 +433,24 @@ class SWEBenchReward:
             return False
         if run.exit_code != 0:
             result.status, result.error = "unresolved", f"the build failed (exit code {run.exit_code}): {run.output.strip()[-1500:]}"
+            self._never_started(result, run.exit_code, "the build", run.output)
             return False
         return True
+
+    @staticmethod
+    def _never_started(result: RewardResult, exit_code: int | None, what: str, output: str) -> None:
+        """The zero rule: a command that never started (exit 126/127: its interpreter, toolchain or build missing) with no
+        graded test reaching a status, in an environment that has not validated, is the infrastructure's failure (masked
+        in training), not a 0 the policy learns from. In a validated environment the same exit is the patch's doing
+        (it broke the build or the imports): it stays unresolved."""
+        if exit_code not in NOT_STARTED or result.environment_validated or any(status is not None for status in result.test_statuses.values()):
+            return
+        where = f"environment {result.environment}, not validated" if result.environment else "an environment not built or validated here"
+        result.status = "infra_error"
+        result.error = (
+            f"{what} did not start (exit code {exit_code}: a command, interpreter or toolchain is missing) and no graded test "
+            f"reached a status, in {where} (`uni-agent-gym validate`): {output.strip()[-1500:]}"
+        )
 
     async def _run_and_grade(
         self, deployment: Deployment, instance: dict[str, Any], repo_dir: str, result: RewardResult, checked: Any, runner: Any,
@@ -485,6 +509,8 @@ class SWEBenchReward:
         result.resolved = passed and not result.integrity_problems
         result.status = "resolved" if result.resolved else "unresolved"
         result.reward = 1.0 if result.resolved else 0.0
+        if not result.resolved:
+            self._never_started(result, exit_code, "the test command", log)
         return result
 
     @staticmethod

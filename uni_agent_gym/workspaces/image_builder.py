@@ -46,6 +46,7 @@ from uni_agent_gym.workspaces.base_images import DEBIAN_SUITE_BY_PYTHON, GLIBC_M
 from uni_agent_gym.workspaces.build_caches import caches_label, with_caches
 from uni_agent_gym.workspaces.history import CLEAN_SCRIPT, HISTORY_LABEL, SCRIPT_PATH, clean_history, fresh_checkout, history_mode
 from uni_agent_gym.workspaces.mirrors import mirror_repository
+from uni_agent_gym.workspaces.recorded_environment import environment_labels
 from uni_agent_gym.errors import UniAgentGymError
 from uni_agent_gym.instances import image_name
 from uni_agent_gym.named_locks import machine_lock
@@ -283,10 +284,12 @@ def _require_base(python: str, instance_id: str) -> str:
     return base
 
 
-def docker_build(context: Path, name: str, log: Callable[[str], None], network: str = "none") -> None:
-    """`docker build` of `context` (with the network off unless named); `ImageBuildError` with the end of its output."""
+def docker_build(context: Path, name: str, log: Callable[[str], None], network: str = "none", labels: dict[str, str] | None = None) -> None:
+    """`docker build` of `context` (with the network off unless named, `labels` added); `ImageBuildError` with the end
+    of its output."""
     last = []
-    for chunk in docker_client().api.build(path=str(context), tag=name, network_mode=network, rm=True, forcerm=True, decode=True):
+    chunks = docker_client().api.build(path=str(context), tag=name, network_mode=network, rm=True, forcerm=True, decode=True, labels=labels)
+    for chunk in chunks:
         if "error" in chunk:
             raise ImageBuildError(f"docker build of {name} failed: {chunk['error'].strip()}\n{''.join(last)[-3000:]}")
         text = chunk.get("stream", "")
@@ -328,9 +331,15 @@ async def build_instance_image(
         labels = None if force else await asyncio.to_thread(image_labels, name)
         if labels is not None:  # it exists: kept if built from these inputs, or elsewhere (pulled) or before the label
             built_from = labels.get(INPUTS_LABEL)
-            wanted = None if built_from is None else inputs_digest(_instance_dockerfile(instance, environment_spec(instance, environments), config), instance["base_commit"])
+            spec = None if built_from is None else environment_spec(instance, environments)
+            wanted = None if spec is None else inputs_digest(_instance_dockerfile(instance, spec, config), instance["base_commit"])
             if built_from == wanted:
-                log(f"{instance_id}: {name} exists, skipped")
+                recorded = {} if spec is None else _environment_labels(instance, spec)  # None: pulled, or built before the labels
+                if any(labels.get(key) != value for key, value in recorded.items()):
+                    log(f"{instance_id}: {name} exists; its commands or environment record changed: labelled again")
+                    await asyncio.to_thread(_relabel, name, recorded)
+                else:
+                    log(f"{instance_id}: {name} exists, skipped")
                 return name
             log(f"{instance_id}: {name} was built from other inputs (its spec, toolchain or environment changed): built again")
         return await _build_instance_image(instance, name, config, environments, log)
@@ -375,7 +384,7 @@ async def _build_instance_image(
         (context / "Dockerfile").write_text(text + labels)
         (context / "clean-history.sh").write_text(CLEAN_SCRIPT)
         log(f"{instance_id}: docker build {name} (network off)")
-        await _build_adding_what_the_install_lacks(context, name, spec.python, log)
+        await _build_adding_what_the_install_lacks(context, name, spec.python, log, _environment_labels(instance, spec))
     log(f"{instance_id}: built {name} in {time.monotonic() - started:.0f} s")
     return name
 
@@ -384,14 +393,27 @@ MISSING_DISTRIBUTION = re.compile(r"No matching distribution found for (\S+)")
 MAX_ADDED_REQUIREMENTS = 10
 
 
-async def _build_adding_what_the_install_lacks(context: Path, name: str, python: str, log: Callable[[str], None]) -> None:
+def _environment_labels(instance: dict[str, Any], spec: EnvironmentSpec) -> dict[str, str]:
+    return environment_labels(spec, instance, instance.get("workdir") or IMAGE_REPO_DIR)
+
+
+def _relabel(name: str, labels: dict[str, str]) -> None:
+    """`name` again with `labels`: one metadata-only layer, no step run (what the image holds did not change)."""
+    with tempfile.TemporaryDirectory(prefix="relabel-") as scratch:
+        (Path(scratch) / "Dockerfile").write_text(f"FROM {name}\n")
+        docker_build(Path(scratch), name, lambda line: None, labels=labels)
+
+
+async def _build_adding_what_the_install_lacks(
+    context: Path, name: str, python: str, log: Callable[[str], None], labels: dict[str, str] | None = None
+) -> None:
     """`docker build`; where the project's own install needs a package its pins lack (pytest 6.2's `toml`,
     sphinx 3's `typed_ast`: dependencies of the repository, not of its environment), that package and its
     dependencies go into the instance's wheelhouse and the build runs again (its cached steps are free)."""
     added: list[str] = []
     while True:
         try:
-            await asyncio.to_thread(docker_build, context, name, log)
+            await asyncio.to_thread(docker_build, context, name, log, "none", labels)
             return
         except ImageBuildError as error:
             missing = MISSING_DISTRIBUTION.search(str(error))

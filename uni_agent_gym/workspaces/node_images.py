@@ -13,6 +13,7 @@ import asyncio
 import json
 from typing import Any
 
+from uni_agent_gym.deployments.docker import image_identity
 from uni_agent_gym.deployments.ray import run_on_a_node
 from uni_agent_gym.deployments.registry import ensure_from_registry, push
 from uni_agent_gym.named_locks import machine_lock
@@ -20,22 +21,23 @@ from uni_agent_gym.workspaces.hidden_images import image_without
 from uni_agent_gym.workspaces.history_images import ensure_clean_image
 from uni_agent_gym.workspaces.host_git import WorkspaceError
 
-_made: dict[tuple, str] = {}  # what the nodes answered, in this process
+_made: dict[tuple, tuple[str, tuple[str, dict[str, str]] | None]] = {}  # what the nodes answered, in this process
 
 
-async def image_for_the_nodes(image: str, mode: str, start: str, repo_dir: str, hidden_paths: list[str] | None, config: Any) -> str:
-    """The image the sandboxes of `config` (a ray deployment) run: `image`, or what a node derived from it and
-    pushed to `config.registry`."""
+async def image_for_the_nodes(image: str, mode: str, start: str, repo_dir: str, hidden_paths: list[str] | None, config: Any) -> tuple[str, tuple[str, dict[str, str]] | None]:
+    """The image the sandboxes of `config` (a ray deployment) run (`image`, or what a node derived from it and
+    pushed to `config.registry`), and the id and labels of `image` (what it records of its environment)."""
     key = (image, mode, start, repo_dir, json.dumps(sorted(hidden_paths or [])), config.registry, config.resource)
     if config.pull == "always" or key not in _made:
         _made[key] = await run_on_a_node(config, _derive_and_push, image, mode, start, repo_dir, hidden_paths, config.registry, config.pull)
     return _made[key]
 
 
-def _derive_and_push(image: str, mode: str, start: str, repo_dir: str, hidden_paths: list[str] | None, registry: str | None, pull: str) -> str:
+def _derive_and_push(image: str, mode: str, start: str, repo_dir: str, hidden_paths: list[str] | None, registry: str | None, pull: str) -> tuple[str, tuple[str, dict[str, str]] | None]:
     """On a sandbox node (a Ray task): the image, pulled from the registry if missing, made clean and without the
-    hidden tests where asked, and what was derived pushed to the registry."""
+    hidden tests where asked, and what was derived pushed to the registry; with the image's id and labels."""
     ensure_from_registry(image, registry, pull)
+    found = image_identity(image)
 
     async def derive() -> str:
         name = await ensure_clean_image(image, mode, start, repo_dir, "never")
@@ -48,4 +50,4 @@ def _derive_and_push(image: str, mode: str, start: str, repo_dir: str, hidden_pa
                 await asyncio.to_thread(push, name, registry)
         return name
 
-    return asyncio.run(derive())
+    return asyncio.run(derive()), found

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import shlex
 import tempfile
 from pathlib import Path
@@ -35,6 +36,9 @@ from uni_agent_gym.workspaces.host_git import WorkspaceError
 from uni_agent_gym.workspaces.local_checkout import ensure_trusted_repository, local_workspace_dir, recreate_checkout
 from uni_agent_gym.workspaces.local_venv import ensure_local_environment, renew_tampered_venv, venv_environment
 from uni_agent_gym.workspaces.mirrors import mirror_repository
+from uni_agent_gym.workspaces.recorded_environment import task_on_image
+
+logger = logging.getLogger(__name__)
 
 IMAGE_REPO_DIR = "/testbed"
 
@@ -63,40 +67,17 @@ async def workspace_mode(instance: dict[str, Any], config: GymConfig) -> str:
     return "mirror"
 
 
-async def open_workspace(instance: dict[str, Any], config: GymConfig, *, grading: bool = False) -> tuple[Deployment, str]:
-    """A started deployment with the repository at `base_commit`, and the repository's directory in it.
-    `grading`: the sandbox that grades, which for a task with `hidden_paths` runs the image that has them."""
+async def open_workspace(instance: dict[str, Any], config: GymConfig, *, grading: bool = False) -> tuple[Deployment, str, dict[str, Any]]:
+    """A started deployment with the repository at `base_commit`, the repository's directory in it, and the task as
+    that sandbox holds it (with the commands its image records, `recorded_environment.py`). `grading`: the sandbox
+    that grades, which for a task with `hidden_paths` runs the image that has them."""
     deployment_config = config.deployment
     mode = await workspace_mode(instance, config)
+    if mode == "mirror" and deployment_config.type != "local" and instance.get("needs_environment", True):
+        mode = await _environment_image(instance, config)
+    if mode == "image":
+        return await _open_image(instance, config, grading)
     repo_dir = config.env.repo_dir
-    if mode == "image":  # the family's image (official, or built here) holds the repository at its workdir
-        image = instance.get("image_name") or image_name(instance["instance_id"])
-        workdir = instance.get("workdir", IMAGE_REPO_DIR)
-        if not workdir:
-            raise WorkspaceError(f"Instance {instance['instance_id']!r}: its row does not say where its image {image} keeps the repository")
-        update = {"image": image, "workdir": workdir}
-        hidden = instance.get("hidden_paths") if not grading else None
-        if deployment_config.type == "ray":  # made on a sandbox node, pushed to the registry the others pull from
-            from uni_agent_gym.workspaces.node_images import image_for_the_nodes
-
-            made = await image_for_the_nodes(image, history_mode(instance, config), instance["base_commit"], workdir, hidden, deployment_config)
-            update.update(image=made, pull="missing" if made != image else deployment_config.pull)
-        elif deployment_config.type == "docker":  # an image not built clean is derived clean once (not modal: its images are remote)
-            from uni_agent_gym.workspaces.history_images import ensure_clean_image
-
-            clean = await ensure_clean_image(image, history_mode(instance, config), instance["base_commit"], workdir, deployment_config.pull)
-            update.update(image=clean, pull="never" if clean != image else deployment_config.pull)
-            if hidden:
-                from uni_agent_gym.workspaces.hidden_images import image_without
-
-                update.update(image=await image_without(update["image"], hidden), pull="never")
-        elif hidden:
-            raise WorkspaceError(
-                f"Instance {instance['instance_id']!r}: its hidden tests are removed from the agent's image by deriving a "
-                f"docker image without them, which a {deployment_config.type} deployment cannot: use docker or ray"
-            )
-        return await acquire(deployment_config.model_copy(update=update), workdir), workdir
-
     source = config.env.mirrors.get(instance["repo"]) or instance.get("mirror")
     if not source:
         raise WorkspaceError(
@@ -106,14 +87,14 @@ async def open_workspace(instance: dict[str, Any], config: GymConfig, *, grading
     cache = await mirror_repository(instance["repo"], source, config.env.cache_dir, instance["base_commit"])
     history = await clean_history(cache, instance["base_commit"], history_mode(instance, config), instance["instance_id"])
     if deployment_config.type == "local":
-        return await _open_local(instance, config, history)
+        return (*await _open_local(instance, config, history), instance)
 
     if deployment_config.type in ("docker", "ray"):  # the checkout in an image's layers, not the container's (mirror_images.py)
         from uni_agent_gym.workspaces.mirror_images import ensure_workspace_image
 
         image = await ensure_workspace_image(deployment_config.image, instance["repo"], history, repo_dir, deployment_config)
         pull = "never" if deployment_config.type == "docker" else "missing"
-        return await acquire(deployment_config.model_copy(update={"image": image, "workdir": repo_dir, "pull": pull}), repo_dir), repo_dir
+        return await acquire(deployment_config.model_copy(update={"image": image, "workdir": repo_dir, "pull": pull}), repo_dir), repo_dir, instance
     deployment = await acquire(deployment_config.model_copy(update={"workdir": repo_dir}), repo_dir)
     try:
         with tempfile.TemporaryDirectory(prefix="uni-agent-gym-checkout-") as scratch:
@@ -123,7 +104,70 @@ async def open_workspace(instance: dict[str, Any], config: GymConfig, *, grading
     except BaseException:
         await deployment.stop()
         raise
-    return deployment, repo_dir
+    return deployment, repo_dir, instance
+
+
+async def _environment_image(instance: dict[str, Any], config: GymConfig) -> str:
+    """The workspace of a task that needs its environment (a toolchain or venv, its install and build) where a mirror
+    was to be checked out into the deployment's plain image, which has none: on docker its instance image, built here
+    from the mirror once; on ray its image from the cluster's registry (built and pushed by `images build`). Anything
+    else is an error naming what is missing, never a sandbox without the environment (its tests could not run: a
+    correct patch graded 0)."""
+    kind, instance_id = config.deployment.type, instance["instance_id"]
+    if kind == "ray":
+        return "image"
+    if kind != "docker":
+        raise WorkspaceError(
+            f"Instance {instance_id!r} needs its environment (toolchain or venv, install, build), which a mirror checked out "
+            f"into a {kind} deployment's image does not have: run it on its instance image (env.workspace: image)"
+        )
+    from uni_agent_gym.errors import UniAgentGymError
+    from uni_agent_gym.workspaces.image_builder import build_instance_image
+
+    try:
+        await build_instance_image(instance, config, load_environments(config.env.environments), log=logger.info)
+    except UniAgentGymError as exc:
+        raise WorkspaceError(
+            f"Instance {instance_id!r} has no image, and its environment could not be built from the mirror (a sandbox "
+            f"without it would grade a correct patch 0): {exc}"
+        ) from None
+    return "image"
+
+
+async def _open_image(instance: dict[str, Any], config: GymConfig, grading: bool) -> tuple[Deployment, str, dict[str, Any]]:
+    """The family's image (official, or built here) holds the repository at its workdir; checked against the task
+    where it records its environment."""
+    deployment_config = config.deployment
+    image = instance.get("image_name") or image_name(instance["instance_id"])
+    workdir = instance.get("workdir", IMAGE_REPO_DIR)
+    if not workdir:
+        raise WorkspaceError(f"Instance {instance['instance_id']!r}: its row does not say where its image {image} keeps the repository")
+    update = {"image": image, "workdir": workdir}
+    hidden = instance.get("hidden_paths") if not grading else None
+    found = None  # the image's id and labels
+    if deployment_config.type == "ray":  # made on a sandbox node, pushed to the registry the others pull from
+        from uni_agent_gym.workspaces.node_images import image_for_the_nodes
+
+        made, found = await image_for_the_nodes(image, history_mode(instance, config), instance["base_commit"], workdir, hidden, deployment_config)
+        update.update(image=made, pull="missing" if made != image else deployment_config.pull)
+    elif deployment_config.type == "docker":  # an image not built clean is derived clean once (not modal: its images are remote)
+        from uni_agent_gym.deployments.docker import image_identity
+        from uni_agent_gym.workspaces.history_images import ensure_clean_image
+
+        clean = await ensure_clean_image(image, history_mode(instance, config), instance["base_commit"], workdir, deployment_config.pull)
+        update.update(image=clean, pull="never" if clean != image else deployment_config.pull)
+        found = await asyncio.to_thread(image_identity, image)
+        if hidden:
+            from uni_agent_gym.workspaces.hidden_images import image_without
+
+            update.update(image=await image_without(update["image"], hidden), pull="never")
+    elif hidden:
+        raise WorkspaceError(
+            f"Instance {instance['instance_id']!r}: its hidden tests are removed from the agent's image by deriving a "
+            f"docker image without them, which a {deployment_config.type} deployment cannot: use docker or ray"
+        )
+    task = task_on_image(instance, image, found, load_environments(config.env.environments), workdir)
+    return await acquire(deployment_config.model_copy(update=update), workdir), workdir, task
 
 
 async def _mark_a_changed_venv(deployment: Deployment, workspace: Path) -> None:

@@ -31,7 +31,7 @@ async def open_task(instance: dict[str, Any], config: GymConfig, *, grading: boo
     that grades (the image with the hidden tests, where a family hides them from the agent)."""
     if instance.get("start_patch") and getattr(config.deployment, "pool_size", 0):
         config = config.model_copy(update={"deployment": config.deployment.model_copy(update={"pool_size": 0})})
-    deployment, repo_dir = await open_workspace(instance, config, grading=grading)
+    deployment, repo_dir, instance = await open_workspace(instance, config, grading=grading)
     try:
         return deployment, repo_dir, await make_start_state(deployment, repo_dir, instance)
     except BaseException:

@@ -1,0 +1,101 @@
+"""The environment an instance image records: what it was built from, so that grading on it cannot use another.
+
+`images build` labels every instance image with the digest of the task's environment (the spec: toolchain or
+Python and packages, install, build and test commands, variables; the repository, its commit and working
+directory) and with the commands grading needs (the test command and the build run after the patches). A sandbox
+opened on such an image is checked against its task before anything runs in it:
+
+- an image of another commit (a rebuild under the same name, a re-based row) is refused;
+- a task whose environment is given explicitly (an environments-file entry, a recipe or command the row
+  carries) must have the image's digest, else the image is refused naming both;
+- a task that gives none (only swebench's spec defaults, or no spec at all: a version swebench lacks) takes the
+  commands the image records: the image was built from an environment that overrode the defaults, and grading
+  with the defaults would test what the build never made (the old binary, a test filter that matches nothing).
+
+A refusal is a `WorkspaceError` (the infrastructure's, never a reward). Images without the labels (official
+ones, pulled; built before them) are not checked: nothing says what they hold.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+from typing import Any
+
+from uni_agent_gym.specs import EnvironmentSpec, SpecError, environment_spec
+from uni_agent_gym.workspaces.host_git import WorkspaceError
+
+DIGEST_LABEL = "uni-agent-gym.task-environment"
+COMMIT_LABEL = "uni-agent-gym.base-commit"
+TEST_LABEL = "uni-agent-gym.test-command"
+BUILD_LABEL = "uni-agent-gym.build-command"
+TASK_KEY = "image_environment"  # on a task checked against its image (or given its commands): the image's digest
+IMAGE_ID_KEY = "image_id"  # and the image's id (`validation/store.py` keys results by both)
+
+
+class EnvironmentMismatch(WorkspaceError):
+    """An image was built for another environment than its task's: grading on it would reward the wrong thing."""
+
+
+def environment_digest(spec: EnvironmentSpec, instance: dict[str, Any], workdir: str) -> str:
+    """What a task's environment is, as a short digest: the spec (not where it came from) and the repository state."""
+    fields = {key: value for key, value in dataclasses.asdict(spec).items() if key != "source"}
+    identity = [instance["repo"], instance["base_commit"], workdir]
+    return hashlib.sha256(json.dumps([fields, identity], sort_keys=True).encode()).hexdigest()[:16]
+
+
+def environment_labels(spec: EnvironmentSpec, instance: dict[str, Any], workdir: str) -> dict[str, str]:
+    """The labels an instance image built from `spec` carries."""
+    return {DIGEST_LABEL: environment_digest(spec, instance, workdir), COMMIT_LABEL: instance["base_commit"],
+            TEST_LABEL: spec.test_command, BUILD_LABEL: spec.build}  # fmt: skip
+
+
+def explicit_environment(instance: dict[str, Any], environments: dict[str, dict[str, Any]]) -> bool:
+    """Whether the task says its environment itself (an environments entry, the row's recipe or commands), rather than
+    leaving it to swebench's spec defaults."""
+    own_commands = instance.get("commands_from") is None and (bool(instance.get("test_command")) or instance.get("build_command") is not None)
+    return instance["instance_id"] in environments or instance.get("environment") is not None or own_commands
+
+
+def task_on_image(
+    instance: dict[str, Any], image: str, found: tuple[str, dict[str, str]] | None, environments: dict[str, dict[str, Any]], workdir: str
+) -> dict[str, Any]:
+    """The task as grading on `image` (`found`: its id and labels, None where unknown) reads it: with the image's digest
+    and id, and the commands the image records where the task gives none; `EnvironmentMismatch` when the image was
+    built for another (module docstring)."""
+    image_id, labels = found or ("", {})
+    recorded = labels.get(DIGEST_LABEL)
+    if recorded is None:
+        return instance
+    checked = {TASK_KEY: recorded, IMAGE_ID_KEY: image_id}
+    instance_id = instance["instance_id"]
+    commit = labels.get(COMMIT_LABEL)
+    if commit != instance["base_commit"]:
+        try:
+            wanted = environment_digest(environment_spec(instance, environments), instance, workdir)
+        except SpecError:
+            wanted = "unknown"
+        raise EnvironmentMismatch(
+            f"Instance {instance_id!r}: its image {image} holds the repository at {commit} (environment {recorded}), the task at "
+            f"{instance['base_commit']} (environment {wanted}): rebuild it (`uni-agent-gym images build --force`) or use the row it was built for"
+        )
+    if instance.get(TASK_KEY) == recorded:  # already read from this image (the agent's sandbox, now the grader's)
+        return {**instance, **checked}
+    if not explicit_environment(instance, environments):
+        commands = {"test_command": labels.get(TEST_LABEL) or None, "build_command": labels.get(BUILD_LABEL, ""), "commands_from": "image"}
+        return {**instance, **commands, **checked}
+    try:
+        spec = environment_spec(instance, environments)
+    except SpecError as exc:
+        raise EnvironmentMismatch(f"Instance {instance_id!r}: its image {image} was built for environment {recorded}, and the task's cannot be made: {exc}") from None
+    wanted = environment_digest(spec, instance, workdir)
+    if wanted != recorded:
+        differs = [f"{what} {mine!r} (image: {labels.get(label)!r})" for what, mine, label in
+                   (("test command", spec.test_command, TEST_LABEL), ("build", spec.build, BUILD_LABEL)) if mine != labels.get(label)]  # fmt: skip
+        detail = f"; the task's {', '.join(differs)}" if differs else " (its toolchain, packages or install differ)"
+        raise EnvironmentMismatch(
+            f"Instance {instance_id!r}: its image {image} was built for environment {recorded}, the task's is {wanted}{detail}: "
+            "grade with the environments file the image was built with, or rebuild it (`uni-agent-gym images build --force`)"
+        )
+    return {**instance, **checked}
