@@ -157,3 +157,40 @@ def test_a_c_image_built_with_its_environments_entry_grades_through_grade_withou
         assert summary["resolved_ids"] == ([instance_id] if name == "gold" else []) and summary["error_ids"] == [], (name, summary, report["error"], report["log"][-2000:])
         assert report["test_command"] == ENTRY_TEST_COMMAND[instance_id] and report["build_command"] == "make distclean && make", report["test_command"]
         assert report["environment"] and report["test_statuses"], report
+
+
+def test_a_mirror_with_no_instance_image_on_docker_is_its_environment_built_once(docker_image):
+    """A Go task with a mirror and no instance image, on docker's `auto` workspace. It fell back to the mirror checked
+    out into the deployment's plain image (no Go toolchain: `go: not found`, the gold patch graded 0.0); now its
+    instance image is built from the mirror (toolchain, install) under the task's name, once, and graded there."""
+    import docker
+
+    instance_id = "gin-gonic__gin-3227"
+    row = {**normalise(ROWS[instance_id]), "image_name": f"uag-test/mirror-environment:{instance_id.lower()}"}
+    client = docker.from_env()
+    try:
+        client.images.remove(row["image_name"], force=True)
+    except docker.errors.ImageNotFound:
+        pass
+    built = language_fixtures.build_config([ROWS[instance_id]])
+    config = built.model_copy(update={"env": built.env.model_copy(update={"workspace": "auto", "environments": str(language_fixtures.ENVIRONMENTS)}),
+                                      "deployment": built.deployment.model_copy(update={"type": "docker", "image": docker_image})})  # fmt: skip
+
+    async def graded(typed_in: str | None) -> dict:
+        env = AsyncSWEEnv(config)
+        try:
+            await env.reset(options={"instance": row})
+            if typed_in is not None:
+                command = f"cat > /tmp/typed.diff <<'UAG_EOF'\n{typed_in}UAG_EOF\ngit apply /tmp/typed.diff && rm /tmp/typed.diff && go version"
+                _, _, _, _, step = await env.step({"name": "execute_bash", "arguments": {"command": command}})
+                assert step["exit_code"] == 0, step
+            return (await env.step({"name": "finish", "arguments": {}}))[4]["reward_report"]
+        finally:
+            await env.close()
+
+    gold = run_to_completion(graded(row["patch"]))
+    assert (gold["status"], gold["reward"]) == ("resolved", 1.0), (gold["error"], gold["log"][-2000:])
+    assert client.images.get(row["image_name"]).labels["uni-agent-gym.task-environment"] == gold["environment"]
+    alone = run_to_completion(graded(row["test_patch"]))  # the image is there now: not built again
+    assert (alone["status"], alone["reward"], alone["environment"]) == ("unresolved", 0.0, gold["environment"]), alone["error"]
+    client.images.remove(row["image_name"], force=True)

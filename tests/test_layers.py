@@ -22,6 +22,7 @@ LAYERS = [
     ["cli", "__init__"],
     ["viewer"],
     ["demo", "dataset_summary"],
+    ["validation"],
     ["eval", "verl"],
     ["gateway"],
     ["agent", "tokens", "advantages"],

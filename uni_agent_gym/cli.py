@@ -315,6 +315,55 @@ def cmd_grade(args: argparse.Namespace, console: Console) -> None:
     check_graded(summary)
 
 
+def cmd_validate(args: argparse.Namespace, console: Console) -> None:
+    import json
+    from pathlib import Path
+
+    from rich.markup import escape as plain
+    from rich.table import Table
+
+    from uni_agent_gym.eval.grade import dataset_tasks
+    from uni_agent_gym.rewards.swebench import SWEBenchReward
+    from uni_agent_gym.toy import dataset_rows
+    from uni_agent_gym.validation import REASONS, ValidationFailed, summary, validate_tasks
+
+    config = _run_config(args)
+    with argument("--dataset"):
+        rows, unloadable = dataset_tasks(dataset_rows(args.dataset, config.env.split, config.env.cache_dir), config.env.dataset_format)
+    tasks = list(rows.values())
+    if args.instance_ids:
+        tasks = [task for task in tasks if task["instance_id"] in set(args.instance_ids)]
+        if not tasks:
+            raise BadArgument(f"--instance-ids {' '.join(args.instance_ids)}: the dataset {args.dataset} has none of them")
+        unloadable = {key: value for key, value in unloadable.items() if key in set(args.instance_ids)}
+    output = output_directory("--output", args.output)
+    reward = SWEBenchReward(config.reward, _environments(config.env.environments), gym=config)
+    counts = {"validated": 0, "failed": 0}
+    with _progress(console, "validating", len(tasks)) as advance:
+
+        def on_result(result) -> None:
+            counts["validated" if result.validated else "failed"] += 1
+            advance(f"validated {counts['validated']}  failed {counts['failed']}")
+
+        results = asyncio.run(validate_tasks(tasks, reward, workers=args.workers, on_result=on_result))
+    report = summary(results, unloadable)
+    output.mkdir(parents=True, exist_ok=True)
+    path = output / "validation.json"
+    path.write_text(json.dumps(report, indent=1))
+    table = Table("instance", "language", "result", "why", "seconds")
+    for result in results:
+        kind, _, detail = (result.reasons[0] if result.reasons else "::").partition(": ")
+        why = f"{REASONS.get(kind, kind)}: {detail}" if result.reasons else ""
+        table.add_row(result.instance_id, result.language or "", "validated" if result.validated else "[red]failed[/red]", plain(why[:200]), f"{result.seconds:.0f}")
+    console.print(table)
+    for instance_id, why in unloadable.items():
+        console.print(f"{instance_id}: makes no task: {plain(why)}", highlight=False)
+    console.print(f"validated {report['validated']} of {report['tasks']} task(s); report: {path}", highlight=False)
+    if report["failed"] or unloadable:
+        raise ValidationFailed(f"{report['failed']} task(s) failed their self-check{f' and {len(unloadable)} row(s) make no task' if unloadable else ''}: "
+                               f"{', '.join((report['failed_ids'] + sorted(unloadable))[:10])} (why: {path})")  # fmt: skip
+
+
 def cmd_ping(args: argparse.Namespace, console: Console) -> None:
     from uni_agent_gym.agent.model import ChatModel
 
@@ -555,6 +604,16 @@ def build_parser() -> argparse.ArgumentParser:
     grade.add_argument("--retry-errors", action=argparse.BooleanOptionalAction, default=True,
                        help="grade again instances of this --run-id whose grading failed with infra_error")  # fmt: skip
     grade.set_defaults(func=cmd_grade)
+
+    validate = commands.add_parser("validate", help="the gold self-check: each task's gold patch resolves, its test patch alone does not")
+    _config_arguments(validate)
+    validate.add_argument("--dataset", required=True, help="rows: .json/.jsonl/.parquet file, a datasets name, or toy (the built-in task)")
+    validate.add_argument("--instance-ids", nargs="+", help="only these tasks")
+    validate.add_argument("--workers", type=positive_int, default=1, help="tasks checked at once (three gradings each)")
+    validate.add_argument("--output", default="runs/validate", help="directory for the report (validation.json)")
+    validate.add_argument("--environments", help="per-instance exact environments (JSON; see uni_agent_gym.specs)")
+    validate.add_argument("--mirror", action="append", default=[], metavar="REPO=PATH", help="repository mirror")
+    validate.set_defaults(func=cmd_validate)
 
     images = commands.add_parser("images", help="build images without a registry, and push them to one").add_subparsers(dest="images_command", required=True)
     base = images.add_parser("bootstrap-base", help="minimal Debian image with a given Python, via debootstrap")

@@ -124,6 +124,7 @@ class RewardResult:
     runner_rerun: dict[str, Any] | None = None  # the second grading, with the runner's modules the patch changed as at the start
     language: str | None = None  # the task's (reports and the viewer group by it)
     environment: str | None = None  # the digest of the environment its image records (None: an image not built here)
+    image_id: str | None = None  # the id of that image
     environment_validated: bool = False  # whether that environment passed `uni-agent-gym validate` on this machine
 
     @property
@@ -360,8 +361,8 @@ class SWEBenchReward:
     ) -> RewardResult:
         """Steps 3-6: runner files and test files back to `start`, the test patch, the tests, the grade."""
         command = result.test_command = command_of_tests(instance, self.environments)
-        result.environment = instance.get(TASK_KEY)
-        result.environment_validated = self.gym is not None and is_validated(self.gym.env.cache_dir, result.environment, instance.get(IMAGE_ID_KEY))
+        result.environment, result.image_id = instance.get(TASK_KEY), instance.get(IMAGE_ID_KEY)
+        result.environment_validated = self.gym is not None and is_validated(self.gym.env.cache_dir, result.environment, result.image_id)
         result.network_isolated = False if self.config.network else await deployment.isolate_network()
         result.restored.update(await runner_files_to_restore(deployment, repo_dir, start, result.patch, command, language_of(instance)))
         protected = instance.get("protected_paths") or []

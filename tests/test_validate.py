@@ -1,0 +1,50 @@
+"""`uni-agent-gym validate` (`validation/`): each task's gold patch resolves, its test patch alone does not, the empty
+patch earns 0; a task that fails says why. On a real task (a Ruby toy graded by swebench's parser on the local
+deployment, with the host's ruby) and three broken copies of it, through the command line as a user runs it."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from tests import canary_toys
+from tests.conftest import require
+from uni_agent_gym.validation import REASONS
+
+pytestmark = pytest.mark.slow
+
+
+async def test_a_good_task_validates_and_each_broken_one_fails_with_its_reason(tmp_path):
+    require(subprocess.run(["sh", "-c", "command -v ruby"], capture_output=True).returncode == 0, "ruby (make setup installs it)")
+    row = await canary_toys.toy_row(canary_toys.TOYS["ruby_unit"], str(tmp_path / "cache"))
+    context = row["test_patch"].splitlines()
+    garbled = "\n".join(line.replace(" ", "  ", 1) if line.startswith(" ") and line.strip() else line for line in context) + "\n"
+    rows = {
+        "good": row,
+        "test_patch": {**row, "instance_id": "toy-bad-test-patch", "test_patch": garbled},  # context lines the base does not have
+        "base": {**row, "instance_id": "toy-passes-at-base", "FAIL_TO_PASS": row["PASS_TO_PASS"]},  # passes without the fix
+        "started": {**row, "instance_id": "toy-no-runner", "test_command": "uag-no-such-runner test/test_arith.rb"},
+    }
+    assert garbled != row["test_patch"]
+    dataset = tmp_path / "rows.jsonl"
+    dataset.write_text("".join(json.dumps(value) + "\n" for value in rows.values()))
+    done = subprocess.run([sys.executable, "-m", "uni_agent_gym.cli", "validate", "--dataset", str(dataset), "--deployment", "local",
+                           "--set", f"env.cache_dir={tmp_path / 'cache'}", "--workers", "2", "--output", str(tmp_path / "out")],
+                          capture_output=True, text=True, timeout=900)  # fmt: skip
+    assert done.returncode == 1, done.stdout[-3000:] + done.stderr[-3000:]
+    assert "3 task(s) failed their self-check" in done.stdout and "validated 1 of 4 task(s)" in done.stdout, done.stdout
+    report = json.loads((tmp_path / "out" / "validation.json").read_text())
+    results = {result["instance_id"]: result for result in report["results"]}
+    good = results[row["instance_id"]]
+    assert good["validated"] and good["reasons"] == [], good
+    assert [good["runs"][name]["status"] for name in ("gold", "test patch alone", "empty")] == ["resolved", "unresolved", "unresolved"]
+    for kind, broken in list(rows.items())[1:]:
+        result = results[broken["instance_id"]]
+        assert not result["validated"] and [reason.split(":")[0] for reason in result["reasons"]] == [kind], result
+        assert report["by_reason"][kind] == [broken["instance_id"]] and REASONS[kind] in done.stdout, (kind, report["by_reason"])
+    assert "uag-no-such-runner: not found" in results["toy-no-runner"]["reasons"][0] or "command not found" in results["toy-no-runner"]["reasons"][0]
+    assert results["toy-no-runner"]["runs"]["gold"]["status"] == "infra_error"  # the zero rule: not a 0 the policy learns from
+    assert results["toy-passes-at-base"]["reasons"][0] == f"base: {row['PASS_TO_PASS'][0]}"

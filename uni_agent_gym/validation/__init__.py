@@ -1,0 +1,150 @@
+"""`uni-agent-gym validate`: the gold self-check of a dataset's tasks in the sandboxes grading will use.
+
+Each task is graded three times, in fresh sandboxes of the configured deployment: its gold patch must resolve (every
+FAIL_TO_PASS and PASS_TO_PASS test passes), its test patch alone (a patch that changes nothing the tests read) must
+not (no FAIL_TO_PASS test passes at the base, and the runner starts), and the empty patch earns 0. A task that fails
+says why (`REASONS`). The result is remembered per environment on this machine (`workspaces/validated.py`): grading in
+a validated environment calls a runner that never started the patch's doing (the zero rule in `rewards/swebench.py`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from uni_agent_gym.errors import UniAgentGymError
+from uni_agent_gym.eval.grade import grade_prediction
+from uni_agent_gym.rewards.swebench import EMPTY_PATCH, NOT_STARTED, RewardResult, SWEBenchReward
+from uni_agent_gym.toolchains import language_of
+from uni_agent_gym.workspaces.validated import record
+
+# A patch that changes no file the tests read: graded, the tests run on the base code with the test patch alone.
+TEST_PATCH_ALONE = (
+    "diff --git a/UNI_AGENT_GYM_VALIDATE.txt b/UNI_AGENT_GYM_VALIDATE.txt\nnew file mode 100644\n"
+    "--- /dev/null\n+++ b/UNI_AGENT_GYM_VALIDATE.txt\n@@ -0,0 +1 @@\n+the test patch alone\n"
+)
+REASONS = {
+    "gold": "gold not resolved",
+    "base": "FAIL_TO_PASS passes at the base",
+    "started": "the tests never started",
+    "test_patch": "test patch does not apply",
+    "build": "build fails",
+    "sandbox": "no sandbox",
+    "empty": "the empty patch earns a reward",
+}
+
+
+class ValidationFailed(UniAgentGymError):
+    """A task failed its self-check (or a row made no task): the run exits non-zero, the report says why."""
+
+
+@dataclass
+class Validation:
+    """One task's self-check; `to_dict()` is its row of the JSON report."""
+
+    instance_id: str
+    language: str | None
+    validated: bool
+    reasons: list[str] = field(default_factory=list)  # "<kind>: <detail>", kinds as in REASONS
+    environment: str | None = None  # the environment digest its image records (None: an image not built here)
+    image_id: str | None = None
+    remembered: bool = False  # whether this machine now knows the environment's result (an image built here)
+    runs: dict[str, dict[str, Any]] = field(default_factory=dict)  # gold / test patch alone / empty: status, reward, exit code
+    seconds: float = 0.0
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def _tail(text: str | None, size: int = 300) -> str:
+    text = (text or "").strip()
+    return text if len(text) <= size else "..." + text[-size:]
+
+
+def _run_problem(result: RewardResult) -> str | None:
+    """Why a run says nothing about the tests (it never got to them), or None."""
+    error = result.error or ""
+    if result.status == "test_patch_failed":
+        return f"test_patch: {_tail(error)}"
+    if error.startswith("the build failed"):
+        return f"build: {_tail(error)}"
+    if error.startswith(("the build did not start", "the test command did not start")):
+        return f"started: exit code {result.exit_code}: {_tail(error)}"
+    if result.status == "infra_error":
+        return f"sandbox: {_tail(error)}"
+    return None
+
+
+def reasons_of(task: dict[str, Any], gold: RewardResult, alone: RewardResult, empty: RewardResult) -> list[str]:
+    """Why a task fails its self-check (empty: it validated)."""
+    reasons: list[str] = []
+    for result in (gold, alone):
+        problem = _run_problem(result)
+        if problem and problem not in reasons:
+            reasons.append(problem)
+    if not reasons and gold.status != "resolved":
+        failing = sorted(test for test, status in gold.test_statuses.items() if status != "PASSED")
+        detail = f"{', '.join(failing[:5])}{' ...' if len(failing) > 5 else ''} did not pass" if failing else _tail(gold.error)
+        reasons.append(f"gold: {detail}{'; ' + '; '.join(gold.integrity_problems) if gold.integrity_problems else ''}")
+    passing = sorted(test for test in task.get("FAIL_TO_PASS") or [] if alone.test_statuses.get(test) == "PASSED")
+    if passing or (not reasons and alone.status == "resolved"):
+        reasons.append(f"base: {', '.join(passing[:5]) or 'the test patch alone resolves'}")
+    if empty.reward != 0.0:
+        reasons.append(f"empty: {empty.reward}")
+    return reasons
+
+
+async def validate_task(task: dict[str, Any], reward: SWEBenchReward) -> Validation:
+    """The self-check of one task (never raises: a sandbox that fails is its reason)."""
+    started = time.monotonic()
+    rows = {task["instance_id"]: task}
+
+    async def graded(patch: str) -> RewardResult:
+        return await grade_prediction({"instance_id": task["instance_id"], "model_patch": patch}, rows, reward)
+
+    gold = await graded(task.get("patch") or "")
+    alone = await graded(TEST_PATCH_ALONE)
+    empty = await graded("")
+    reasons = reasons_of(task, gold, alone, empty)
+    runs = {name: {"status": result.status, "reward": result.reward, "exit_code": result.exit_code, "error": _tail(result.error, 1500)}
+            for name, result in (("gold", gold), ("test patch alone", alone), ("empty", empty))}  # fmt: skip
+    runs["empty"]["graded"] = empty.error != EMPTY_PATCH  # an empty patch is not run, as the official harness does not run one
+    environment = gold.environment or alone.environment
+    image_id = gold.image_id or alone.image_id
+    validation = Validation(task["instance_id"], language_of(task), not reasons, reasons, environment, image_id, runs=runs)
+    if environment and image_id and reward.gym is not None and not any(reason.startswith("sandbox:") for reason in reasons):
+        await asyncio.to_thread(record, reward.gym.env.cache_dir, environment, image_id, task["instance_id"], validation.validated, reasons)
+        validation.remembered = True
+    validation.seconds = round(time.monotonic() - started, 1)
+    return validation
+
+
+async def validate_tasks(
+    tasks: list[dict[str, Any]], reward: SWEBenchReward, *, workers: int = 1, on_result: Callable[[Validation], None] = lambda result: None
+) -> list[Validation]:
+    """Every task's self-check, `workers` tasks at a time, in the tasks' order."""
+    limit = asyncio.Semaphore(max(1, workers))
+
+    async def one(task: dict[str, Any]) -> Validation:
+        async with limit:
+            result = await validate_task(task, reward)
+        on_result(result)
+        return result
+
+    return list(await asyncio.gather(*(one(task) for task in tasks)))
+
+
+def summary(results: list[Validation], unloadable: dict[str, str]) -> dict[str, Any]:
+    """The JSON report: counts, each task's row, and the rows that made no task."""
+    failed = [result for result in results if not result.validated]
+    return {
+        "tasks": len(results), "validated": len(results) - len(failed), "failed": len(failed),
+        "failed_ids": sorted(result.instance_id for result in failed),
+        "by_reason": {kind: sorted(r.instance_id for r in failed if any(reason.startswith(kind + ":") for reason in r.reasons))
+                      for kind in REASONS if any(reason.startswith(kind + ":") for r in failed for reason in r.reasons)},
+        "unloadable": unloadable,
+        "results": [result.to_dict() for result in results],
+    }  # fmt: skip
