@@ -89,6 +89,18 @@ def grade(tmp_path: Path, predictions: Path, deployment: str, run_id: str, *extr
     return json.loads((tmp_path / "out" / f"org__model.{run_id}.json").read_text())
 
 
+def validate(tmp_path: Path) -> dict:
+    """`uni-agent-gym validate` of the 19 on docker, as a user runs it; its report."""
+    config = tmp_path / "validate.json"
+    config.write_text(json.dumps({"env": {"cache_dir": str(tmp_path / "validate-cache"), "workspace": "image"}}))  # its own record of what validated
+    command = [sys.executable, "-m", "uni_agent_gym.cli", "validate", "--dataset", str(fixture_sources.SHARED / "derived.jsonl"), "--deployment",
+               "docker", "--workers", "2", "--output", str(tmp_path / "validate"), "--environments", str(fixture_sources.SHARED / "fixtures.json"),
+               "--config", str(config)]  # fmt: skip
+    done = subprocess.run(command, capture_output=True, text=True, timeout=3600)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    return json.loads((tmp_path / "validate" / "validation.json").read_text())
+
+
 def outcomes(tmp_path: Path, run_id: str) -> dict[str, tuple]:
     reports = {}
     for path in (tmp_path / "out" / run_id).glob("*.json"):
@@ -108,7 +120,8 @@ def test_gold_typed_in_and_test_only_on_docker(tmp_path, fixture_images):
     """Every fixture's gold resolves, and its test patch alone as the prediction (its tests' changes, no fix)
     resolves none: the FAIL_TO_PASS tests fail without the fix on each image, and test files in a patch go back
     to the start before the test patch. (An empty prediction is not graded at all, as the official harness does
-    not: `empty_patch_ids`; an empty episode earns 0.0 on every deployment in the contract suite.)"""
+    not: `empty_patch_ids`; an empty episode earns 0.0 on every deployment in the contract suite.) `validate` agrees
+    on all 19, and remembers each image's environment as validated."""
     gold = write_predictions(tmp_path / "gold.jsonl", run_to_completion(gold_typed_in_by_the_agent("docker")))
     test_only = write_predictions(tmp_path / "test_only.jsonl", {i: row["test_patch"] for i, row in ROWS.items()})
 
@@ -119,6 +132,11 @@ def test_gold_typed_in_and_test_only_on_docker(tmp_path, fixture_images):
 
     test_only_report = grade(tmp_path, test_only, "docker", "docker-test-only")
     assert test_only_report["resolved_ids"] == [] and test_only_report["error_ids"] == []
+
+    # `validate` grades each gold patch again, the test patch alone (FAIL_TO_PASS must fail without the fix) and the empty patch
+    validated = validate(tmp_path)
+    assert (validated["validated"], validated["failed"]) == (19, 0), validated["by_reason"]
+    assert all(result["remembered"] and result["runs"]["test patch alone"]["status"] == "unresolved" for result in validated["results"])
 
     # resumable: the same run id does no work and gives the same summary
     assert grade(tmp_path, gold, "docker", "docker-gold") == docker_gold

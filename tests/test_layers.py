@@ -21,8 +21,7 @@ PACKAGE = Path(__file__).resolve().parent.parent / "uni_agent_gym"
 LAYERS = [
     ["cli", "__init__"],
     ["viewer"],
-    ["demo", "dataset_summary"],
-    ["validation"],
+    ["demo", "dataset_summary", "validation"],
     ["eval", "verl"],
     ["gateway"],
     ["agent", "tokens", "advantages"],

@@ -87,12 +87,18 @@ async def test_a_grpo_group_of_8_lands_on_both_nodes(ray_cluster, docker_image, 
 @pytest.mark.parametrize("instance_id", ["pytest-dev__pytest-7168", "sphinx-doc__sphinx-8595"])
 async def test_fixture_gold_earns_1_and_empty_0_graded_in_a_fresh_sandbox_on_the_agents_node(ray_cluster, instance_id, monkeypatch):
     """The official grading of a fixture instance on ray: the agent's container on a worker node, its patch
-    the daemon's diff read into a fresh container on that same node, the tests run there."""
+    the daemon's diff read into a fresh container on that same node, the tests run there. Sphinx's runs with a mirror
+    configured and `env.workspace: auto`, which took the mirror checked out into the deployment's plain image (no
+    Python environment: `python: No such file or directory`, gold 0.0); a task that needs its environment runs on its
+    image, as on docker."""
     from uni_agent_gym.workspaces import start_state
 
     instance = normalise(fixture_sources.derived_rows()[instance_id])
     await pushed_instance_image(instance, ray_cluster)
-    config = GymConfig.model_validate({"deployment": ray_cluster.deployment(), "env": fixture_sources.env_section("ray", [instance])})
+    env_section = fixture_sources.env_section("ray", [instance])
+    if instance_id == "sphinx-doc__sphinx-8595":
+        env_section.update(workspace="auto", mirrors={instance["repo"]: str(fixture_sources.repo_mirror(instance["repo"]))})
+    config = GymConfig.model_validate({"deployment": ray_cluster.deployment(), "env": env_section})
     gradings: list[str] = []
     agents: list[str] = []
     open_task = start_state.open_task

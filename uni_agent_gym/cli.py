@@ -323,19 +323,20 @@ def cmd_validate(args: argparse.Namespace, console: Console) -> None:
     from rich.table import Table
 
     from uni_agent_gym.eval.grade import dataset_tasks
+    from uni_agent_gym.instances import select
     from uni_agent_gym.rewards.swebench import SWEBenchReward
     from uni_agent_gym.toy import dataset_rows
     from uni_agent_gym.validation import REASONS, ValidationFailed, summary, validate_tasks
 
     config = _run_config(args)
     with argument("--dataset"):
-        rows, unloadable = dataset_tasks(dataset_rows(args.dataset, config.env.split, config.env.cache_dir), config.env.dataset_format)
-    tasks = list(rows.values())
+        rows = dataset_rows(args.dataset, config.env.split, config.env.cache_dir)
     if args.instance_ids:
-        tasks = [task for task in tasks if task["instance_id"] in set(args.instance_ids)]
-        if not tasks:
-            raise BadArgument(f"--instance-ids {' '.join(args.instance_ids)}: the dataset {args.dataset} has none of them")
-        unloadable = {key: value for key, value in unloadable.items() if key in set(args.instance_ids)}
+        with argument("--instance-ids"):
+            rows = select(rows, ids=args.instance_ids)
+    with argument("--dataset"):
+        tasks, unloadable = dataset_tasks(rows, config.env.dataset_format)
+    tasks = list(tasks.values())
     output = output_directory("--output", args.output)
     reward = SWEBenchReward(config.reward, _environments(config.env.environments), gym=config)
     counts = {"validated": 0, "failed": 0}
