@@ -48,3 +48,32 @@ async def test_a_good_task_validates_and_each_broken_one_fails_with_its_reason(t
     assert "uag-no-such-runner: not found" in results["toy-no-runner"]["reasons"][0] or "command not found" in results["toy-no-runner"]["reasons"][0]
     assert results["toy-no-runner"]["runs"]["gold"]["status"] == "infra_error"  # the zero rule: not a 0 the policy learns from
     assert results["toy-passes-at-base"]["reasons"][0] == f"base: {row['PASS_TO_PASS'][0]}"
+
+
+def test_eval_and_prepare_data_consult_what_validated_on_this_machine(tmp_path, docker_image):
+    """`workspaces.validated.consult` on real labelled images: one recorded as validated, one not, and the toy (nothing to
+    validate). warn runs all and names the other once; require leaves it out, naming it; skip does not look."""
+    import docker
+
+    from uni_agent_gym.workspaces.image_builder import _relabel
+    from uni_agent_gym.workspaces.recorded_environment import DIGEST_LABEL
+    from uni_agent_gym.workspaces.validated import NothingValidated, consult, record
+
+    client = docker.from_env()
+    names = {"good": "uag-test/validated:good", "other": "uag-test/validated:other"}
+    for kind, name in names.items():
+        client.images.get(docker_image).tag(name)
+        _relabel(name, {DIGEST_LABEL: f"digest-{kind}"})
+    cache = tmp_path / "cache"
+    record(cache, "digest-good", client.images.get(names["good"]).id, "good-1", True, [])
+    record(cache, "digest-other", "sha256:another-build-of-it", "other-1", True, [])  # validated, but not this image
+    tasks = [{"instance_id": "good-1", "image_name": names["good"]}, {"instance_id": "other-1", "image_name": names["other"]},
+             {"instance_id": "toy-1", "needs_environment": False}]  # fmt: skip
+    said: list[str] = []
+    assert consult(tasks, "warn", cache, said.append) == tasks and len(said) == 1 and "1 of 3 task(s) not validated on this machine (other-1)" in said[0]
+    assert consult(tasks, "require", cache, said.append) == [tasks[0], tasks[2]] and said[1].endswith("1 task(s) left out, not validated on this machine: other-1")
+    assert consult(tasks, "skip", cache, said.append) == tasks and len(said) == 2
+    with pytest.raises(NothingValidated, match="none of the 1 task"):
+        consult(tasks[1:2], "require", cache, said.append)
+    for name in names.values():
+        client.images.remove(name, force=True)

@@ -28,7 +28,7 @@ from uni_agent_gym.arguments import (
     positive_int,
     tokenizer_source,
 )
-from uni_agent_gym.config import DEPLOYMENT_TYPES, LocalDeploymentConfig, load_config, read_config_file
+from uni_agent_gym.config import DEPLOYMENT_TYPES, EnvConfig, LocalDeploymentConfig, load_config, read_config_file
 from uni_agent_gym.errors import ConfigError, MissingExtraError, UniAgentGymError
 
 
@@ -201,6 +201,7 @@ def cmd_prepare_data(args: argparse.Namespace, console: Console) -> None:
 
     output = parquet_file("--output", args.output)  # before the rows load: a wrong name is said at once
     instances = _instances(args.dataset, args.split, ids=args.instance_ids, slice_spec=args.slice)
+    instances = _validated(instances, args.validation, "docker", args.cache_dir, console)
     path = write_parquet(verl_rows(instances, args.agent_name), output)
     console.print(f"wrote {len(instances)} row{'s' * (len(instances) != 1)} for agent loop {args.agent_name!r} to {path}")
 
@@ -317,9 +318,7 @@ def cmd_grade(args: argparse.Namespace, console: Console) -> None:
 
 def cmd_validate(args: argparse.Namespace, console: Console) -> None:
     import json
-    from pathlib import Path
 
-    from rich.markup import escape as plain
     from rich.table import Table
 
     from uni_agent_gym.eval.grade import dataset_tasks
@@ -355,10 +354,10 @@ def cmd_validate(args: argparse.Namespace, console: Console) -> None:
     for result in results:
         kind, _, detail = (result.reasons[0] if result.reasons else "::").partition(": ")
         why = f"{REASONS.get(kind, kind)}: {detail}" if result.reasons else ""
-        table.add_row(result.instance_id, result.language or "", "validated" if result.validated else "[red]failed[/red]", plain(why[:200]), f"{result.seconds:.0f}")
+        table.add_row(result.instance_id, result.language or "", "validated" if result.validated else "[red]failed[/red]", escape(why[:200]), f"{result.seconds:.0f}")
     console.print(table)
     for instance_id, why in unloadable.items():
-        console.print(f"{instance_id}: makes no task: {plain(why)}", highlight=False)
+        console.print(f"{instance_id}: makes no task: {escape(why)}", highlight=False)
     console.print(f"validated {report['validated']} of {report['tasks']} task(s); report: {path}", highlight=False)
     if report["failed"] or unloadable:
         raise ValidationFailed(f"{report['failed']} task(s) failed their self-check{f' and {len(unloadable)} row(s) make no task' if unloadable else ''}: "
@@ -412,12 +411,25 @@ def cmd_probe(args: argparse.Namespace, console: Console) -> None:
         raise ProbeFailed(failed_summary(sections))
 
 
+def _validated(instances: list[dict], mode: str, deployment: str, cache_dir: str, console: Console) -> list[dict]:
+    """The instances a run takes under `validation: mode` (`workspaces.validated.consult`): images are what validate,
+    so only docker and ray sandboxes are checked."""
+    from uni_agent_gym.workspaces.validated import consult
+
+    if deployment not in ("docker", "ray"):
+        if mode == "require":
+            raise BadArgument(f"validation: require: only images built here record a validated environment; a {deployment} deployment has none (docker or ray)")
+        return instances
+    return consult(instances, mode, cache_dir, lambda message: console.print(f"[yellow]{escape(message)}[/yellow]", highlight=False))
+
+
 def cmd_eval(args: argparse.Namespace, console: Console) -> None:
     from uni_agent_gym.eval.run import check_graded, finished_trajectories, record_model, run_eval, summary_line
 
     config = _run_config(args)
     instances = _instances(args.dataset, config.env.split, config.env.dataset_format, config.env.cache_dir, ids=args.instance_ids, slice_spec=args.slice)
     output = output_directory("--output", args.output)
+    instances = _validated(instances, config.env.validation, config.deployment.type, config.env.cache_dir, console)
     _print_run_id(console, config)
     record_model(output, config.model, args.allow_model_change)  # another model's results there: refused before the bar
     counts = {"resolved": 0, "errors": 0, "tokens": 0}
@@ -547,6 +559,9 @@ def build_parser() -> argparse.ArgumentParser:
     prepare.add_argument("--slice", help="only this slice of the rows, e.g. 0:10")
     prepare.add_argument("--agent-name", default="uni_agent", help="the agent loop's name in the agent-loop YAML")
     prepare.add_argument("--output", required=True, help="parquet file to write, e.g. data/swe_train.parquet")
+    prepare.add_argument("--validation", choices=["skip", "warn", "require"], default="skip",
+                         help="tasks whose image has not passed `validate` on this machine: require leaves them out, warn names them")
+    prepare.add_argument("--cache-dir", default=EnvConfig.model_fields["cache_dir"].default, help="where `validate` remembered its results (env.cache_dir)")
     prepare.set_defaults(func=cmd_prepare_data)
 
     datasets = commands.add_parser("datasets", help="the dataset families, or what a dataset holds (rows per family and repository, images, buildable offline)")

@@ -270,6 +270,11 @@ class EnvConfig(_Strict):
     environments: str | None = Field(
         None, description="Per-instance environment overrides (JSON, see uni_agent_gym.specs); swebench's specs otherwise."
     )
+    validation: Literal["warn", "skip", "require"] = Field(
+        "warn",
+        description="What `eval` does with tasks whose image has not passed `uni-agent-gym validate` on this machine (docker, "
+        "ray): warn: runs them, naming them once; require: leaves them out, naming each; skip: does not check.",
+    )
     interpreters: dict[str, str] = Field(
         default_factory=dict,
         description="Python version -> host interpreter for local venvs, e.g. {'3.9': '/usr/bin/python3.9'}; "

@@ -17,7 +17,7 @@ from typing import Any
 
 from uni_agent_gym.errors import UniAgentGymError
 from uni_agent_gym.eval.grade import grade_prediction
-from uni_agent_gym.rewards.swebench import EMPTY_PATCH, NOT_STARTED, RewardResult, SWEBenchReward
+from uni_agent_gym.rewards.swebench import EMPTY_PATCH, RewardResult, SWEBenchReward
 from uni_agent_gym.toolchains import language_of
 from uni_agent_gym.workspaces.validated import record
 

@@ -3,7 +3,8 @@
 An environment is an instance image built here (its `recorded_environment` digest) as the engine holds it (its
 image id: a rebuild of the same recipe is another environment until validated again). The record is one JSON file
 under the cache directory, `validated.json`: `{"<digest>@<image id>": {"instance_id", "validated", "reasons", "when"}}`.
-Grading reads it to decide whose a run that never started is (`rewards/swebench.py`, the zero rule); `uni-agent-gym validate` writes it.
+Grading reads it to decide whose a run that never started is (`rewards/swebench.py`, the zero rule); `uni-agent-gym validate` writes it;
+`eval` and `prepare-data` consult it (`consult`: `validation: warn | skip | require`).
 """
 
 from __future__ import annotations
@@ -11,10 +12,14 @@ from __future__ import annotations
 import json
 import os
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from uni_agent_gym.errors import DeploymentError, UniAgentGymError
+from uni_agent_gym.instances import image_name
 from uni_agent_gym.named_locks import blocking_machine_lock
+from uni_agent_gym.workspaces.recorded_environment import DIGEST_LABEL
 
 STORE_NAME = "validated.json"
 
@@ -53,3 +58,55 @@ def record(cache_dir: str | Path, digest: str, image_id: str, instance_id: str, 
         scratch = path.with_suffix(f".{os.getpid()}.tmp")
         scratch.write_text(json.dumps(data, indent=1, sort_keys=True))
         scratch.replace(path)
+
+
+class NothingValidated(UniAgentGymError):
+    """`validation: require` left no task to run."""
+
+
+def image_environment(image: str) -> tuple[str, str] | None:
+    """(environment digest, image id) of `image` on this machine's engine; None where unknown (no engine answers, no
+    such image, or one not built here: it records no environment)."""
+    from uni_agent_gym.deployments.docker import image_identity
+
+    try:
+        found = image_identity(image)
+    except DeploymentError:
+        return None
+    if found is None or DIGEST_LABEL not in found[1]:
+        return None
+    return found[1][DIGEST_LABEL], found[0]
+
+
+def unvalidated(tasks: list[dict[str, Any]], cache_dir: str | Path) -> list[str]:
+    """The ids of the tasks whose image has not passed `validate` on this machine (the toy, which needs no
+    environment, is never among them)."""
+    store = read_store(cache_dir)
+    missing = []
+    for task in tasks:
+        if task.get("needs_environment") is False:
+            continue
+        environment = image_environment(task.get("image_name") or image_name(task["instance_id"]))
+        if environment is None or not store.get(environment_key(*environment), {}).get("validated"):
+            missing.append(task["instance_id"])
+    return missing
+
+
+def consult(tasks: list[dict[str, Any]], mode: str, cache_dir: str | Path, say: Callable[[str], None]) -> list[dict[str, Any]]:
+    """The tasks a run takes under `validation: mode`: `skip` all, unchecked; `warn` all, naming those not validated
+    once; `require` only the validated ones, naming each one left out once (`NothingValidated` when none is)."""
+    if mode == "skip":
+        return tasks
+    missing = unvalidated(tasks, cache_dir)
+    if not missing:
+        return tasks
+    if mode == "warn":
+        shown = ", ".join(missing[:10]) + (f" and {len(missing) - 10} more" if len(missing) > 10 else "")
+        say(f"{len(missing)} of {len(tasks)} task(s) not validated on this machine ({shown}): a zero there may be its environment's; "
+            "run `uni-agent-gym validate` (or validation: require to run only validated tasks)")
+        return tasks
+    kept = [task for task in tasks if task["instance_id"] not in set(missing)]
+    if not kept:
+        raise NothingValidated(f"validation: require, and none of the {len(tasks)} task(s) has validated on this machine: run `uni-agent-gym validate` first")
+    say(f"validation: require: {len(missing)} task(s) left out, not validated on this machine: {', '.join(missing)}")
+    return kept
