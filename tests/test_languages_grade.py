@@ -159,38 +159,38 @@ def test_a_c_image_built_with_its_environments_entry_grades_through_grade_withou
         assert report["environment"] and report["test_statuses"], report
 
 
-def test_a_mirror_with_no_instance_image_on_docker_is_its_environment_built_once(docker_image):
-    """A Go task with a mirror and no instance image, on docker's `auto` workspace. It fell back to the mirror checked
-    out into the deployment's plain image (no Go toolchain: `go: not found`, the gold patch graded 0.0); now its
-    instance image is built from the mirror (toolchain, install) under the task's name, once, and graded there."""
+def test_a_version_swebench_lacks_with_a_mirror_and_no_image_builds_and_validates_through_the_cli(tmp_path, docker_image):
+    """A Go row of a version swebench has no spec for (so no commands of its own), its environments entry giving its
+    toolchain, install and test command, a mirror and no instance image, on docker's `auto` workspace, through
+    `uni-agent-gym validate`. Before, such a task fell back to the mirror checked out into the deployment's plain image
+    (no Go toolchain: `go: not found`, the gold patch graded 0.0); now its instance image is built from the mirror (once,
+    under the task's name) and graded there: gold 1.0, the test patch alone 0.0, the empty patch 0.0."""
+    import json
+    import subprocess
+    import sys
+
     import docker
 
     instance_id = "gin-gonic__gin-3227"
-    row = {**normalise(ROWS[instance_id]), "image_name": f"uag-test/mirror-environment:{instance_id.lower()}"}
+    row = {**ROWS[instance_id], "version": "uag-unknown", "image_name": f"uag-test/unknown-version:{instance_id.lower()}"}
     client = docker.from_env()
     try:
         client.images.remove(row["image_name"], force=True)
     except docker.errors.ImageNotFound:
         pass
+    entry = {**load_environments(language_fixtures.ENVIRONMENTS)[instance_id], "test_cmd_as_run": 'go test -v . -run "^TestRedirect"'}
+    (tmp_path / "environments.json").write_text(json.dumps([entry]))
+    (tmp_path / "rows.jsonl").write_text(json.dumps(row) + "\n")
     built = language_fixtures.build_config([ROWS[instance_id]])
-    config = built.model_copy(update={"env": built.env.model_copy(update={"workspace": "auto", "environments": str(language_fixtures.ENVIRONMENTS)}),
-                                      "deployment": built.deployment.model_copy(update={"type": "docker", "image": docker_image})})  # fmt: skip
-
-    async def graded(typed_in: str | None) -> dict:
-        env = AsyncSWEEnv(config)
-        try:
-            await env.reset(options={"instance": row})
-            if typed_in is not None:
-                command = f"cat > /tmp/typed.diff <<'UAG_EOF'\n{typed_in}UAG_EOF\ngit apply /tmp/typed.diff && rm /tmp/typed.diff && go version"
-                _, _, _, _, step = await env.step({"name": "execute_bash", "arguments": {"command": command}})
-                assert step["exit_code"] == 0, step
-            return (await env.step({"name": "finish", "arguments": {}}))[4]["reward_report"]
-        finally:
-            await env.close()
-
-    gold = run_to_completion(graded(row["patch"]))
-    assert (gold["status"], gold["reward"]) == ("resolved", 1.0), (gold["error"], gold["log"][-2000:])
-    assert client.images.get(row["image_name"]).labels["uni-agent-gym.task-environment"] == gold["environment"]
-    alone = run_to_completion(graded(row["test_patch"]))  # the image is there now: not built again
-    assert (alone["status"], alone["reward"], alone["environment"]) == ("unresolved", 0.0, gold["environment"]), alone["error"]
+    (tmp_path / "config.json").write_text(json.dumps({"env": {"cache_dir": built.env.cache_dir, "mirrors": built.env.mirrors, "workspace": "auto"},
+                                                      "deployment": {"type": "docker", "image": docker_image}}))  # fmt: skip
+    done = subprocess.run([sys.executable, "-m", "uni_agent_gym.cli", "validate", "--dataset", str(tmp_path / "rows.jsonl"), "--config",
+                           str(tmp_path / "config.json"), "--environments", str(tmp_path / "environments.json"), "--output", str(tmp_path / "out")],
+                          capture_output=True, text=True, timeout=1200)  # fmt: skip
+    report = json.loads((tmp_path / "out" / "validation.json").read_text())
+    assert done.returncode == 0, (done.stdout[-2000:], report["results"][0]["runs"] if report["results"] else report)
+    runs = report["results"][0]["runs"]
+    assert [(runs[name]["status"], runs[name]["reward"]) for name in ("gold", "test patch alone", "empty")] == [
+        ("resolved", 1.0), ("unresolved", 0.0), ("unresolved", 0.0)], runs
+    assert client.images.get(row["image_name"]).labels["uni-agent-gym.task-environment"] == report["results"][0]["environment"]
     client.images.remove(row["image_name"], force=True)
