@@ -133,7 +133,7 @@ def swebench_image_name(instance_id: str, separator: str = "_1776_", namespace: 
 def swebench_parser(name: str, instance_id: str = "") -> Parser:
     """swebench's log parser of that name (any language), as `log -> statuses`; a name swebench does not
     have is an error naming it (a typo must not grade every log as empty)."""
-    parsers = _swebench_parsers()
+    parsers = swebench_parser_functions()
     if name not in parsers:
         where = f"Instance {instance_id!r}: " if instance_id else ""
         raise InstanceError(f"{where}log parser {name!r} is not one of swebench's parsers (such as parse_log_pytest)")
@@ -146,11 +146,12 @@ def swebench_parser(name: str, instance_id: str = "") -> Parser:
 
 def swebench_parser_names() -> set[str]:
     """The names of every swebench log parser (`parse_log_pytest`, `parse_log_django`, ...)."""
-    return set(_swebench_parsers())
+    return set(swebench_parser_functions())
 
 
 @functools.cache
-def _swebench_parsers() -> dict[str, Callable[..., dict[str, str]]]:
+def swebench_parser_functions() -> dict[str, Callable[..., dict[str, str]]]:
+    """Every swebench log parser by name, as swebench defines it (`(log, test_spec) -> statuses`), in every language."""
     import swebench.harness.log_parsers as log_parsers
 
     modules = (log_parsers.c, log_parsers.go, log_parsers.java, log_parsers.javascript, log_parsers.php, log_parsers.python,

@@ -19,12 +19,10 @@ Any disagreement is a problem, and the instance is not resolved.
 
 from __future__ import annotations
 
-import functools
 import re
 from collections.abc import Iterable
 
-import swebench.harness.log_parsers as log_parsers
-
+from uni_agent_gym.datasets.base import swebench_parser_functions
 from uni_agent_gym.rewards.integrity.outcomes import FAILING, PASSING, Outcome, Parser, line_outcomes
 from uni_agent_gym.rewards.integrity.reports import RunnerReport, pytest_counts, read_report
 
@@ -87,7 +85,7 @@ def runner_for(parser: str | Parser | None, test_command: str = "") -> tuple[str
 
 def _swebench_parser(name: str) -> Parser:
     """swebench's log parser of that name, in any language (a typo must not silently skip the checks)."""
-    parsers = _swebench_parsers()
+    parsers = swebench_parser_functions()
     if name not in parsers:
         raise ValueError(f"Unknown log parser {name!r}: expects a runner ({', '.join(_DEFAULT_PARSER)}) or one of swebench's parsers, such as {', '.join(sorted(RUNNER_OF_PARSER))}")
     return parsers[name]
@@ -198,13 +196,6 @@ def _contradictions(outcomes: list[Outcome], passing: dict[str, str]) -> list[st
                 f"and {against.status} on log line {against.line + 1}"
             )
     return problems
-
-
-@functools.cache
-def _swebench_parsers() -> dict[str, Parser]:
-    modules = (log_parsers.c, log_parsers.go, log_parsers.java, log_parsers.javascript, log_parsers.php, log_parsers.python,
-               log_parsers.ruby, log_parsers.rust)  # fmt: skip
-    return {name: value for module in modules for name, value in vars(module).items() if name.startswith("parse_log_") and callable(value)}
 
 
 def _names(tests: list[str]) -> str:
