@@ -50,20 +50,25 @@ async def test_a_good_task_validates_and_each_broken_one_fails_with_its_reason(t
     assert results["toy-passes-at-base"]["reasons"][0] == f"base: {row['PASS_TO_PASS'][0]}"
 
 
-def test_eval_and_prepare_data_consult_what_validated_on_this_machine(tmp_path, docker_image):
+async def test_eval_prepare_data_and_rollouts_consult_what_validated_on_this_machine(tmp_path, docker_image):
     """`workspaces.validated.consult` on real labelled images: one recorded as validated, one not, and the toy (nothing to
-    validate). warn runs all and names the other once; require leaves it out, naming it; skip does not look."""
+    validate). warn runs all and names the other once; require leaves it out, naming it; skip does not look. An episode
+    on the other under `env.validation: require` fails to start as the infrastructure's fault."""
     import docker
 
+    from uni_agent_gym.config import GymConfig
+    from uni_agent_gym.envs import AsyncSWEEnv
+    from uni_agent_gym.errors import DeploymentError
+    from uni_agent_gym.workspaces.history import HISTORY_LABEL
     from uni_agent_gym.workspaces.image_builder import _relabel
-    from uni_agent_gym.workspaces.recorded_environment import DIGEST_LABEL
+    from uni_agent_gym.workspaces.recorded_environment import COMMIT_LABEL, DIGEST_LABEL
     from uni_agent_gym.workspaces.validated import NothingValidated, consult, record
 
     client = docker.from_env()
     names = {"good": "uag-test/validated:good", "other": "uag-test/validated:other"}
     for kind, name in names.items():
         client.images.get(docker_image).tag(name)
-        _relabel(name, {DIGEST_LABEL: f"digest-{kind}"})
+        _relabel(name, {DIGEST_LABEL: f"digest-{kind}", COMMIT_LABEL: "a" * 40, HISTORY_LABEL: "ancestry"})
     cache = tmp_path / "cache"
     record(cache, "digest-good", client.images.get(names["good"]).id, "good-1", True, [])
     record(cache, "digest-other", "sha256:another-build-of-it", "other-1", True, [])  # validated, but not this image
@@ -75,5 +80,16 @@ def test_eval_and_prepare_data_consult_what_validated_on_this_machine(tmp_path, 
     assert consult(tasks, "skip", cache, said.append) == tasks and len(said) == 2
     with pytest.raises(NothingValidated, match="none of the 1 task"):
         consult(tasks[1:2], "require", cache, said.append)
+
+    # a training rollout under validation: require: the episode's reset fails as the infrastructure's (masked), no sandbox started
+    row = {"instance_id": "x__y-1", "repo": "x/y", "base_commit": "a" * 40, "version": "0", "problem_statement": "p", "test_patch": "",
+           "FAIL_TO_PASS": ["t"], "PASS_TO_PASS": [], "image_name": names["other"], "workdir": "/testbed"}  # fmt: skip
+    config = GymConfig.model_validate({"deployment": {"type": "docker"}, "env": {"cache_dir": str(cache), "validation": "require", "workspace": "image"}})
+    before = {container.id for container in client.containers.list(all=True)}
+    env = AsyncSWEEnv(config)
+    with pytest.raises(DeploymentError, match=f"its image {names['other']} has not passed `uni-agent-gym validate` on this machine"):
+        await env.reset(options={"instance": row})
+    await env.close()
+    assert {container.id for container in client.containers.list(all=True)} == before
     for name in names.values():
         client.images.remove(name, force=True)

@@ -429,7 +429,7 @@ def cmd_eval(args: argparse.Namespace, console: Console) -> None:
     config = _run_config(args)
     instances = _instances(args.dataset, config.env.split, config.env.dataset_format, config.env.cache_dir, ids=args.instance_ids, slice_spec=args.slice)
     output = output_directory("--output", args.output)
-    instances = _validated(instances, config.env.validation, config.deployment.type, config.env.cache_dir, console)
+    instances = _validated(instances, config.env.validation or "warn", config.deployment.type, config.env.cache_dir, console)
     _print_run_id(console, config)
     record_model(output, config.model, args.allow_model_change)  # another model's results there: refused before the bar
     counts = {"resolved": 0, "errors": 0, "tokens": 0}

@@ -270,10 +270,11 @@ class EnvConfig(_Strict):
     environments: str | None = Field(
         None, description="Per-instance environment overrides (JSON, see uni_agent_gym.specs); swebench's specs otherwise."
     )
-    validation: Literal["warn", "skip", "require"] = Field(
-        "warn",
-        description="What `eval` does with tasks whose image has not passed `uni-agent-gym validate` on this machine (docker, "
-        "ray): warn: runs them, naming them once; require: leaves them out, naming each; skip: does not check.",
+    validation: Literal["warn", "skip", "require"] | None = Field(
+        None,
+        description="Tasks whose image has not passed `uni-agent-gym validate` on this machine (docker, ray): warn: `eval` runs "
+        "them, naming them once; require: `eval` leaves them out, naming each, and an episode of one (a training rollout) is "
+        "an env_error, masked, before its sandbox starts; skip: not checked. Null: warn for `eval`, skip for training.",
     )
     interpreters: dict[str, str] = Field(
         default_factory=dict,

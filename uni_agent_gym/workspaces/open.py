@@ -36,7 +36,8 @@ from uni_agent_gym.workspaces.host_git import WorkspaceError
 from uni_agent_gym.workspaces.local_checkout import ensure_trusted_repository, local_workspace_dir, recreate_checkout
 from uni_agent_gym.workspaces.local_venv import ensure_local_environment, renew_tampered_venv, venv_environment
 from uni_agent_gym.workspaces.mirrors import mirror_repository
-from uni_agent_gym.workspaces.recorded_environment import task_on_image
+from uni_agent_gym.workspaces.recorded_environment import IMAGE_ID_KEY, TASK_KEY, EnvironmentUnavailable, task_on_image
+from uni_agent_gym.workspaces.validated import is_validated
 
 logger = logging.getLogger(__name__)
 
@@ -117,7 +118,7 @@ async def _environment_image(instance: dict[str, Any], config: GymConfig) -> str
     if kind == "ray":
         return "image"
     if kind != "docker":
-        raise WorkspaceError(
+        raise EnvironmentUnavailable(
             f"Instance {instance_id!r} needs its environment (toolchain or venv, install, build), which a mirror checked out "
             f"into a {kind} deployment's image does not have: run it on its instance image (env.workspace: image)"
         )
@@ -127,7 +128,7 @@ async def _environment_image(instance: dict[str, Any], config: GymConfig) -> str
     try:
         await build_instance_image(instance, config, load_environments(config.env.environments), log=logger.info)
     except UniAgentGymError as exc:
-        raise WorkspaceError(
+        raise EnvironmentUnavailable(
             f"Instance {instance_id!r} has no image, and its environment could not be built from the mirror (a sandbox "
             f"without it would grade a correct patch 0): {exc}"
         ) from None
@@ -144,19 +145,17 @@ async def _open_image(instance: dict[str, Any], config: GymConfig, grading: bool
         raise WorkspaceError(f"Instance {instance['instance_id']!r}: its row does not say where its image {image} keeps the repository")
     update = {"image": image, "workdir": workdir}
     hidden = instance.get("hidden_paths") if not grading else None
-    found = None  # the image's id and labels
     if deployment_config.type == "ray":  # made on a sandbox node, pushed to the registry the others pull from
         from uni_agent_gym.workspaces.node_images import image_for_the_nodes
 
         made, found = await image_for_the_nodes(image, history_mode(instance, config), instance["base_commit"], workdir, hidden, deployment_config)
         update.update(image=made, pull="missing" if made != image else deployment_config.pull)
     elif deployment_config.type == "docker":  # an image not built clean is derived clean once (not modal: its images are remote)
-        from uni_agent_gym.deployments.docker import image_identity
         from uni_agent_gym.workspaces.history_images import ensure_clean_image
 
         clean = await ensure_clean_image(image, history_mode(instance, config), instance["base_commit"], workdir, deployment_config.pull)
         update.update(image=clean, pull="never" if clean != image else deployment_config.pull)
-        found = await asyncio.to_thread(image_identity, image)
+        found = await _identity(image, deployment_config.pull)
         if hidden:
             from uni_agent_gym.workspaces.hidden_images import image_without
 
@@ -166,8 +165,36 @@ async def _open_image(instance: dict[str, Any], config: GymConfig, grading: bool
             f"Instance {instance['instance_id']!r}: its hidden tests are removed from the agent's image by deriving a "
             f"docker image without them, which a {deployment_config.type} deployment cannot: use docker or ray"
         )
-    task = task_on_image(instance, image, found, load_environments(config.env.environments), workdir)
+    else:  # modal: its images are remote, and nothing here reads their labels
+        found = None
+    task = _checked(instance, image, found, config, workdir)
     return await acquire(deployment_config.model_copy(update=update), workdir), workdir, task
+
+
+_identities: dict[str, tuple[str, dict[str, str]] | None] = {}  # image -> (id, labels), as ensure_clean_image remembers its answer
+
+
+async def _identity(image: str, pull: str) -> tuple[str, dict[str, str]] | None:
+    """The id and labels of a docker image, asked once per process (a warm reset costs no engine call), every time
+    under `pull: always`."""
+    from uni_agent_gym.deployments.docker import image_identity
+
+    if pull == "always" or image not in _identities:
+        _identities[image] = await asyncio.to_thread(image_identity, image)
+    return _identities[image]
+
+
+def _checked(instance: dict[str, Any], image: str, found: tuple[str, dict[str, str]] | None, config: GymConfig, workdir: str) -> dict[str, Any]:
+    """The task as its image holds it (`recorded_environment.task_on_image`), and under `env.validation: require` only an
+    image whose environment passed `validate` here (docker and ray)."""
+    task = task_on_image(instance, image, found, load_environments(config.env.environments), workdir)
+    if config.env.validation == "require" and config.deployment.type in ("docker", "ray"):
+        if not is_validated(config.env.cache_dir, task.get(TASK_KEY), task.get(IMAGE_ID_KEY)):
+            raise EnvironmentUnavailable(
+                f"Instance {instance['instance_id']!r}: its image {image} has not passed `uni-agent-gym validate` on this machine "
+                "(env.validation: require); validate it, or leave the task out"
+            )
+    return task
 
 
 async def _mark_a_changed_venv(deployment: Deployment, workspace: Path) -> None:

@@ -12,7 +12,7 @@ opened on such an image is checked against its task before anything runs in it:
   commands the image records: the image was built from an environment that overrode the defaults, and grading
   with the defaults would test what the build never made (the old binary, a test filter that matches nothing).
 
-A refusal is a `WorkspaceError` (the infrastructure's, never a reward). Images without the labels (official
+A refusal is an `EnvironmentMismatch` (a `DeploymentError`: the infrastructure's, masked in training, never a reward). Images without the labels (official
 ones, pulled; built before them) are not checked: nothing says what they hold.
 """
 
@@ -23,6 +23,7 @@ import hashlib
 import json
 from typing import Any
 
+from uni_agent_gym.errors import DeploymentError
 from uni_agent_gym.specs import EnvironmentSpec, SpecError, environment_spec
 from uni_agent_gym.workspaces.host_git import WorkspaceError
 
@@ -34,7 +35,12 @@ TASK_KEY = "image_environment"  # on a task checked against its image (or given 
 IMAGE_ID_KEY = "image_id"  # and the image's id (`validation/store.py` keys results by both)
 
 
-class EnvironmentMismatch(WorkspaceError):
+class EnvironmentUnavailable(WorkspaceError, DeploymentError):
+    """The task's environment cannot be had in this sandbox: an infrastructure fault (masked in training, an `infra_error`
+    when grading), never a sandbox without it."""
+
+
+class EnvironmentMismatch(EnvironmentUnavailable):
     """An image was built for another environment than its task's: grading on it would reward the wrong thing."""
 
 
