@@ -101,3 +101,41 @@ def test_an_attribute_pattern_matches_exactly_its_file(repo):
         fields = listed.split(b"\0")
         marked = {fields[i] for i in range(0, len(fields) - 2, 3) if fields[i + 2] == b"set"}
         assert marked == {AWKWARD[label]}, label
+
+
+# what a change does to the start commit's files, as a shell script run in the repository
+CHANGES = {
+    "modified": "printf 'one\\n-- a line like a header\\ntwo\\n' > pkg/mod.py",
+    "a line removed that looks like a header": "printf '%s\\n' '--- x' '+++ y' 'keep' > pkg/mod.py && git add -A && git commit -qm base && printf 'keep\\n' > pkg/mod.py",
+    "added": "mkdir -p new && printf 'a\\nb\\n' > new/file.py",
+    "deleted": "git rm -q 'my dir/conf test.py'",
+    "renamed and edited": "git mv pkg/mod.py pkg/moved.py && printf 'one\\nmore\\n' > pkg/moved.py",
+    "mode changed": "chmod +x pkg/mod.py",
+    "no newline at the end": "printf 'one\\ntwo' > pkg/mod.py",
+    "a name with a space and a quote": "printf 'changed\\n' > \"it's \\\"quoted\\\".txt\" && printf 'x\\n' > 'my dir/conf test.py'",
+}
+
+
+@pytest.mark.parametrize("change", list(CHANGES), ids=list(CHANGES))
+def test_a_reversed_diff_is_the_diff_git_writes_the_other_way_and_undoes_the_change(repo, change):
+    """`reverse_diff` against git: its text is `git diff` of the change taken backwards, and `git apply` of it on the
+    changed tree gives back the start (SWE-smith's fix is its bug's diff reversed)."""
+    from uni_agent_gym.diffs import reverse_diff
+
+    subprocess.run(["sh", "-c", CHANGES[change]], cwd=repo, check=True, env={**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t.invalid",
+                                                                               "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@t.invalid"})  # fmt: skip
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "change")
+    forward = git(repo, "diff", "-M", "--full-index", "HEAD~1", "HEAD").decode("utf-8", "surrogateescape")
+    backward = git(repo, "diff", "-M", "--full-index", "HEAD", "HEAD~1").decode("utf-8", "surrogateescape")
+    assert forward and reverse_diff(forward) == backward
+    (repo.parent / "fix.diff").write_bytes(reverse_diff(forward).encode("utf-8", "surrogateescape"))
+    git(repo, "apply", "--index", str(repo.parent / "fix.diff"))
+    assert git(repo, "diff", "--cached", "HEAD~1") == b""
+
+
+def test_a_binary_diff_is_not_reversed_as_text():
+    from uni_agent_gym.diffs import IrreversibleDiff, reverse_diff
+
+    with pytest.raises(IrreversibleDiff, match="a binary patch cannot be reversed"):
+        reverse_diff("diff --git a/x.bin b/x.bin\nindex 1..2 100644\nGIT binary patch\nliteral 3\nKcmZQz\n")

@@ -18,6 +18,7 @@ import pytest
 from tests import family_rows
 from tests.conftest import require_docker
 from tests.test_reward_attacks import NOTE
+from uni_agent_gym import datasets
 from uni_agent_gym.config import GymConfig
 from uni_agent_gym.envs import AsyncSWEEnv
 from uni_agent_gym.instances import normalise
@@ -53,8 +54,9 @@ def settings(tmp_path, family: str, deployment: dict | None = None) -> dict:
 
 
 def gold_patch(family: str, row: dict) -> str:
-    """The fix: the fixture's (SWE-smith's row holds the bug, whose reverse it is; R2E-Gym's comes from its commit)."""
-    return normalise(row)["patch"] if family == "r2e-gym" else family_rows.fixture_row()["patch"]
+    """The fix: as `validate` takes it (`datasets.gold_patch`: SWE-smith's row holds the bug, whose reverse it is;
+    R2E-Gym's comes from its commit), else the fixture's."""
+    return datasets.gold_patch(normalise(row)) if family in ("swe-smith", "r2e-gym") else family_rows.fixture_row()["patch"]
 
 
 @pytest.mark.parametrize("family", FAMILIES)

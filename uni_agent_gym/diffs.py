@@ -145,3 +145,95 @@ def attribute_pattern(path: str) -> str:
         for byte in raw
     )
     return f'"{quoted}"'
+
+
+class IrreversibleDiff(ValueError):
+    """A diff that `reverse_diff` cannot turn around as text (a binary patch, a copy)."""
+
+
+_HUNK = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@(.*)$")
+_SWAPPED_HEADERS = {"old mode ": "new mode ", "new mode ": "old mode ", "new file mode ": "deleted file mode ",
+                    "deleted file mode ": "new file mode ", "rename from ": "rename to ", "rename to ": "rename from "}  # fmt: skip
+
+
+def reverse_diff(patch: str) -> str:
+    """The git diff that undoes `patch` (what `git apply -R` applies), as text: SWE-smith's rows hold the diff that
+    makes their bug, whose reverse is the fix. `IrreversibleDiff` for a binary patch or a copy."""
+    out: list[str] = []
+    lines = patch.splitlines(keepends=True)
+    i = 0
+    while i < len(lines):
+        line = lines[i]
+        body, end = line.rstrip("\r\n"), line[len(line.rstrip("\r\n")):]
+        hunk = _HUNK.match(body)
+        if hunk:
+            old_start, old_count, new_start, new_count, rest = hunk.groups()
+            out.append(f"@@ -{new_start}{',' + new_count if new_count is not None else ''} +{old_start}{',' + old_count if old_count is not None else ''} @@{rest}{end}")
+            old_left, new_left = int(old_count or 1), int(new_count or 1)
+            i += 1
+            changed: list[tuple[str, str]] = []  # a run of changed lines, reversed, each with its "\ No newline" marker
+            while i < len(lines) and (old_left or new_left or lines[i].startswith("\\")):
+                inner = lines[i]
+                if inner.startswith("\\"):  # "\ No newline at end of file": belongs to the line before it
+                    if changed:
+                        changed[-1] = (changed[-1][0], changed[-1][1] + inner)
+                    else:
+                        out.append(inner)
+                elif inner[:1] in ("+", "-"):
+                    changed.append(("-" if inner[0] == "+" else "+", inner[1:]))
+                    old_left, new_left = (old_left, new_left - 1) if inner[0] == "+" else (old_left - 1, new_left)
+                else:  # context (" "), or an empty line some tools write for an empty context line
+                    out += _removed_first(changed)
+                    changed = []
+                    out.append(inner)
+                    old_left, new_left = old_left - 1, new_left - 1
+                i += 1
+            out += _removed_first(changed)
+            continue
+        if body.startswith(("GIT binary patch", "Binary files ", "copy from ", "copy to ")):
+            what = "a copy" if body.startswith("copy") else "a binary patch"
+            raise IrreversibleDiff(f"a diff with {what} cannot be reversed as text: {body[:80]}")
+        if body.startswith("diff --git "):
+            out.append(_reversed_header(body) + end)
+        elif body.startswith("--- ") and i + 1 < len(lines) and lines[i + 1].startswith("+++ "):
+            after = lines[i + 1].rstrip("\r\n")
+            out += [f"--- {_other_side(after[4:], 'a/')}{end}", f"+++ {_other_side(body[4:], 'b/')}{end}"]
+            i += 1
+        elif body.startswith("index ") and ".." in body:
+            hashes, _, mode = body[6:].partition(" ")
+            before, _, after = hashes.partition("..")
+            out.append(f"index {after}..{before}{' ' + mode if mode else ''}{end}")
+        else:
+            prefix = next((key for key in _SWAPPED_HEADERS if body.startswith(key)), None)
+            out.append(_SWAPPED_HEADERS[prefix] + line[len(prefix):] if prefix else line)
+        i += 1
+    # git wants `rename from` before `rename to`, and `old mode` before `new mode`: put each swapped pair back in order
+    text = "".join(out)
+    text = re.sub(r"(?m)^(rename to .*\n)(rename from .*\n)", r"\2\1", text)
+    return re.sub(r"(?m)^(new mode .*\n)(old mode .*\n)", r"\2\1", text)
+
+
+def _removed_first(changed: list[tuple[str, str]]) -> list[str]:
+    """A run of changed lines as git writes it: the removed ones, then the added ones, each in its order."""
+    return [sign + text for sign, text in changed if sign == "-"] + [sign + text for sign, text in changed if sign == "+"]
+
+
+def _other_side(path: str, prefix: str) -> str:
+    """A `---`/`+++` path moved to the other side of the diff (`b/x` -> `a/x`); /dev/null stays."""
+    if path == "/dev/null":
+        return path
+    quoted = path.startswith('"')
+    inner = path[1:] if quoted else path
+    if inner[:2] in ("a/", "b/"):
+        inner = prefix + inner[2:]
+    return f'"{inner}' if quoted else inner
+
+
+def _reversed_header(line: str) -> str:
+    """`diff --git a/old b/new` -> `diff --git a/new b/old` (the same line when the paths are equal)."""
+    rest = line[len("diff --git "):]
+    for split in range(len(rest)):
+        if rest[split] == " " and rest[: split].lstrip('"')[:2] == "a/" and rest[split + 1 :].lstrip('"')[:2] == "b/":
+            old, new = rest[:split], rest[split + 1 :]
+            return f"diff --git {_other_side(new, 'a/')} {_other_side(old, 'b/')}"
+    return line

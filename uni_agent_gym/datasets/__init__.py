@@ -22,7 +22,7 @@ FAMILIES: dict[str, Family] = {
 }
 DATASET_FORMATS = ("auto", *FAMILIES)
 
-__all__ = ["DATASET_FORMATS", "FAMILIES", "Family", "InstanceError", "detect", "instance_id_of", "log_parser", "normalise", "patch_files"]
+__all__ = ["DATASET_FORMATS", "FAMILIES", "Family", "InstanceError", "detect", "gold_patch", "instance_id_of", "log_parser", "normalise", "patch_files"]
 
 
 def detect(row: dict[str, Any], dataset_format: str = "auto") -> tuple[Family, str]:
@@ -57,6 +57,11 @@ def instance_id_of(row: dict[str, Any]) -> str:
     if multi_swe_bench.recognise(row):
         return multi_swe_bench.instance_id_of(row)
     return r2e_gym.instance_id_of(row) if r2e_gym.recognise(row) else row_id(row)
+
+
+def gold_patch(task: dict[str, Any]) -> str:
+    """The task's reference fix: its `patch`, or what its family makes of it (SWE-smith's patch makes the bug)."""
+    return FAMILIES[task.get("family") or swebench.NAME].gold(task)
 
 
 def log_parser(task: dict[str, Any]) -> Parser:

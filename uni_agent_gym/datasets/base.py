@@ -66,6 +66,7 @@ class Family:
     images: str  # the family's image names
     offline: str  # what `images build` can make of its rows here
     language: Callable[[dict[str, Any]], str | None] = lambda row: PYTHON  # a row's language, also when it cannot be normalised
+    gold: Callable[[dict[str, Any]], str] = lambda task: task.get("patch") or ""  # a task's reference fix (`validate` grades it)
 
 
 def row_id(row: dict[str, Any]) -> str:

@@ -20,6 +20,7 @@ from typing import Any
 from uni_agent_gym.datasets.base import (
     FAIL_TO_PASS_GRADING, IMAGE_REPO_DIR, PYTHON, Family, InstanceError, Parser, check_diffs, require, row_id, list_of_tests,
 )  # fmt: skip
+from uni_agent_gym.diffs import reverse_diff
 
 NAME = "swe-smith"
 REQUIRED = ("instance_id", "repo", "patch", "problem_statement", "FAIL_TO_PASS", "PASS_TO_PASS")
@@ -80,6 +81,7 @@ FAMILY = Family(
     recognise=recognise,
     normalise=normalise,
     parser=parser,
+    gold=lambda task: reverse_diff(task["start_patch"]),  # the row's patch makes the bug: the fix undoes it
     columns="an image_name column and an instance_id owner__repo.commit8.name (repo swesmith/owner__repo.commit8)",
     images="the profile's image: swebench/swesmith.x86_64.<owner>_1776_<repo>.<commit8> (one per repository)",
     offline="the repository's image, with exact pins from an environments file (profiles install conda environments)",

@@ -1,6 +1,7 @@
 """`uni-agent-gym validate`: the gold self-check of a dataset's tasks in the sandboxes grading will use.
 
-Each task is graded three times, in fresh sandboxes of the configured deployment: its gold patch must resolve (every
+Each task is graded three times, in fresh sandboxes of the configured deployment: its gold patch (`datasets.gold_patch`:
+SWE-smith's is its bug's diff reversed) must resolve (every
 FAIL_TO_PASS and PASS_TO_PASS test passes), its test patch alone (a patch that changes nothing the tests read) must
 not (no FAIL_TO_PASS test passes at the base, and the runner starts), and the empty patch earns 0. A task that fails
 says why (`REASONS`). The result is remembered per environment on this machine (`workspaces/validated.py`): grading in
@@ -15,6 +16,8 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from uni_agent_gym.datasets import gold_patch
+from uni_agent_gym.diffs import IrreversibleDiff
 from uni_agent_gym.errors import UniAgentGymError
 from uni_agent_gym.eval.grade import grade_prediction
 from uni_agent_gym.rewards.swebench import EMPTY_PATCH, RewardResult, SWEBenchReward
@@ -105,10 +108,16 @@ async def validate_task(task: dict[str, Any], reward: SWEBenchReward) -> Validat
     async def graded(patch: str) -> RewardResult:
         return await grade_prediction({"instance_id": task["instance_id"], "model_patch": patch}, rows, reward)
 
-    gold = await graded(task.get("patch") or "")
+    try:
+        fix = gold_patch(task)
+    except IrreversibleDiff as exc:
+        fix, unreadable = "", f"gold: the row's patch cannot be turned into its fix: {exc}"
+    else:
+        unreadable = None
+    gold = await graded(fix)
     alone = await graded(TEST_PATCH_ALONE)
     empty = await graded("")
-    reasons = reasons_of(task, gold, alone, empty)
+    reasons = [unreadable] if unreadable else reasons_of(task, gold, alone, empty)
     runs = {name: {"status": result.status, "reward": result.reward, "exit_code": result.exit_code, "error": _tail(result.error, 1500)}
             for name, result in (("gold", gold), ("test patch alone", alone), ("empty", empty))}  # fmt: skip
     runs["empty"]["graded"] = empty.error != EMPTY_PATCH  # an empty patch is not run, as the official harness does not run one
