@@ -8,7 +8,7 @@ import pytest
 
 from uni_agent_gym.specs import environment_spec
 from uni_agent_gym.workspaces.recorded_environment import (
-    BUILD_LABEL, COMMIT_LABEL, DIGEST_LABEL, IMAGE_ID_KEY, TASK_KEY, TEST_LABEL, EnvironmentMismatch, environment_labels, task_on_image,
+    BUILD_LABEL, COMMIT_LABEL, DIGEST_LABEL, IMAGE_ID_KEY, NAME_LABEL, TASK_KEY, TEST_LABEL, EnvironmentMismatch, environment_labels, task_on_image,
 )  # fmt: skip
 
 REDIS = {"instance_id": "redis__redis-10764", "repo": "redis/redis", "version": "10764", "language": "c", "base_commit": "a" * 40,
@@ -18,7 +18,7 @@ ENTRY = {"redis__redis-10764": {"instance_id": "redis__redis-10764", "test_cmd_a
 
 def built_with(environments: dict, instance: dict = REDIS) -> tuple[str, dict[str, str]]:
     """The id and labels of an image that `images build` made of `instance` with `environments`."""
-    return "sha256:" + "1" * 64, environment_labels(environment_spec(instance, environments), instance, "/testbed")
+    return "sha256:" + "1" * 64, environment_labels(environment_spec(instance, environments), instance, "/testbed", "redis-image")
 
 
 def test_a_task_without_an_environment_of_its_own_grades_with_the_commands_its_image_was_built_with():
@@ -34,9 +34,9 @@ def test_a_task_without_an_environment_of_its_own_grades_with_the_commands_its_i
 
 def test_a_task_whose_own_environment_differs_from_its_images_is_refused_naming_both_digests():
     found = built_with(ENTRY)
-    mine = environment_labels(environment_spec(REDIS, {}), REDIS, "/testbed")[DIGEST_LABEL]
+    mine = environment_labels(environment_spec(REDIS, {}), REDIS, "/testbed", "redis-image")[DIGEST_LABEL]
     other = {"redis__redis-10764": {**ENTRY["redis__redis-10764"], "build_cmd": "make"}}
-    wanted = environment_labels(environment_spec(REDIS, other), REDIS, "/testbed")[DIGEST_LABEL]
+    wanted = environment_labels(environment_spec(REDIS, other), REDIS, "/testbed", "redis-image")[DIGEST_LABEL]
     with pytest.raises(EnvironmentMismatch) as refused:
         task_on_image(REDIS, "redis-image", found, other, "/testbed")
     message = str(refused.value)
@@ -51,13 +51,17 @@ def test_an_image_of_another_commit_is_refused_even_for_a_task_without_an_enviro
         task_on_image(REDIS, "redis-image", found, {}, "/testbed")
 
 
-def test_an_image_that_records_nothing_is_not_checked():
-    """Official images (pulled) and images built before the labels: nothing says what they hold."""
+def test_an_image_that_records_nothing_of_itself_is_not_checked():
+    """Official images (pulled) and images built before the labels: nothing says what they hold. Nor an image made FROM
+    one built here, under another name (another family's image of the same repository): it inherits the labels."""
     assert task_on_image(REDIS, "swebench/x", ("sha256:2", {}), {}, "/testbed") is REDIS
     assert task_on_image(REDIS, "swebench/x", None, ENTRY, "/testbed") is REDIS
+    image_id, inherited = built_with(ENTRY)
+    assert task_on_image(REDIS, "uag-derived/other:1", (image_id, inherited), {}, "/testbed") is REDIS
+    assert task_on_image(REDIS, "redis-image:latest", (image_id, inherited), {}, "/testbed")[TASK_KEY] == inherited[DIGEST_LABEL]  # the same name
 
 
 def test_the_labels_say_the_commands_and_the_commit():
     labels = built_with(ENTRY)[1]
     assert labels[TEST_LABEL] == ENTRY["redis__redis-10764"]["test_cmd_as_run"] and labels[BUILD_LABEL] == "make distclean && make"
-    assert labels[COMMIT_LABEL] == "a" * 40 and len(labels[DIGEST_LABEL]) == 16
+    assert labels[COMMIT_LABEL] == "a" * 40 and len(labels[DIGEST_LABEL]) == 16 and labels[NAME_LABEL] == "redis-image:latest"

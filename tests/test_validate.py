@@ -61,14 +61,14 @@ async def test_eval_prepare_data_and_rollouts_consult_what_validated_on_this_mac
     from uni_agent_gym.errors import DeploymentError
     from uni_agent_gym.workspaces.history import HISTORY_LABEL
     from uni_agent_gym.workspaces.image_builder import _relabel
-    from uni_agent_gym.workspaces.recorded_environment import COMMIT_LABEL, DIGEST_LABEL
+    from uni_agent_gym.workspaces.recorded_environment import COMMIT_LABEL, DIGEST_LABEL, NAME_LABEL
     from uni_agent_gym.workspaces.validated import NothingValidated, consult, record
 
     client = docker.from_env()
     names = {"good": "uag-test/validated:good", "other": "uag-test/validated:other"}
     for kind, name in names.items():
         client.images.get(docker_image).tag(name)
-        _relabel(name, {DIGEST_LABEL: f"digest-{kind}", COMMIT_LABEL: "a" * 40, HISTORY_LABEL: "ancestry"})
+        _relabel(name, {DIGEST_LABEL: f"digest-{kind}", COMMIT_LABEL: "a" * 40, HISTORY_LABEL: "ancestry", NAME_LABEL: name})
     cache = tmp_path / "cache"
     record(cache, "digest-good", client.images.get(names["good"]).id, "good-1", True, [])
     record(cache, "digest-other", "sha256:another-build-of-it", "other-1", True, [])  # validated, but not this image

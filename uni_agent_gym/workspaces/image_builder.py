@@ -334,7 +334,7 @@ async def build_instance_image(
             spec = None if built_from is None else environment_spec(instance, environments)
             wanted = None if spec is None else inputs_digest(_instance_dockerfile(instance, spec, config), instance["base_commit"])
             if built_from == wanted:
-                recorded = {} if spec is None else _environment_labels(instance, spec)  # None: pulled, or built before the labels
+                recorded = {} if spec is None else _environment_labels(instance, spec, name)  # None: pulled, or built before the labels
                 if any(labels.get(key) != value for key, value in recorded.items()):
                     log(f"{instance_id}: {name} exists; its commands or environment record changed: labelled again")
                     await asyncio.to_thread(_relabel, name, recorded)
@@ -384,7 +384,7 @@ async def _build_instance_image(
         (context / "Dockerfile").write_text(text + labels)
         (context / "clean-history.sh").write_text(CLEAN_SCRIPT)
         log(f"{instance_id}: docker build {name} (network off)")
-        await _build_adding_what_the_install_lacks(context, name, spec.python, log, _environment_labels(instance, spec))
+        await _build_adding_what_the_install_lacks(context, name, spec.python, log, _environment_labels(instance, spec, name))
     log(f"{instance_id}: built {name} in {time.monotonic() - started:.0f} s")
     return name
 
@@ -393,8 +393,8 @@ MISSING_DISTRIBUTION = re.compile(r"No matching distribution found for (\S+)")
 MAX_ADDED_REQUIREMENTS = 10
 
 
-def _environment_labels(instance: dict[str, Any], spec: EnvironmentSpec) -> dict[str, str]:
-    return environment_labels(spec, instance, instance.get("workdir") or IMAGE_REPO_DIR)
+def _environment_labels(instance: dict[str, Any], spec: EnvironmentSpec, name: str) -> dict[str, str]:
+    return environment_labels(spec, instance, instance.get("workdir") or IMAGE_REPO_DIR, name)
 
 
 def _relabel(name: str, labels: dict[str, str]) -> None:

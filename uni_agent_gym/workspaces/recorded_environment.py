@@ -13,7 +13,8 @@ opened on such an image is checked against its task before anything runs in it:
   with the defaults would test what the build never made (the old binary, a test filter that matches nothing).
 
 A refusal is an `EnvironmentMismatch` (a `DeploymentError`: the infrastructure's, masked in training, never a reward). Images without the labels (official
-ones, pulled; built before them) are not checked: nothing says what they hold.
+ones, pulled; built before them), and images made from one built here under another name (which inherit its
+labels), are not checked: nothing says what they hold.
 """
 
 from __future__ import annotations
@@ -31,6 +32,8 @@ DIGEST_LABEL = "uni-agent-gym.task-environment"
 COMMIT_LABEL = "uni-agent-gym.base-commit"
 TEST_LABEL = "uni-agent-gym.test-command"
 BUILD_LABEL = "uni-agent-gym.build-command"
+NAME_LABEL = "uni-agent-gym.image"  # the name it was built under: an image made FROM it (or tagged anew) inherits the
+# labels, and holds something else (another family's image of the same repository, say): only this name is checked
 TASK_KEY = "image_environment"  # on a task checked against its image (or given its commands): the image's digest
 IMAGE_ID_KEY = "image_id"  # and the image's id (`validation/store.py` keys results by both)
 
@@ -51,10 +54,18 @@ def environment_digest(spec: EnvironmentSpec, instance: dict[str, Any], workdir:
     return hashlib.sha256(json.dumps([fields, identity], sort_keys=True).encode()).hexdigest()[:16]
 
 
-def environment_labels(spec: EnvironmentSpec, instance: dict[str, Any], workdir: str) -> dict[str, str]:
-    """The labels an instance image built from `spec` carries."""
+def environment_labels(spec: EnvironmentSpec, instance: dict[str, Any], workdir: str, image: str) -> dict[str, str]:
+    """The labels an instance image built from `spec` under the name `image` carries."""
     return {DIGEST_LABEL: environment_digest(spec, instance, workdir), COMMIT_LABEL: instance["base_commit"],
-            TEST_LABEL: spec.test_command, BUILD_LABEL: spec.build}  # fmt: skip
+            TEST_LABEL: spec.test_command, BUILD_LABEL: spec.build, NAME_LABEL: canonical_name(image)}  # fmt: skip
+
+
+def canonical_name(image: str) -> str:
+    """`repository:tag`, with docker's `latest` where no tag is written."""
+    from docker.utils import parse_repository_tag
+
+    repository, tag = parse_repository_tag(image)
+    return f"{repository}@{tag}" if tag and tag.startswith("sha256:") else f"{repository}:{tag or 'latest'}"
 
 
 def explicit_environment(instance: dict[str, Any], environments: dict[str, dict[str, Any]]) -> bool:
@@ -72,7 +83,7 @@ def task_on_image(
     built for another (module docstring)."""
     image_id, labels = found or ("", {})
     recorded = labels.get(DIGEST_LABEL)
-    if recorded is None:
+    if recorded is None or labels.get(NAME_LABEL) != canonical_name(image):  # not built here under this name
         return instance
     checked = {TASK_KEY: recorded, IMAGE_ID_KEY: image_id}
     instance_id = instance["instance_id"]

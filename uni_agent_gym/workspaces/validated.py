@@ -19,7 +19,7 @@ from typing import Any
 from uni_agent_gym.errors import DeploymentError, UniAgentGymError
 from uni_agent_gym.instances import image_name
 from uni_agent_gym.named_locks import blocking_machine_lock
-from uni_agent_gym.workspaces.recorded_environment import DIGEST_LABEL
+from uni_agent_gym.workspaces.recorded_environment import DIGEST_LABEL, NAME_LABEL, canonical_name
 
 STORE_NAME = "validated.json"
 
@@ -73,7 +73,7 @@ def image_environment(image: str) -> tuple[str, str] | None:
         found = image_identity(image)
     except DeploymentError:
         return None
-    if found is None or DIGEST_LABEL not in found[1]:
+    if found is None or DIGEST_LABEL not in found[1] or found[1].get(NAME_LABEL) != canonical_name(image):
         return None
     return found[1][DIGEST_LABEL], found[0]
 
