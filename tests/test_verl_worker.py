@@ -139,8 +139,12 @@ async def test_a_parquet_mixing_every_dataset_family_runs_through_the_worker(tmp
     from tests import family_rows
     from uni_agent_gym.cli import main
 
-    await family_rows.ensure_family_images()
+    images = await family_rows.ensure_family_images()
     rows = family_rows.rows()
+    # An environments file is keyed by instance id, and SWE-rebench's row has the id of SWE-bench's: its image was built
+    # from its row's own recipe, so here it takes an id of its own (and names its image) and no entry applies to it
+    rebench = rows["swe-rebench"]
+    rows["swe-rebench"] = {**rebench, "instance_id": rebench["instance_id"] + "-rebench", "image_name": images["swe-rebench"]}
     mixed = tmp_path / "mixed.jsonl"
     mixed.write_text("".join(json.dumps(row) + "\n" for row in rows.values()))
     assert main(["prepare-data", "--dataset", str(mixed), "--output", str(tmp_path / "train.parquet")]) == 0
