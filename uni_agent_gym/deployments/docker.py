@@ -58,10 +58,8 @@ def image_exists(name: str) -> bool:
 
 def image_labels(name: str) -> dict[str, str] | None:
     """The labels of image `name` here ({} for none), or None when the engine has no such image (blocking)."""
-    try:
-        return docker_client().images.get(name).labels or {}
-    except docker.errors.ImageNotFound:
-        return None
+    found = image_identity(name)
+    return None if found is None else found[1]
 
 
 def image_identity(name: str) -> tuple[str, dict[str, str]] | None:

@@ -73,8 +73,8 @@ from uni_agent_gym.rewards.patches import SAFE_GIT, apply_patch, drop_files, git
 from uni_agent_gym.rewards.runner_files import runner_files_to_restore
 from uni_agent_gym.rewards.runner_modules import runner_modules_touched
 from uni_agent_gym.specs import build_of_tests, load_environments, command_of_tests
-from uni_agent_gym.workspaces.validated import is_validated
 from uni_agent_gym.workspaces.recorded_environment import IMAGE_ID_KEY, TASK_KEY
+from uni_agent_gym.workspaces.validated import is_validated
 from uni_agent_gym.toolchains import language_of
 
 logger = logging.getLogger(__name__)
