@@ -117,8 +117,16 @@ def swe_rebench_row(instance_id: str = FIXTURE) -> dict:
     return out
 
 
+# Of the row's FAIL_TO_PASS, those that fail with the bug in place under swesmith's own test command: the official row's
+# list holds every test of the module because pytest's INTERNALERROR (under swebench's `-rA` run) fails them all, while
+# swesmith's command runs them and the rest pass both ways (`uni-agent-gym validate` found it: "FAIL_TO_PASS passes at the base").
+# The rest are left out (as PASS_TO_PASS they would add their file to the profile's test command a second time).
+SMITH_FAILING = {"pytest-dev__pytest-7168": ["testing/io/test_saferepr.py::test_broken_getattribute"]}
+
+
 def swe_smith_row(instance_id: str = FIXTURE) -> dict:
     row = fixture_row(instance_id)
+    failing = SMITH_FAILING.get(instance_id, json.loads(row["FAIL_TO_PASS"]))
     _, commit = fixed_commit(instance_id)
     owner, repo = row["repo"].split("/")
     number = instance_id.rsplit("-", 1)[1]
@@ -127,7 +135,7 @@ def swe_smith_row(instance_id: str = FIXTURE) -> dict:
         "instance_id": f"{owner}__{repo}.{commit[:8]}.pr_{number}",
         "repo": f"swesmith/{owner}__{repo}.{commit[:8]}",
         "patch": reverse_patch(row["patch"], instance_id),
-        "FAIL_TO_PASS": json.loads(row["FAIL_TO_PASS"]),
+        "FAIL_TO_PASS": failing,
         "PASS_TO_PASS": json.loads(row["PASS_TO_PASS"]),
         "created_at": row["created_at"],
         "image_name": f"swesmith.x86_64.{owner}__{repo}.{commit[:8]}",

@@ -173,3 +173,19 @@ async def test_swe_smith_starts_at_the_bug_with_no_history_and_no_hidden_test(im
     assert "fatal" in unbroken and "fatal" in hidden, f"neither the unbroken commit nor the hidden test is in the repository: {outputs[1]}"
     assert outputs[2].startswith("1"), "the bug is in place"
     assert report["status"] == "unresolved"
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+def test_each_familys_row_validates(family, images, rows, tmp_path, monkeypatch):
+    """`uni-agent-gym validate` on each family's row: its gold (SWE-smith's: its bug's diff reversed) resolves, the test
+    patch alone and the empty patch do not. It found the SWE-smith row's FAIL_TO_PASS too wide under swesmith's own test
+    command (`family_rows.SMITH_FAILING`)."""
+    from uni_agent_gym.cli import main
+
+    monkeypatch.setenv("COLUMNS", "250")
+    dataset, config = tmp_path / "rows.jsonl", tmp_path / "settings.json"
+    dataset.write_text(json.dumps(rows[family]) + "\n")
+    config.write_text(json.dumps(settings(tmp_path, family)))
+    assert main(["validate", "--dataset", str(dataset), "-c", str(config), "--output", str(tmp_path / "out")]) == 0
+    result = json.loads((tmp_path / "out" / "validation.json").read_text())["results"][0]
+    assert result["validated"] and [run["status"] for run in result["runs"].values()] == ["resolved", "unresolved", "unresolved"], result
