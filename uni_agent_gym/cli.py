@@ -198,10 +198,11 @@ def cmd_init(args: argparse.Namespace, console: Console) -> None:
 
 def cmd_prepare_data(args: argparse.Namespace, console: Console) -> None:
     from uni_agent_gym.verl.data import verl_rows, write_parquet
+    from uni_agent_gym.workspaces.validated import consult
 
     output = parquet_file("--output", args.output)  # before the rows load: a wrong name is said at once
     instances = _instances(args.dataset, args.split, ids=args.instance_ids, slice_spec=args.slice)
-    instances = _validated(instances, args.validation, "docker", args.cache_dir, console)
+    instances = consult(instances, args.validation, args.cache_dir, _say_validation(console))  # the images of the rollout nodes: docker's
     path = write_parquet(verl_rows(instances, args.agent_name), output)
     console.print(f"wrote {len(instances)} row{'s' * (len(instances) != 1)} for agent loop {args.agent_name!r} to {path}")
 
@@ -420,7 +421,11 @@ def _validated(instances: list[dict], mode: str, deployment: str, cache_dir: str
         if mode == "require":
             raise BadArgument(f"validation: require: only images built here record a validated environment; a {deployment} deployment has none (docker or ray)")
         return instances
-    return consult(instances, mode, cache_dir, lambda message: console.print(f"[yellow]{escape(message)}[/yellow]", highlight=False))
+    return consult(instances, mode, cache_dir, _say_validation(console))
+
+
+def _say_validation(console: Console):
+    return lambda message: console.print(f"[yellow]{escape(message)}[/yellow]", highlight=False)
 
 
 def cmd_eval(args: argparse.Namespace, console: Console) -> None:

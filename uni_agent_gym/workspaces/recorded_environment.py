@@ -68,6 +68,12 @@ def canonical_name(image: str) -> str:
     return f"{repository}@{tag}" if tag and tag.startswith("sha256:") else f"{repository}:{tag or 'latest'}"
 
 
+def recorded_digest(image: str, labels: dict[str, str]) -> str | None:
+    """The environment digest `image` records of itself; None for an image not built here under this name (pulled, built
+    before the labels, or made FROM one built here: it inherits the labels and holds something else)."""
+    return labels.get(DIGEST_LABEL) if labels.get(NAME_LABEL) == canonical_name(image) else None
+
+
 def explicit_environment(instance: dict[str, Any], environments: dict[str, dict[str, Any]]) -> bool:
     """Whether the task says its environment itself (an environments entry, the row's recipe or commands), rather than
     leaving it to swebench's spec defaults."""
@@ -82,8 +88,8 @@ def task_on_image(
     and id, and the commands the image records where the task gives none; `EnvironmentMismatch` when the image was
     built for another (module docstring)."""
     image_id, labels = found or ("", {})
-    recorded = labels.get(DIGEST_LABEL)
-    if recorded is None or labels.get(NAME_LABEL) != canonical_name(image):  # not built here under this name
+    recorded = recorded_digest(image, labels)
+    if recorded is None:
         return instance
     checked = {TASK_KEY: recorded, IMAGE_ID_KEY: image_id}
     instance_id = instance["instance_id"]

@@ -19,7 +19,7 @@ from typing import Any
 from uni_agent_gym.errors import DeploymentError, UniAgentGymError
 from uni_agent_gym.instances import image_name
 from uni_agent_gym.named_locks import blocking_machine_lock
-from uni_agent_gym.workspaces.recorded_environment import DIGEST_LABEL, NAME_LABEL, canonical_name
+from uni_agent_gym.workspaces.recorded_environment import recorded_digest
 
 STORE_NAME = "validated.json"
 
@@ -43,9 +43,11 @@ def read_store(cache_dir: str | Path) -> dict[str, dict[str, Any]]:
 
 def is_validated(cache_dir: str | Path, digest: str | None, image_id: str | None) -> bool:
     """Whether this environment passed `validate` (False for one not built here: it records no digest)."""
-    if not digest or not image_id:
-        return False
-    return bool(read_store(cache_dir).get(environment_key(digest, image_id), {}).get("validated"))
+    return bool(digest and image_id) and _passed(read_store(cache_dir), digest, image_id)
+
+
+def _passed(store: dict[str, dict[str, Any]], digest: str, image_id: str) -> bool:
+    return bool(store.get(environment_key(digest, image_id), {}).get("validated"))
 
 
 def record(cache_dir: str | Path, digest: str, image_id: str, instance_id: str, validated: bool, reasons: list[str]) -> None:
@@ -73,9 +75,8 @@ def image_environment(image: str) -> tuple[str, str] | None:
         found = image_identity(image)
     except DeploymentError:
         return None
-    if found is None or DIGEST_LABEL not in found[1] or found[1].get(NAME_LABEL) != canonical_name(image):
-        return None
-    return found[1][DIGEST_LABEL], found[0]
+    digest = None if found is None else recorded_digest(image, found[1])
+    return None if digest is None else (digest, found[0])
 
 
 def unvalidated(tasks: list[dict[str, Any]], cache_dir: str | Path) -> list[str]:
@@ -87,7 +88,7 @@ def unvalidated(tasks: list[dict[str, Any]], cache_dir: str | Path) -> list[str]
         if task.get("needs_environment") is False:
             continue
         environment = image_environment(task.get("image_name") or image_name(task["instance_id"]))
-        if environment is None or not store.get(environment_key(*environment), {}).get("validated"):
+        if environment is None or not _passed(store, *environment):
             missing.append(task["instance_id"])
     return missing
 
@@ -105,7 +106,8 @@ def consult(tasks: list[dict[str, Any]], mode: str, cache_dir: str | Path, say: 
         say(f"{len(missing)} of {len(tasks)} task(s) not validated on this machine ({shown}): a zero there may be its environment's; "
             "run `uni-agent-gym validate` (or validation: require to run only validated tasks)")
         return tasks
-    kept = [task for task in tasks if task["instance_id"] not in set(missing)]
+    left_out = set(missing)
+    kept = [task for task in tasks if task["instance_id"] not in left_out]
     if not kept:
         raise NothingValidated(f"validation: require, and none of the {len(tasks)} task(s) has validated on this machine: run `uni-agent-gym validate` first")
     say(f"validation: require: {len(missing)} task(s) left out, not validated on this machine: {', '.join(missing)}")
