@@ -25,7 +25,7 @@ async def graded_toy_row(cache_dir: str) -> dict:
     row = await toy.toy_instance(cache_dir)
     raw = {**row, "repo": REPO, "test_command": toy.TEST_COMMAND, "log_parser": "parse_log_django",
            "FAIL_TO_PASS": _names(row["FAIL_TO_PASS"]), "PASS_TO_PASS": _names(row["PASS_TO_PASS"])}  # fmt: skip
-    return normalise(raw)
+    return normalise(raw).to_dict()
 
 
 async def graded_toy_image(row: dict, base_image: str, cache_dir: str) -> str:

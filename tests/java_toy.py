@@ -33,7 +33,7 @@ diff --git a/src/main/java/toy/Arith.java b/src/main/java/toy/Arith.java
 """
 
 
-async def java_toy_row() -> dict:
+async def java_toy_row() -> Task:
     """The Java toy as a normalised row (its mirror is its directory)."""
     base_commit = await head_commit(await mirror_repository(REPO_NAME, str(REPO), str(BUILD_CACHE)))
     return normalise({

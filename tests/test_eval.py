@@ -19,6 +19,7 @@ from tests.test_reward import row
 from uni_agent_gym.agent.model import ChatModel
 from uni_agent_gym.agent.react import run_episode
 from uni_agent_gym.config import AgentConfig, GymConfig, ModelConfig
+from uni_agent_gym.datasets import Task
 from uni_agent_gym.envs import AsyncSWEEnv
 
 PYTEST = "pytest-dev__pytest-7168"
@@ -324,7 +325,7 @@ async def test_an_episode_that_fails_on_an_exception_group_keeps_its_causes(monk
         raise group("unhandled errors in a TaskGroup", [ConnectionResetError("the peer went away")])
 
     monkeypatch.setattr(run, "run_episode", fails)
-    record = await run._episode({"instance_id": "x__y-1"}, GymConfig(), model=None, reward=None)
+    record = await run._episode(Task(instance_id="x__y-1", repo="o/r", family="swe-bench"), GymConfig(), model=None, reward=None)
     assert record["exit_reason"] == "env_error"
     assert record["error"] == "ExceptionGroup: unhandled errors in a TaskGroup (1 sub-exception) [ConnectionResetError: the peer went away]"
     assert "Traceback" in caplog.text and "ConnectionResetError: the peer went away" in caplog.text

@@ -15,20 +15,21 @@ from uni_agent_gym.deployments import make_deployment
 from uni_agent_gym.workspaces.image_builder import (
     ImageBuildError, build_instance_image, dockerfile, environment_dockerfile, environment_image_name, pip_target_flags,
 )  # fmt: skip
+from uni_agent_gym.datasets import Task
 from uni_agent_gym.instances import image_name, normalise
 from uni_agent_gym.specs import SpecError, environment_spec, load_environments
 from tests import fixture_sources
 from tests.conftest import require_docker
 
-ROWS = fixture_sources.derived_rows()
+ROWS = {instance_id: normalise(row) for instance_id, row in fixture_sources.derived_rows().items()}
 ENVIRONMENTS = fixture_sources.fixtures()
 
 
-def lite_row(instance_id: str) -> dict:
+def lite_row(instance_id: str) -> Task:
     for line in (fixture_sources.SHARED / "lite.jsonl").read_text().splitlines():
         row = json.loads(line)
         if row["instance_id"] == instance_id:
-            return row
+            return normalise(row)
     raise KeyError(instance_id)
 
 
@@ -58,7 +59,7 @@ def test_specs_that_need_github_ask_for_pins(instance_id, message):
 
 
 def test_unknown_repo_and_bad_files(tmp_path):
-    row = {**lite_row("pytest-dev__pytest-7168"), "repo": "someone/unknown"}
+    row = lite_row("pytest-dev__pytest-7168").replace(repo="someone/unknown")
     with pytest.raises(SpecError, match="swebench has no spec for someone/unknown version 5.4"):
         environment_spec(row)
     (tmp_path / "bad.json").write_text('[{"python": "3.9"}]')
@@ -90,7 +91,7 @@ async def test_a_python_without_base_image_is_a_clear_error(tmp_path):
     environments = {row["instance_id"]: {**ENVIRONMENTS[row["instance_id"]], "python": "3.8.18"}}
     config = GymConfig.model_validate({"env": {"cache_dir": str(tmp_path)}})
     with pytest.raises(ImageBuildError, match=r"needs Python 3\.8, which has no base image"):
-        await build_instance_image(normalise(row), config, environments, force=True, log=lambda m: None)
+        await build_instance_image(row, config, environments, force=True, log=lambda m: None)
 
 
 REBUILT_IMAGE = "uni-agent-gym-test/rebuilt-pytest-7168:latest"
@@ -115,11 +116,11 @@ async def test_built_image_passes_fail_to_pass_with_the_gold_patch(instance_id):
     require_docker()
     from swebench.harness.log_parsers import MAP_REPO_TO_PARSER
 
-    row, fixture = normalise(ROWS[instance_id]), ENVIRONMENTS[instance_id]
+    row, fixture = ROWS[instance_id], ENVIRONMENTS[instance_id]
     rebuild = instance_id == "pytest-dev__pytest-7168"  # one real build every run (~10 s), the others when missing
     if rebuild:  # under a name of its own: the fixture image other tests run at the same time keeps its id (and
         # what is derived from it, and the ray nodes' copies); the previous run's build goes first, not left dangling
-        row = {**row, "image_name": REBUILT_IMAGE}
+        row = row.replace(image_name=REBUILT_IMAGE)
         await asyncio.to_thread(remove_image, REBUILT_IMAGE)
     name = await fixture_sources.ensure_image(row, force=rebuild)
     assert name == (REBUILT_IMAGE if rebuild else image_name(instance_id))
@@ -211,7 +212,7 @@ async def test_an_instance_image_built_from_other_inputs_is_built_again(docker_i
     from uni_agent_gym.workspaces.image_builder import INPUTS_LABEL, build_instance_image
 
     name = f"uni-agent-gym-test/inputs-{secrets.token_hex(3)}"
-    row = {**await java_toy.java_toy_row(), "image_name": f"{name}:latest"}
+    row = (await java_toy.java_toy_row()).replace(image_name=f"{name}:latest")
     config = java_toy.build_config()
     environments = load_environments(java_toy.ENVIRONMENTS)
     changed = {key: {**entry, "env": {**entry.get("env", {}), "UAG_CHANGED": "1"}} if key == row["instance_id"] else entry
@@ -228,7 +229,7 @@ async def test_an_instance_image_built_from_other_inputs_is_built_again(docker_i
         assert any("built from other inputs" in line for line in said) and again.id != first.id
         assert INPUTS_LABEL in first.labels and again.labels[INPUTS_LABEL] != first.labels[INPUTS_LABEL]
         images.get(docker_image).tag(name, "pulled")  # an image without the label: used as it is
-        await build_instance_image({**row, "image_name": f"{name}:pulled"}, config, changed, log=said.append)
+        await build_instance_image(row.replace(image_name=f"{name}:pulled"), config, changed, log=said.append)
         assert said[-1].endswith("exists, skipped") and images.get(f"{name}:pulled").id == images.get(docker_image).id
     finally:
         for tag in ("latest", "pulled"):
@@ -265,12 +266,12 @@ async def test_an_image_starts_with_the_compiler_caches_of_the_last_image_of_its
 
     said: list[str] = []
     try:
-        await build_instance_image({**row, "image_name": first}, config, environments, log=said.append)
-        await build_instance_image({**row, "image_name": second}, config, environments, log=said.append)
+        await build_instance_image(row.replace(image_name=first), config, environments, log=said.append)
+        await build_instance_image(row.replace(image_name=second), config, environments, log=said.append)
         assert f"{row['instance_id']}: compiler caches from {first}" in said, said
         before, after = ccache_stats(first), ccache_stats(second)  # the second's cache is the first's, then its own build
         assert after["direct_cache_hit"] - before["direct_cache_hit"] == 2 and after["cache_miss"] == before["cache_miss"], (before, after)
-        await build_instance_image({**row, "image_name": second}, config, environments, log=said.append)
+        await build_instance_image(row.replace(image_name=second), config, environments, log=said.append)
         assert said[-1].endswith("exists, skipped"), said[-1]
         toolchain = f"{TOOLCHAIN_LABEL}={client.images.get(first).labels[TOOLCHAIN_LABEL]}"
         client.images.get(first).tag(derived)  # made from the first: its label names the first, not this name

@@ -6,17 +6,18 @@ from __future__ import annotations
 
 import pytest
 
+from uni_agent_gym.datasets import Task, normalise
 from uni_agent_gym.specs import environment_spec
 from uni_agent_gym.workspaces.recorded_environment import (
-    BUILD_LABEL, COMMIT_LABEL, DIGEST_LABEL, IMAGE_ID_KEY, NAME_LABEL, TASK_KEY, TEST_LABEL, EnvironmentMismatch, environment_labels, task_on_image,
+    BUILD_LABEL, COMMIT_LABEL, DIGEST_LABEL, NAME_LABEL, TEST_LABEL, EnvironmentMismatch, environment_labels, task_on_image,
 )  # fmt: skip
 
-REDIS = {"instance_id": "redis__redis-10764", "repo": "redis/redis", "version": "10764", "language": "c", "base_commit": "a" * 40,
-         "test_patch": "", "FAIL_TO_PASS": ["x"], "PASS_TO_PASS": []}  # fmt: skip
+REDIS = normalise({"instance_id": "redis__redis-10764", "repo": "redis/redis", "version": "10764", "language": "c", "base_commit": "a" * 40,
+                   "problem_statement": "p", "test_patch": "", "FAIL_TO_PASS": ["x"], "PASS_TO_PASS": []})  # fmt: skip
 ENTRY = {"redis__redis-10764": {"instance_id": "redis__redis-10764", "test_cmd_as_run": 'TERM=dumb ./runtest --single unit/type/zset --only "/BZMPOP"'}}
 
 
-def built_with(environments: dict, instance: dict = REDIS) -> tuple[str, dict[str, str]]:
+def built_with(environments: dict, instance: Task = REDIS) -> tuple[str, dict[str, str]]:
     """The id and labels of an image that `images build` made of `instance` with `environments`."""
     return "sha256:" + "1" * 64, environment_labels(environment_spec(instance, environments), instance, "/testbed", "redis-image")
 
@@ -26,8 +27,8 @@ def test_a_task_without_an_environment_of_its_own_grades_with_the_commands_its_i
     filter is `/BZMPOP`. Grading with the spec's would run other tests than the build was checked with."""
     found = built_with(ENTRY)
     task = task_on_image(REDIS, "redis-image", found, {}, "/testbed")
-    assert task["test_command"] == ENTRY["redis__redis-10764"]["test_cmd_as_run"] and task["build_command"] == "make distclean && make"
-    assert (task[TASK_KEY], task[IMAGE_ID_KEY]) == (found[1][DIGEST_LABEL], found[0])
+    assert task.test_command == ENTRY["redis__redis-10764"]["test_cmd_as_run"] and task.build_command == "make distclean && make"
+    assert (task.image_environment, task.image_id) == (found[1][DIGEST_LABEL], found[0])
     assert environment_spec(task, {}).test_command == ENTRY["redis__redis-10764"]["test_cmd_as_run"]  # what the reward runs
     assert task_on_image(task, "redis-image", found, {}, "/testbed") == task  # the grader's sandbox reads the same task
 
@@ -42,11 +43,11 @@ def test_a_task_whose_own_environment_differs_from_its_images_is_refused_naming_
     message = str(refused.value)
     assert found[1][DIGEST_LABEL] in message and wanted in message and "build 'make' (image: 'make distclean && make')" in message, message
     assert wanted != mine != found[1][DIGEST_LABEL]
-    assert task_on_image(REDIS, "redis-image", found, ENTRY, "/testbed")[TASK_KEY] == found[1][DIGEST_LABEL]  # the same entry: accepted
+    assert task_on_image(REDIS, "redis-image", found, ENTRY, "/testbed").image_environment == found[1][DIGEST_LABEL]  # the same entry: accepted
 
 
 def test_an_image_of_another_commit_is_refused_even_for_a_task_without_an_environment():
-    found = built_with({}, {**REDIS, "base_commit": "b" * 40})
+    found = built_with({}, REDIS.replace(base_commit="b" * 40))
     with pytest.raises(EnvironmentMismatch, match=f"holds the repository at {'b' * 40} \\(environment [0-9a-f]{{16}}\\), the task at {'a' * 40} \\(environment [0-9a-f]{{16}}\\)"):
         task_on_image(REDIS, "redis-image", found, {}, "/testbed")
 
@@ -58,7 +59,7 @@ def test_an_image_that_records_nothing_of_itself_is_not_checked():
     assert task_on_image(REDIS, "swebench/x", None, ENTRY, "/testbed") is REDIS
     image_id, inherited = built_with(ENTRY)
     assert task_on_image(REDIS, "uag-derived/other:1", (image_id, inherited), {}, "/testbed") is REDIS
-    assert task_on_image(REDIS, "redis-image:latest", (image_id, inherited), {}, "/testbed")[TASK_KEY] == inherited[DIGEST_LABEL]  # the same name
+    assert task_on_image(REDIS, "redis-image:latest", (image_id, inherited), {}, "/testbed").image_environment == inherited[DIGEST_LABEL]  # the same name
 
 
 def test_the_labels_say_the_commands_and_the_commit():

@@ -221,9 +221,10 @@ def test_a_skipped_fail_to_pass_test_has_not_passed(outcomes, resolved):
     """A patch can make the hidden tests skip (raise SkipTest from the code under test); that is no fix."""
     from swebench.harness.grading import get_resolution_status
 
+    from uni_agent_gym.datasets import Task
     from uni_agent_gym.rewards.swebench import grade_fail_to_pass
 
-    instance = {"FAIL_TO_PASS": ["F1", "F2"], "PASS_TO_PASS": ["P1"]}
+    instance = Task(instance_id="x", repo="o/r", family="swe-bench", FAIL_TO_PASS=["F1", "F2"], PASS_TO_PASS=["P1"])
     if outcomes == {"F1": "SKIPPED", "F2": "SKIPPED", "P1": "PASSED"}:
         naive = get_eval_tests_report(outcomes, instance)
         assert get_resolution_status(naive) == "RESOLVED_FULL", "the hole is real in swebench's grading"

@@ -16,10 +16,9 @@ from uni_agent_gym.rewards.canaries import Canaries
 from uni_agent_gym.rewards.runner_files import language_runner_files
 from uni_agent_gym.specs import command_of_tests, load_environments
 
-ROWS = {instance_id: normalise(row) for instance_id, row in language_fixtures.derived_rows().items()}
 ENVIRONMENTS = load_environments(language_fixtures.ENVIRONMENTS)
-for _row in ROWS.values():
-    _row["test_command"] = command_of_tests(_row, ENVIRONMENTS)  # as the reward runs it
+ROWS = {instance_id: normalise(row) for instance_id, row in language_fixtures.derived_rows().items()}
+ROWS = {instance_id: row.replace(test_command=command_of_tests(row, ENVIRONMENTS)) for instance_id, row in ROWS.items()}  # as the reward runs it
 
 GO_FILE = '''package gin
 

@@ -9,11 +9,13 @@ import dataclasses
 import pytest
 
 from tests import language_fixtures
+from uni_agent_gym.datasets import normalise
 from uni_agent_gym.specs import SpecError, build_of_tests, command_of_tests, environment_spec
 from uni_agent_gym.toolchains import TOOLCHAIN_PYTHON, language_of
 from uni_agent_gym.workspaces.image_builder import dockerfile, toolchain_dockerfile, toolchain_image_name
 
-REDIS = language_fixtures.derived_rows()["redis__redis-12272"]
+RAW_REDIS = language_fixtures.derived_rows()["redis__redis-12272"]
+REDIS = normalise(RAW_REDIS)
 
 
 def test_a_c_task_takes_its_toolchain_install_build_and_tests_from_swebenchs_spec():
@@ -34,13 +36,13 @@ def test_an_environments_file_overrides_each_part():
 
 
 def test_a_python_task_builds_nothing_when_graded():
-    python_task = {**REDIS, "language": None, "repo": "pytest-dev/pytest", "version": "5.4"}
+    python_task = normalise({**RAW_REDIS, "repo": "pytest-dev/pytest", "version": "5.4"})
     assert language_of(python_task) == "python" and build_of_tests(python_task) == ""
 
 
 @pytest.mark.parametrize("row,error", [
-    ({**REDIS, "language": "cobol"}, "no toolchain is known for language 'cobol' (known: python, c, cpp, go, java"),
-    ({**REDIS, "version": "1"}, "swebench has no spec for redis/redis version 1; give its toolchain"),
+    (REDIS.replace(language="cobol"), "no toolchain is known for language 'cobol' (known: python, c, cpp, go, java"),
+    (normalise({**RAW_REDIS, "version": "1"}), "swebench has no spec for redis/redis version 1; give its toolchain"),
 ])  # fmt: skip
 def test_a_task_with_no_toolchain_or_spec_says_what_to_give(row, error):
     with pytest.raises(SpecError, match=error.replace("(", r"\(").replace(")", r"\)")):
@@ -59,7 +61,6 @@ def test_the_toolchain_layer_installs_the_packages_by_apt_and_the_instance_layer
 
 
 def test_a_go_task_sits_at_its_import_path_in_a_gopath_with_debians_go_sources():
-    from uni_agent_gym.instances import normalise
     from uni_agent_gym.specs import load_environments
 
     gin = normalise(language_fixtures.derived_rows()["gin-gonic__gin-3227"])
@@ -85,7 +86,6 @@ def test_an_eval_report_gives_the_resolved_rate_per_language():
 
 
 def test_a_toolchain_setup_runs_after_the_packages_and_names_its_own_image():
-    from uni_agent_gym.instances import normalise
     from uni_agent_gym.specs import load_environments
 
     environments = load_environments(language_fixtures.ENVIRONMENTS)

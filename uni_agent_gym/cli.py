@@ -10,6 +10,7 @@ import logging
 import os
 import sys
 import traceback
+from typing import TYPE_CHECKING
 
 from rich.console import Console
 from rich.markup import escape
@@ -30,6 +31,9 @@ from uni_agent_gym.arguments import (
 )
 from uni_agent_gym.config import DEPLOYMENT_TYPES, EnvConfig, LocalDeploymentConfig, load_config, read_config_file
 from uni_agent_gym.errors import ConfigError, MissingExtraError, UniAgentGymError
+
+if TYPE_CHECKING:
+    from uni_agent_gym.datasets import Task
 
 
 class DemoFailed(UniAgentGymError):
@@ -73,7 +77,7 @@ def _load(args: argparse.Namespace):
     return load_config(*args.config, overrides=overrides)
 
 
-def _instances(dataset: str, split: str, dataset_format: str = "auto", cache_dir: str | None = None, **selection) -> list[dict]:
+def _instances(dataset: str, split: str, dataset_format: str = "auto", cache_dir: str | None = None, **selection) -> list[Task]:
     """The --dataset rows (`toy`: the built-in task's) picked by --instance-ids / --pattern / --slice, as tasks
     of their family; a selection of nothing is an error."""
     from uni_agent_gym.instances import normalise, select
@@ -412,7 +416,7 @@ def cmd_probe(args: argparse.Namespace, console: Console) -> None:
         raise ProbeFailed(failed_summary(sections))
 
 
-def _validated(instances: list[dict], mode: str, deployment: str, cache_dir: str, console: Console) -> list[dict]:
+def _validated(instances: list[Task], mode: str, deployment: str, cache_dir: str, console: Console) -> list[Task]:
     """The instances a run takes under `validation: mode` (`workspaces.validated.consult`): images are what validate,
     so only docker and ray sandboxes are checked."""
     from uni_agent_gym.workspaces.validated import consult

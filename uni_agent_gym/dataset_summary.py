@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from uni_agent_gym.config import GymConfig
-from uni_agent_gym.datasets import FAMILIES, InstanceError, detect, normalise
+from uni_agent_gym.datasets import FAMILIES, InstanceError, Task, detect, normalise
 from uni_agent_gym.errors import UniAgentGymError
 
 
@@ -56,25 +56,25 @@ def summarise(rows: list[dict[str, Any]], config: GymConfig, environments: dict[
             line.images_present = None if present is None else line.images_present
             line.reasons[_short(str(exc))] += 1
             continue
-        key = (task["family"], task["repo"], task.get("language") or "?")
+        key = (task.family, task.repo, task.language or "?")
         line = lines.setdefault(key, RepoLine(*key))
         line.rows += 1
         line.canaries[_canary_runner(task, environments)] += 1
         if present is None:
             line.images_present = None
-        elif present(task["image_name"]):
+        elif present(task.image_name):
             line.images_present += 1
         reason = None
-        if task.get("hidden_paths"):
+        if task.hidden_paths:
             reason = "its tests exist only in its image"
-        elif task.get("needs_environment") is False:  # the toy task: the standard library alone
+        elif task.needs_environment is False:  # the toy task: the standard library alone
             reason = "needs no image: it runs on local, or on any image with python3"
         else:
             try:
                 spec = environment_spec(task, environments)
                 if spec.python not in DEBIAN_SUITE_BY_PYTHON:
                     reason = f"Python {spec.python} has no base image"
-                elif not (config.env.mirrors.get(task["repo"]) or task.get("mirror")):
+                elif not (config.env.mirrors.get(task.repo) or task.mirror):
                     reason = "no mirror of its repository (--mirror)"
             except UniAgentGymError as exc:
                 reason = _short(str(exc))
@@ -94,7 +94,7 @@ def canaries_cell(line: RepoLine) -> str:
     return f"{total}{'' if total == line.rows else f' of {line.rows}'} {', '.join(sorted(planted))}"
 
 
-def _canary_runner(task: dict[str, Any], environments: dict[str, dict[str, Any]]) -> str | None:
+def _canary_runner(task: Task, environments: dict[str, dict[str, Any]]) -> str | None:
     from uni_agent_gym.rewards.swebench import canary_runner
     from uni_agent_gym.specs import command_of_tests
 

@@ -11,11 +11,12 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
 from uni_agent_gym import datasets
+from uni_agent_gym.datasets import Task
 from uni_agent_gym.datasets.base import InstanceError, patch_files, swebench_image_name
 from uni_agent_gym.files import check_file, read_text
 
@@ -26,7 +27,7 @@ def image_name(instance_id: str) -> str:
     return swebench_image_name(instance_id)
 
 
-def normalise(row: dict[str, Any], dataset_format: str = "auto") -> dict[str, Any]:
+def normalise(row: Mapping[str, Any], dataset_format: str = "auto") -> Task:
     """The checked task of a row of any dataset family (`uni_agent_gym.datasets`): test lists as lists,
     patches verified to be diffs, the family's image, test command, parser, grading rule and start state."""
     return datasets.normalise(row, dataset_format)
@@ -161,7 +162,7 @@ def load_instances(
     repos: Iterable[str] | None = None,
     slice_spec: str | slice | None = None,
     dataset_format: str = "auto",
-) -> list[dict[str, Any]]:
+) -> list[Task]:
     """Load, select and normalise rows: `load_instances("lite.jsonl", ids=[...])`; `dataset_format` names
     the family instead of detecting it per row."""
     rows = select(read_rows(source, split), ids=ids, pattern=pattern, repos=repos, slice_spec=slice_spec)

@@ -22,10 +22,12 @@ its test command is the spec's `test_cmd` as written (swebench's non-Python spec
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from uni_agent_gym.datasets import Task, normalise
 from uni_agent_gym.errors import UniAgentGymError
 from uni_agent_gym.files import read_text
 from uni_agent_gym.toolchains import PYTHON, TOOLCHAIN_PYTHON, ToolchainError, language_of, network_step, toolchain_packages
@@ -73,12 +75,12 @@ def _major_minor(version: str) -> str:
     return ".".join(str(version).split(".")[:2])
 
 
-def _with_directives(test_cmd: str | list[str] | None, instance: dict[str, Any]) -> str:
+def _with_directives(test_cmd: str | list[str] | None, instance: Task) -> str:
     """The spec's test command followed by the test files of the instance's test_patch (swebench's rule)."""
     from swebench.harness.test_spec.python import get_test_directives
 
     if not test_cmd:
-        raise SpecError(f"Instance {instance['instance_id']!r}: no test command (override test_cmd or swebench spec)")
+        raise SpecError(f"Instance {instance.instance_id!r}: no test command (override test_cmd or swebench spec)")
     command = "; ".join(test_cmd) if isinstance(test_cmd, list) else test_cmd
     return " ".join([command, *get_test_directives(instance)])
 
@@ -94,47 +96,50 @@ def _joined(commands: str | list[str] | None, separator: str) -> str:
     return separator.join(commands) if isinstance(commands, list) else (commands or "")
 
 
-def command_of_tests(instance: dict[str, Any], environments: dict[str, dict[str, Any]] | None = None) -> str:
+def command_of_tests(instance: Task | Mapping[str, Any], environments: dict[str, dict[str, Any]] | None = None) -> str:
     """The instance's test command: its environments-file override, else its family's (the row's own, or
     a table the family follows), else its swebench spec's runner followed by the test_patch's files
-    (another language's spec: its test command as written)."""
-    override = (environments or {}).get(instance["instance_id"]) or {}
+    (another language's spec: its test command as written). A row is normalised first."""
+    instance = normalise(instance)
+    override = (environments or {}).get(instance.instance_id) or {}
     if override.get("test_cmd_as_run"):
         return override["test_cmd_as_run"]
     if override.get("test_cmd"):
         return _with_directives(override["test_cmd"], instance)
-    if instance.get("test_command"):
-        return instance["test_command"]
-    spec = swebench_spec(instance["repo"], str(instance.get("version"))) or {}
+    if instance.test_command:
+        return instance.test_command
+    spec = swebench_spec(instance.repo, str(instance.version)) or {}
     if language_of(instance) != PYTHON:
         if not spec.get("test_cmd"):
-            raise SpecError(f"Instance {instance['instance_id']!r}: no test command (override test_cmd_as_run or swebench spec)")
+            raise SpecError(f"Instance {instance.instance_id!r}: no test command (override test_cmd_as_run or swebench spec)")
         return _joined(spec["test_cmd"], "; ")
     return _with_directives(spec.get("test_cmd"), instance)
 
 
-def build_of_tests(instance: dict[str, Any], environments: dict[str, dict[str, Any]] | None = None) -> str:
+def build_of_tests(instance: Task | Mapping[str, Any], environments: dict[str, dict[str, Any]] | None = None) -> str:
     """What grading builds after the test patch and before the tests ("" for a Python task): the
     override's `build_cmd`, else the task's `build_command`, else its swebench spec's `build`."""
+    instance = normalise(instance)
     if language_of(instance) == PYTHON:
         return ""
-    override = (environments or {}).get(instance["instance_id"]) or {}
+    override = (environments or {}).get(instance.instance_id) or {}
     if "build_cmd" in override:
         return _joined(override["build_cmd"], " && ")
-    if instance.get("build_command") is not None:
-        return instance["build_command"]
-    spec = swebench_spec(instance["repo"], str(instance.get("version"))) or {}
+    if instance.build_command is not None:
+        return instance.build_command
+    spec = swebench_spec(instance.repo, str(instance.version)) or {}
     return _joined(spec.get("build"), " && ")
 
 
-def environment_spec(instance: dict[str, Any], environments: dict[str, dict[str, Any]] | None = None) -> EnvironmentSpec:
-    """The environment of `instance`: its override if there is one, else the recipe its row carries
-    (SWE-rebench), else its swebench spec."""
-    instance_id, repo = instance["instance_id"], instance["repo"]
-    version = str(instance.get("version"))
+def environment_spec(instance: Task | Mapping[str, Any], environments: dict[str, dict[str, Any]] | None = None) -> EnvironmentSpec:
+    """The environment of `instance` (a row is normalised first): its override if there is one, else the recipe its
+    row carries (SWE-rebench), else its swebench spec."""
+    instance = normalise(instance)
+    instance_id, repo = instance.instance_id, instance.repo
+    version = str(instance.version)
     spec = swebench_spec(repo, version) or {}
     override = (environments or {}).get(instance_id)
-    recipe = instance.get("environment")
+    recipe = instance.environment
     if override is None and recipe is not None and recipe.get("unbuildable"):
         raise SpecError(f"Instance {instance_id!r}: its environment cannot be built offline: {recipe['unbuildable']}")  # it says what to do
     if language_of(instance) != PYTHON:
@@ -181,15 +186,15 @@ def environment_spec(instance: dict[str, Any], environments: dict[str, dict[str,
 
 
 def _toolchain_spec(
-    instance: dict[str, Any], spec: dict[str, Any], override: dict[str, Any] | None, environments: dict[str, dict[str, Any]] | None
+    instance: Task, spec: dict[str, Any], override: dict[str, Any] | None, environments: dict[str, dict[str, Any]] | None
 ) -> EnvironmentSpec:
     """The environment of a task in another language than Python: its toolchain, and what the image runs
     once in the repository (swebench's repo script: `pre_install`, `install`, `build`)."""
-    instance_id, language = instance["instance_id"], language_of(instance)
+    instance_id, language = instance.instance_id, language_of(instance)
     override = override or {}
     if not spec and not override:
         raise SpecError(
-            f"Instance {instance_id!r}: swebench has no spec for {instance['repo']} version {instance.get('version')}; "
+            f"Instance {instance_id!r}: swebench has no spec for {instance.repo} version {instance.version}; "
             "give its toolchain, install_cmd, build_cmd and test_cmd_as_run in an environments file"
         )
     try:

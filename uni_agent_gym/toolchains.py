@@ -19,6 +19,8 @@ runs; a grading sandbox starts from the image, so nothing an agent does reaches 
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
+from typing import Any
 
 from uni_agent_gym.errors import UniAgentGymError
 
@@ -50,9 +52,9 @@ class ToolchainError(UniAgentGymError, LookupError):
     """A task's language has no known toolchain; the message says which languages do."""
 
 
-def language_of(task: dict) -> str:
-    """The task's language, lower case (a task with none is a Python task: every family before the
-    multilingual ones)."""
+def language_of(task: Mapping[str, Any]) -> str:
+    """The language of a task (or of its serialised form), lower case (a task with none is a Python task: every
+    family before the multilingual ones)."""
     return str(task.get("language") or PYTHON).lower()
 
 

@@ -12,10 +12,12 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Mapping
 from typing import Any
 
 from uni_agent_gym.agent.model import ChatModel
 from uni_agent_gym.config import AgentConfig
+from uni_agent_gym.datasets import Task
 from uni_agent_gym.envs import AsyncSWEEnv
 from uni_agent_gym.toolcalls import tools_prompt
 
@@ -34,10 +36,12 @@ def shorten(text: str, limit: int) -> str:
     return f"{text[:half]}\n[... {len(text) - 2 * half} characters cut ...]\n{text[-half:]}"
 
 
-async def run_episode(env: AsyncSWEEnv, model: ChatModel, instance: dict[str, Any], config: AgentConfig) -> dict[str, Any]:
-    """Play one episode; return its trajectory (messages, steps, exit reason, reward, usage, timings)."""
+async def run_episode(env: AsyncSWEEnv, model: ChatModel, instance: Task | Mapping[str, Any], config: AgentConfig) -> dict[str, Any]:
+    """Play one episode of a task (or a row, normalised by the env); return its trajectory (messages, steps, exit
+    reason, reward, usage, timings)."""
     started = time.monotonic()
     observation, info = await env.reset(options={"instance": instance})
+    instance_id = info["instance_id"]
     system = config.system_prompt or SYSTEM_PROMPT
     if not model.native_tools:  # the tools and how to call them, in the format env.step parses
         system += tools_prompt(env.tool_format, env.tool_schemas)
@@ -54,7 +58,7 @@ async def run_episode(env: AsyncSWEEnv, model: ChatModel, instance: dict[str, An
         usage["model_seconds"] += turn.latency
         usage["retries"] += turn.retries
         if env.config.logging.log_query_timing:
-            logger.info("query %s turn %d: %d tokens in %.3f s (%d retries)", instance["instance_id"], len(steps) + 1,
+            logger.info("query %s turn %d: %d tokens in %.3f s (%d retries)", instance_id, len(steps) + 1,
                         turn.completion_tokens, turn.latency, turn.retries)  # fmt: skip
         messages.append(turn.message)
         observation, reward, terminated, truncated, info = await env.step(turn.action)
@@ -86,7 +90,7 @@ async def run_episode(env: AsyncSWEEnv, model: ChatModel, instance: dict[str, An
             reward, info = await env.end(exit_reason)
             report = info.get("reward_report")
     return {
-        "instance_id": instance["instance_id"],
+        "instance_id": instance_id,
         "model_name_or_path": model.config.model_name,
         "exit_reason": exit_reason,
         "reward": reward,

@@ -11,10 +11,12 @@ whose columns a row has decides, unless `dataset_format` names one. A task norma
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from uni_agent_gym.datasets import multi_swe_bench, r2e_gym, swe_gym, swe_rebench, swe_smith, swebench
 from uni_agent_gym.datasets.base import Family, InstanceError, Parser, patch_files, row_id
+from uni_agent_gym.datasets.task import Task
 
 FAMILIES: dict[str, Family] = {
     family.name: family
@@ -22,7 +24,7 @@ FAMILIES: dict[str, Family] = {
 }
 DATASET_FORMATS = ("auto", *FAMILIES)
 
-__all__ = ["DATASET_FORMATS", "FAMILIES", "Family", "InstanceError", "detect", "gold_patch", "instance_id_of", "log_parser", "normalise", "patch_files"]
+__all__ = ["DATASET_FORMATS", "FAMILIES", "Family", "InstanceError", "Task", "detect", "gold_patch", "instance_id_of", "log_parser", "normalise", "patch_files"]
 
 
 def detect(row: dict[str, Any], dataset_format: str = "auto") -> tuple[Family, str]:
@@ -44,10 +46,13 @@ def detect(row: dict[str, Any], dataset_format: str = "auto") -> tuple[Family, s
     )
 
 
-def normalise(row: dict[str, Any], dataset_format: str = "auto") -> dict[str, Any]:
-    """The task of a row: checked, with its family's test command, parser, grading rule, image and start state."""
+def normalise(row: Mapping[str, Any], dataset_format: str = "auto") -> Task:
+    """The task of a row: checked, with its family's test command, parser, grading rule, image and start state
+    (a `Task` is one already: normalising is idempotent)."""
+    if isinstance(row, Task) and dataset_format in ("auto", row.family):
+        return row
     family, _ = detect(row, dataset_format)
-    return family.normalise(row)
+    return Task.from_dict(family.normalise(dict(row)))
 
 
 def instance_id_of(row: dict[str, Any]) -> str:

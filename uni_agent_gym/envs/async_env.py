@@ -16,9 +16,11 @@ from __future__ import annotations
 import logging
 import shlex
 import time
+from collections.abc import Mapping
 from typing import Any
 
 from uni_agent_gym.config import GymConfig
+from uni_agent_gym.datasets import Task
 from uni_agent_gym.deployments import Deployment
 from uni_agent_gym.deployments.pool import release
 from uni_agent_gym.envs.parsing import parse_action
@@ -60,11 +62,11 @@ class AsyncSWEEnv:
         self,
         config: GymConfig | None = None,
         *,
-        instances: list[dict[str, Any]] | None = None,
+        instances: list[Mapping[str, Any]] | None = None,
         reward: Reward | None = None,
         tool_format: ToolCallFormat | None = None,
     ) -> None:
-        """`instances` (or `config.env.dataset`) are what `instance_id` resets pick from; `reward` grades
+        """`instances` (rows or tasks; or `config.env.dataset`) are what `instance_id` resets pick from; `reward` grades
         the end of an episode (None: `SWEBenchReward` of `config`, as `make_env` grades; the built-in toy task
         is graded by its own tests); `tool_format`
         is how `step(text)` reads tool calls (None: `model.tool_format`, from `model.tokenizer`'s chat
@@ -73,14 +75,15 @@ class AsyncSWEEnv:
         if self.config.logging.log_tool_timing or self.config.logging.log_query_timing:
             show_timing_lines()
         self.tool_format = tool_format or resolve_format(self.config.model.tool_format, self.config.model.tokenizer)
-        self._instances = {row["instance_id"]: row for row in instances} if instances is not None else None
+        tasks = None if instances is None else [normalise(row, self.config.env.dataset_format) for row in instances]
+        self._instances = None if tasks is None else {task.instance_id: task for task in tasks}
         if reward is None:  # one default for every way in (make_env, the verl loops, eval, a user's own)
             from uni_agent_gym.rewards.swebench import SWEBenchReward
 
             reward = SWEBenchReward.from_config(self.config)
         self._reward = reward
         self.deployment: Deployment | None = None
-        self.instance: dict[str, Any] | None = None
+        self.instance: Task | None = None
         self.repo_dir: str | None = None
         self.tools: dict[str, Tool] = make_tools(self.config.env.tools)
         self.turn = 0
@@ -112,21 +115,21 @@ class AsyncSWEEnv:
         self.deployment, self.repo_dir, instance = await open_task(instance, self.config)
         head = await self.deployment.run(f"git -C {shlex.quote(self.repo_dir)} rev-parse HEAD")
         if head.exit_code == 0:  # what the agent's patch is taken against (images add a commit over base_commit)
-            instance = {**instance, "environment_commit": head.output.strip()}
+            instance = instance.replace(environment_commit=head.output.strip())
         self.instance, self._episode_reward = instance, reward
         self.tools = make_tools(self.config.env.tools, bash_timeout=self.config.deployment.command_timeout)
         self.turn, self._done = 0, False
         self.max_turns = min(self.config.env.max_turns, (options or {}).get("max_turns") or self.config.env.max_turns)
         prompt = task_prompt(instance, self.repo_dir, list(self.tools))
-        info = {"instance_id": instance["instance_id"], "turn": 0, "repo_dir": self.repo_dir}
+        info = {"instance_id": instance.instance_id, "turn": 0, "repo_dir": self.repo_dir}
         return prompt, self._timed(info, {"reset": time.monotonic() - started})
 
-    async def _pick_instance(self, seed: int | None, options: dict[str, Any]) -> tuple[dict[str, Any], Reward | None]:
+    async def _pick_instance(self, seed: int | None, options: dict[str, Any]) -> tuple[Task, Reward | None]:
         if "instance" in options:
             instance = normalise(options["instance"], self.config.env.dataset_format)
             from uni_agent_gym import toy
 
-            return instance, toy.REWARD if instance["repo"] == toy.REPO_NAME else self._reward
+            return instance, toy.REWARD if instance.repo == toy.REPO_NAME else self._reward
         instances = await self._dataset()
         if instances is None:  # no dataset at all: the built-in toy task, graded by its own tests
             from uni_agent_gym import toy
@@ -141,7 +144,7 @@ class AsyncSWEEnv:
         ids = sorted(instances)
         return instances[ids[(seed or 0) % len(ids)]], self._reward
 
-    async def _dataset(self) -> dict[str, dict[str, Any]] | None:
+    async def _dataset(self) -> dict[str, Task] | None:
         """The configured rows by id; None for the built-in toy task (no dataset, or `toy`, as the CLI's `--dataset toy`)."""
         from uni_agent_gym import toy
 
@@ -149,7 +152,7 @@ class AsyncSWEEnv:
             return None
         if self._instances is None and self.config.env.dataset:
             rows = load_instances(self.config.env.dataset, split=self.config.env.split, dataset_format=self.config.env.dataset_format)
-            self._instances = {row["instance_id"]: row for row in rows}
+            self._instances = {row.instance_id: row for row in rows}
         return self._instances
 
     async def step(self, action: Any) -> tuple[str, float, bool, bool, dict[str, Any]]:
@@ -169,7 +172,7 @@ class AsyncSWEEnv:
             raise ResetNeeded("step() needs reset() first (the episode has not started or has ended)")
         started = time.monotonic()
         self.turn += 1
-        info: dict[str, Any] = {"instance_id": self.instance["instance_id"], "turn": self.turn, "tool": None,
+        info: dict[str, Any] = {"instance_id": self.instance.instance_id, "turn": self.turn, "tool": None,
                                 "exit_code": None, "error": None, "exit_reason": None}  # fmt: skip
         terminal = False
         try:
@@ -206,7 +209,7 @@ class AsyncSWEEnv:
         self._done = True
         graded = time.monotonic()
         reward, report = await self._grade()
-        info = {"instance_id": self.instance["instance_id"], "turn": self.turn, "tool": None, "exit_code": None, "error": None,
+        info = {"instance_id": self.instance.instance_id, "turn": self.turn, "tool": None, "exit_code": None, "error": None,
                 "exit_reason": exit_reason, "reward_report": report}  # fmt: skip
         return reward, self._timed(info, {"step": time.monotonic() - graded, "tool": 0.0, "reward": time.monotonic() - graded})
 

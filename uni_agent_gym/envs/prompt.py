@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from uni_agent_gym.datasets import Task
 
 TEMPLATE = """\
 <uploaded_files>
@@ -25,6 +25,6 @@ Work with the tools ({tools}), one tool call per turn:
 """
 
 
-def task_prompt(instance: dict[str, Any], repo_dir: str, tools: list[str]) -> str:
+def task_prompt(instance: Task, repo_dir: str, tools: list[str]) -> str:
     """The first observation of an episode."""
-    return TEMPLATE.format(repo_dir=repo_dir, problem_statement=instance["problem_statement"].strip(), tools=", ".join(tools))
+    return TEMPLATE.format(repo_dir=repo_dir, problem_statement=instance.problem_statement.strip(), tools=", ".join(tools))

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Protocol
 
+from uni_agent_gym.datasets import Task
 from uni_agent_gym.deployments import Deployment
 from uni_agent_gym.rewards.command import CommandReward
 
@@ -17,7 +18,7 @@ __all__ = ["CommandReward", "Reward", "split_outcome"]
 
 
 class Reward(Protocol):
-    async def __call__(self, deployment: Deployment, instance: dict[str, Any], repo_dir: str) -> float | Mapping[str, Any]: ...
+    async def __call__(self, deployment: Deployment, instance: Task, repo_dir: str) -> float | Mapping[str, Any]: ...
 
 
 def split_outcome(outcome: float | Mapping[str, Any]) -> tuple[float, dict[str, Any] | None]:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import sys
 import threading
+from collections.abc import Mapping
 from typing import Any
 
 import gymnasium
@@ -29,7 +30,7 @@ class SWEEnv(gymnasium.Env):
         self,
         config: GymConfig | None = None,
         *,
-        instances: list[dict] | None = None,
+        instances: list[Mapping[str, Any]] | None = None,
         reward: Reward | None = None,
         tool_format: ToolCallFormat | None = None,
     ) -> None:

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from uni_agent_gym import toy
-from uni_agent_gym.datasets import instance_id_of
+from uni_agent_gym.datasets import Task, instance_id_of
 from uni_agent_gym.errors import UniAgentGymError
 from uni_agent_gym.eval.records import keep_earlier_errors, read_record, to_redo, write_record
 from uni_agent_gym.files import read_text
@@ -100,7 +100,7 @@ def _keys(row: dict[str, Any]) -> str:
     return ", ".join(names[:8]) + (", ..." if len(names) > 8 else "") if names else "none"
 
 
-def dataset_tasks(rows: list[dict[str, Any]], dataset_format: str = "auto") -> tuple[dict[str, dict[str, Any]], dict[str, str]]:
+def dataset_tasks(rows: list[dict[str, Any]], dataset_format: str = "auto") -> tuple[dict[str, Task], dict[str, str]]:
     """({instance id: task}, {instance id: why its row makes no task}): a row that does not load costs only the
     predictions for it. A dataset none of whose rows loads raises the first row's error."""
     tasks, unloadable, first = {}, {}, None
@@ -143,7 +143,7 @@ def _graded(result: dict[str, Any]) -> bool:
 
 
 async def grade_prediction(
-    prediction: dict[str, Any], rows: dict[str, dict[str, Any]], reward: SWEBenchReward, unloadable: dict[str, str] | None = None
+    prediction: dict[str, Any], rows: dict[str, Task], reward: SWEBenchReward, unloadable: dict[str, str] | None = None
 ) -> RewardResult:
     """The grade of one prediction; never raises (errors become an `infra_error` result). `unloadable`: the
     dataset's rows that make no task, with why."""
@@ -227,7 +227,7 @@ def check_graded(summary: dict[str, Any]) -> None:
 
 async def grade_predictions(
     predictions: list[dict[str, Any]],
-    rows: dict[str, dict[str, Any]],
+    rows: dict[str, Task],
     reward: SWEBenchReward,
     output_dir: Path,
     run_id: str,

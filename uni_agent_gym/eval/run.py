@@ -24,6 +24,7 @@ from typing import Any
 from uni_agent_gym.agent.model import ChatModel, ModelError, normalise_base_url
 from uni_agent_gym.agent.react import run_episode
 from uni_agent_gym.config import GymConfig, ModelConfig
+from uni_agent_gym.datasets import Task
 from uni_agent_gym.envs import AsyncSWEEnv
 from uni_agent_gym.errors import UniAgentGymError
 from uni_agent_gym.eval.records import keep_earlier_errors, read_record, to_redo, write_record
@@ -108,19 +109,19 @@ def _sandbox_failed(trajectory: dict[str, Any]) -> bool:
 
 
 def pending_instances(
-    instances: list[dict[str, Any]], output_dir: Path, retry_errors: bool = True
-) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    instances: list[Task], output_dir: Path, retry_errors: bool = True
+) -> tuple[list[Task], list[Task]]:
     """(instances to play, those of them retried because their sandbox failed on an earlier run)."""
-    by_id = {instance["instance_id"]: instance for instance in instances}
+    by_id = {instance.instance_id: instance for instance in instances}
     paths = {instance_id: trajectory_path(output_dir, instance_id) for instance_id in by_id}
     pending, retried = to_redo(paths, _sandbox_failed if retry_errors else None)
     return [by_id[i] for i in pending], [by_id[i] for i in retried]
 
 
-def finished_trajectories(instances: list[dict[str, Any]], output_dir: Path, retry_errors: bool = True) -> list[dict[str, Any]]:
+def finished_trajectories(instances: list[Task], output_dir: Path, retry_errors: bool = True) -> list[dict[str, Any]]:
     """The trajectories of the instances a run skips (done on an earlier run), which its counts start from."""
-    pending = {instance["instance_id"] for instance in pending_instances(instances, output_dir, retry_errors)[0]}
-    records = (read_record(trajectory_path(output_dir, i["instance_id"])) for i in instances if i["instance_id"] not in pending)
+    pending = {instance.instance_id for instance in pending_instances(instances, output_dir, retry_errors)[0]}
+    records = (read_record(trajectory_path(output_dir, i.instance_id)) for i in instances if i.instance_id not in pending)
     return [record for record in records if record is not None]
 
 
@@ -142,7 +143,7 @@ def summary_line(report: dict[str, Any]) -> str:
     return line
 
 
-async def _episode(instance: dict[str, Any], config: GymConfig, model: ChatModel, reward: SWEBenchReward) -> dict[str, Any]:
+async def _episode(instance: Task, config: GymConfig, model: ChatModel, reward: SWEBenchReward) -> dict[str, Any]:
     env = AsyncSWEEnv(config, reward=reward)
     started = time.monotonic()
     try:
@@ -152,9 +153,9 @@ async def _episode(instance: dict[str, Any], config: GymConfig, model: ChatModel
     except Exception as exc:  # noqa: BLE001 - boundary: one instance's failure is its own row
         error = _described(exc)
         # the gym's own errors say what went wrong; anything else is a bug somewhere, and its traceback says where
-        logger.warning("episode of %s failed: %s", instance["instance_id"], error, exc_info=not isinstance(exc, UniAgentGymError))
+        logger.warning("episode of %s failed: %s", instance.instance_id, error, exc_info=not isinstance(exc, UniAgentGymError))
         return {
-            "instance_id": instance["instance_id"], "model_name_or_path": config.model.model_name, "exit_reason": "env_error",
+            "instance_id": instance.instance_id, "model_name_or_path": config.model.model_name, "exit_reason": "env_error",
             "error": error, "reward": 0.0, "resolved": False, "patch": "", "turns": env.turn,
             "usage": {"prompt_tokens": 0, "completion_tokens": 0, "cost": 0.0, "model_seconds": 0.0, "retries": 0},
             "seconds": time.monotonic() - started, "messages": [], "steps": [], "reward_report": None,
@@ -173,7 +174,7 @@ def _described(exc: BaseException) -> str:
     return text
 
 
-def write_outputs(output_dir: Path, instances: list[dict[str, Any]], retried: int = 0) -> dict[str, Any]:
+def write_outputs(output_dir: Path, instances: list[Task], retried: int = 0) -> dict[str, Any]:
     """predictions.jsonl and the report, from the trajectories on disk (of these instances)."""
     trajectories = [t for t in (read_record(trajectory_path(output_dir, i["instance_id"])) for i in instances) if t is not None]
     predictions = [
@@ -181,15 +182,15 @@ def write_outputs(output_dir: Path, instances: list[dict[str, Any]], retried: in
         for t in trajectories
     ]
     (output_dir / "predictions.jsonl").write_text("".join(json.dumps(p) + "\n" for p in predictions))
-    languages = {instance["instance_id"]: language_of(instance) for instance in instances}
-    report = build_report(trajectories, {instance["instance_id"]: instance["repo"] for instance in instances}, retried, languages)
+    languages = {instance.instance_id: language_of(instance) for instance in instances}
+    report = build_report(trajectories, {instance.instance_id: instance.repo for instance in instances}, retried, languages)
     report["models"] = (read_record(output_dir / RUN_RECORD) or {}).get("models", [])
     write_report(report, output_dir)
     return report
 
 
 async def run_eval(
-    instances: list[dict[str, Any]],
+    instances: list[Task],
     config: GymConfig,
     output_dir: Path,
     *,
@@ -209,11 +210,11 @@ async def run_eval(
     reward = SWEBenchReward.from_config(config)
     limit = asyncio.Semaphore(workers)
 
-    async def one(instance: dict[str, Any]) -> None:
+    async def one(instance: Task) -> None:
         async with limit:
             trajectory = await _episode(instance, config, model, reward)
-        trajectory.update(repo=instance.get("repo"), language=language_of(instance))  # what the viewer groups and filters by
-        path = trajectory_path(output_dir, instance["instance_id"])
+        trajectory.update(repo=instance.repo, language=language_of(instance))  # what the viewer groups and filters by
+        path = trajectory_path(output_dir, instance.instance_id)
         write_record(output_dir / "results" / path.name, trajectory["reward_report"])
         write_record(path, keep_earlier_errors(trajectory, path))
         write_outputs(output_dir, instances, len(retried))

@@ -26,11 +26,12 @@ import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Literal
 
 from pydantic import Field
 
 from uni_agent_gym.config import _Strict
+from uni_agent_gym.datasets import Task
 from uni_agent_gym.deployments import Deployment
 
 SANDBOX_TASK_FILE = "/tmp/uni_agent_gym_task.md"
@@ -74,18 +75,18 @@ async def run_harness(
     config: HarnessConfig,
     *,
     deployment: Deployment,
-    instance: dict[str, Any],
+    instance: Task,
     repo_dir: str,
     url: str,
     session_id: str,
     model_name: str,
 ) -> HarnessResult:
     """Run `config.command` against the session at `url` until it exits or its timeout passes."""
-    task = instance.get("problem_statement") or ""
+    task = instance.problem_statement or ""
     started = time.monotonic()
     if config.where == "sandbox":
         await deployment.write_file(SANDBOX_TASK_FILE, task)
-        variables = {**harness_environment(url, session_id, model_name, SANDBOX_TASK_FILE, repo_dir, instance["instance_id"]), **config.env}
+        variables = {**harness_environment(url, session_id, model_name, SANDBOX_TASK_FILE, repo_dir, instance.instance_id), **config.env}
         exports = "".join(f"export {key}={shlex.quote(value)}; " for key, value in variables.items())
         result = await deployment.run(f"{exports}cd {shlex.quote(repo_dir)} && {config.command}", timeout=config.timeout)
         output = result.output[-config.output_limit :] if config.output_limit else ""
@@ -93,7 +94,7 @@ async def run_harness(
     with tempfile.TemporaryDirectory(prefix="uni-agent-gym-harness-") as scratch:
         task_file = Path(scratch) / "task.md"
         await asyncio.to_thread(task_file.write_text, task)
-        variables = harness_environment(url, session_id, model_name, str(task_file), repo_dir, instance["instance_id"])
+        variables = harness_environment(url, session_id, model_name, str(task_file), repo_dir, instance.instance_id)
         variables["UNI_AGENT_GYM_OUTPUT_DIR"] = scratch
         container = getattr(deployment, "container_id", None)
         if container:

@@ -46,6 +46,7 @@ import logging
 import secrets
 import shlex
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -55,6 +56,7 @@ from swebench.harness.constants import (
 from swebench.harness.grading import get_eval_tests_report, get_resolution_status
 
 from uni_agent_gym.config import GymConfig, RewardConfig
+from uni_agent_gym.datasets import Task, normalise
 from uni_agent_gym.deployments import Deployment
 from uni_agent_gym.deployments.pool import release
 from uni_agent_gym.errors import DeploymentError
@@ -73,7 +75,6 @@ from uni_agent_gym.rewards.patches import SAFE_GIT, apply_patch, drop_files, git
 from uni_agent_gym.rewards.runner_files import runner_files_to_restore
 from uni_agent_gym.rewards.runner_modules import runner_modules_touched
 from uni_agent_gym.specs import build_of_tests, load_environments, command_of_tests
-from uni_agent_gym.workspaces.recorded_environment import IMAGE_ID_KEY, TASK_KEY
 from uni_agent_gym.workspaces.validated import is_validated
 from uni_agent_gym.toolchains import language_of
 
@@ -136,13 +137,13 @@ class RewardResult:
         return {**dataclasses.asdict(self), "caused_by": self.caused_by}
 
 
-def grade_fail_to_pass(instance: dict[str, Any], statuses: dict[str, str], *, fail_to_pass_only: bool = False) -> tuple[bool, dict, dict]:
+def grade_fail_to_pass(instance: Task, statuses: dict[str, str], *, fail_to_pass_only: bool = False) -> tuple[bool, dict, dict]:
     """(resolved, swebench's per-test report, each graded test's parsed outcome) by swebench's F2P/P2P
     grading (SWE-smith grades by the same functions); FAIL_TO_FAIL and PASS_TO_FAIL, where a row has them
     (SWE-rebench), are reported and do not count. One hole closed: swebench counts a skipped test as
     neither passed nor failed, so FAIL_TO_PASS tests that a patch makes skip (raising SkipTest, say)
     would grade as resolved; they have not passed, so here they failed."""
-    graded = {FAIL_TO_PASS: instance["FAIL_TO_PASS"], PASS_TO_PASS: [] if fail_to_pass_only else instance["PASS_TO_PASS"]}
+    graded = {FAIL_TO_PASS: instance.FAIL_TO_PASS, PASS_TO_PASS: [] if fail_to_pass_only else instance.PASS_TO_PASS}
     to_fail = {name: instance[name] for name in (FAIL_TO_FAIL, PASS_TO_FAIL) if instance.get(name) is not None}
     report = get_eval_tests_report(statuses, {**graded, FAIL_TO_FAIL: [], PASS_TO_FAIL: [], **to_fail}, calculate_to_fail=bool(to_fail))
     fail_to_pass = report[FAIL_TO_PASS]
@@ -151,11 +152,11 @@ def grade_fail_to_pass(instance: dict[str, Any], statuses: dict[str, str], *, fa
     return get_resolution_status(report) == ResolvedStatus.FULL.value, report, outcomes
 
 
-def canary_runner(instance: dict[str, Any], command: str) -> str | None:
+def canary_runner(instance: Task, command: str) -> str | None:
     """The runner whose canaries a grading of this task plants (with `reward.canaries` on), or None: R2E-Gym's exact
     comparison of every outcome, a runner the canaries do not follow, or a command under which they would not run
     (`canaries.wanted`). Whether a test file then takes them depends on its text."""
-    if instance.get("grading") == EXPECTED_OUTPUT_GRADING:
+    if instance.grading == EXPECTED_OUTPUT_GRADING:
         return None
     runner = runner_for(SWEBenchReward.log_reader(instance), command)
     return runner[0] if runner is not None and wanted(runner[0], command) else None
@@ -181,21 +182,24 @@ class SWEBenchReward:
         """The reward a run of `config` grades with (its reward section, environments and sandboxes)."""
         return cls(config.reward, load_environments(config.env.environments), gym=config)
 
-    async def __call__(self, deployment: Deployment, instance: dict[str, Any], repo_dir: str) -> dict[str, Any]:
+    async def __call__(self, deployment: Deployment, instance: Task | Mapping[str, Any], repo_dir: str) -> dict[str, Any]:
+        """The reward report of the episode in `deployment` (the env's `Reward` protocol); a row is normalised first."""
+        instance = normalise(instance)
         result = await self.grade_episode(deployment, instance, repo_dir)
         result.language = language_of(instance)
         return result.to_dict()
 
-    async def grade_episode(self, deployment: Deployment, instance: dict[str, Any], repo_dir: str) -> RewardResult:
+    async def grade_episode(self, deployment: Deployment, instance: Task | Mapping[str, Any], repo_dir: str) -> RewardResult:
         """The grade of the agent's work in `deployment`, in a fresh sandbox unless `reward.sandbox: same`.
         A sandbox that fails raises `DeploymentError` (not the agent's doing)."""
-        hidden = bool(instance.get("hidden_paths"))  # the tests are not in the agent's sandbox: only a fresh one has them
+        instance = normalise(instance)
+        hidden = bool(instance.hidden_paths)  # the tests are not in the agent's sandbox: only a fresh one has them
         if (self.config.sandbox == "same" and not hidden) or self.gym is None:
             if hidden:
-                raise ValueError(f"{instance['instance_id']} keeps its tests out of the agent's sandbox: grading it needs the gym config (SWEBenchReward.from_config)")
+                raise ValueError(f"{instance.instance_id} keeps its tests out of the agent's sandbox: grading it needs the gym config (SWEBenchReward.from_config)")
             return await self.grade(deployment, instance, repo_dir)
         started = time.monotonic()
-        instance_id = instance["instance_id"]
+        instance_id = instance.instance_id
         start = await self._episode_start(deployment, instance, repo_dir)
         if self._diffs_into_a_fresh_container(deployment):
             fresh, fresh_repo, fresh_instance = await self._open_fresh(instance, start, beside=deployment)
@@ -231,7 +235,7 @@ class SWEBenchReward:
         finally:
             await release(fresh)
 
-    async def capture_patch(self, deployment: Deployment, instance: dict[str, Any], repo_dir: str) -> str:
+    async def capture_patch(self, deployment: Deployment, instance: Task, repo_dir: str) -> str:
         """The agent's patch taken as `grade_episode` takes it (trusting nothing in its sandbox), with no test
         run: for an episode whose prediction is graded elsewhere (`uni-agent-gym grade`, the official
         harness). Without `gym` it is taken in the sandbox, as `reward.sandbox: same` takes it.
@@ -248,9 +252,9 @@ class SWEBenchReward:
             await release(fresh)
 
     @staticmethod
-    async def _episode_start(deployment: Deployment, instance: dict[str, Any], repo_dir: str) -> str:
+    async def _episode_start(deployment: Deployment, instance: Task, repo_dir: str) -> str:
         """The commit the episode started from, which its patch is taken against."""
-        return instance.get("environment_commit") or (await git_in(deployment, repo_dir, "git rev-parse HEAD")).strip()
+        return instance.environment_commit or (await git_in(deployment, repo_dir, "git rev-parse HEAD")).strip()
 
     def _diffs_into_a_fresh_container(self, deployment: Deployment) -> bool:
         """Whether the patch is the Docker daemon's diff of the agent's container, computed in a fresh one
@@ -262,22 +266,23 @@ class SWEBenchReward:
     def _on_local(self, deployment: Deployment) -> bool:
         return deployment.config.type == "local" and self.gym.deployment.type == "local"
 
-    async def _capture_with_git(self, deployment: Deployment, instance: dict[str, Any], repo_dir: str, start: str) -> str:
+    async def _capture_with_git(self, deployment: Deployment, instance: Task, repo_dir: str, start: str) -> str:
         """Where no daemon's diff is to be had: the host's git with the instance's trusted repository for a
         local checkout, else git in the sandbox."""
-        trusted = trusted_git_dir(local_workspace_dir(instance["instance_id"], self.gym)) if self._on_local(deployment) else None
+        trusted = trusted_git_dir(local_workspace_dir(instance.instance_id, self.gym)) if self._on_local(deployment) else None
         if trusted is not None and await has_commit(trusted, start):
             return await capture_on_host(trusted, repo_dir, start, self.config.max_patch_bytes)
         return await capture_in_sandbox(deployment, repo_dir, start, self.config.max_patch_bytes)
 
-    async def grade_patch(self, instance: dict[str, Any], patch: str) -> RewardResult:
-        """The grade of `patch` (a prediction) in a fresh sandbox of the instance; needs `gym`."""
+    async def grade_patch(self, instance: Task | Mapping[str, Any], patch: str) -> RewardResult:
+        """The grade of `patch` (a prediction) in a fresh sandbox of the instance (a row is normalised first); needs `gym`."""
+        instance = normalise(instance)
         if self.gym is None:
             raise ValueError("SWEBenchReward.grade_patch needs the gym config to open sandboxes (SWEBenchReward.from_config)")
         started = time.monotonic()
         if len(patch.encode()) > self.config.max_patch_bytes:
             error = f"the patch is {len(patch.encode())} bytes, more than reward.max_patch_bytes ({self.config.max_patch_bytes})"
-            return self._finish(RewardResult(instance["instance_id"], "patch_rejected", patch=patch, error=error), started)
+            return self._finish(RewardResult(instance.instance_id, "patch_rejected", patch=patch, error=error), started)
         prepared, kept = self._to_apply(instance, patch)
         if prepared.error == EMPTY_PATCH:  # no sandbox is opened for it
             return self._finish(prepared, started)
@@ -289,12 +294,13 @@ class SWEBenchReward:
             await release(fresh)
 
     async def grade(
-        self, deployment: Deployment, instance: dict[str, Any], repo_dir: str, start_commit: str | None = None
+        self, deployment: Deployment, instance: Task | Mapping[str, Any], repo_dir: str, start_commit: str | None = None
     ) -> RewardResult:
         """Grade in the agent's own sandbox (`reward.sandbox: same`): the patch is taken there, then steps
-        3-6. `start_commit` defaults to the episode's `instance["environment_commit"]`, else HEAD."""
+        3-6. `start_commit` defaults to the episode's `instance.environment_commit`, else HEAD."""
+        instance = normalise(instance)
         started = time.monotonic()
-        instance_id = instance["instance_id"]
+        instance_id = instance.instance_id
         repository = await deployment.run(f"git -C {shlex.quote(repo_dir)} rev-parse --git-dir", timeout=60)
         if repository.exit_code != 0:  # the agent deleted or broke it: its work cannot be graded, and that is on it
             error = f"{repo_dir} is no longer a git repository, so there is no patch to grade: {repository.output.strip()[-300:]}"
@@ -307,7 +313,7 @@ class SWEBenchReward:
         return await self._test(deployment, instance, repo_dir, start, RewardResult(instance_id, "unresolved", patch=patch, sandbox="same"), started)
 
     async def _open_fresh(
-        self, instance: dict[str, Any], start: str | None, beside: Deployment | None = None
+        self, instance: Task, start: str | None, beside: Deployment | None = None
     ) -> tuple[Deployment, str, dict[str, Any]]:
         """A new sandbox of the instance at its start state (the warm pool's when there is one), checked to
         be at `start` when given; with the task as that sandbox starts it (its hidden tests, where made there).
@@ -322,14 +328,14 @@ class SWEBenchReward:
             try:
                 head = (await git_in(deployment, repo_dir, "git rev-parse HEAD")).strip()
                 if head != start:
-                    raise DeploymentError(f"a fresh sandbox of {instance['instance_id']} starts at {head}, the episode at {start}")
+                    raise DeploymentError(f"a fresh sandbox of {instance.instance_id} starts at {head}, the episode at {start}")
             except BaseException:
                 await release(deployment)
                 raise
         return deployment, repo_dir, instance
 
     async def _grade_patch_in(
-        self, deployment: Deployment, instance: dict[str, Any], repo_dir: str, start: str, to_apply: tuple[RewardResult, str], started: float
+        self, deployment: Deployment, instance: Task, repo_dir: str, start: str, to_apply: tuple[RewardResult, str], started: float
     ) -> RewardResult:
         """Steps 2-6 in a fresh sandbox: apply the patch (`_to_apply`'s result and patch) the official
         harness's way, then test."""
@@ -343,12 +349,12 @@ class SWEBenchReward:
         return await self._test(deployment, instance, repo_dir, start, result, started)
 
     @staticmethod
-    def _to_apply(instance: dict[str, Any], patch: str) -> tuple[RewardResult, str]:
+    def _to_apply(instance: Task, patch: str) -> tuple[RewardResult, str]:
         """The result a fresh grading fills, and what of the patch it applies: not what the patch says about the
         task's protected paths (the family's own runner and tests). Nothing left: the result is already the
         verdict (`EMPTY_PATCH`), since in a fresh sandbox only the patch differs from the start."""
-        result = RewardResult(instance["instance_id"], "unresolved", patch=patch)
-        protected = instance.get("protected_paths") or []
+        result = RewardResult(instance.instance_id, "unresolved", patch=patch)
+        protected = instance.protected_paths or []
         if protected:
             patch, dropped = drop_files(patch, protected)
             result.restored.update({path: "the task's test runner, which a patch may not change" for path in dropped})
@@ -357,23 +363,23 @@ class SWEBenchReward:
         return result, patch
 
     async def _test(
-        self, deployment: Deployment, instance: dict[str, Any], repo_dir: str, start: str, result: RewardResult, started: float
+        self, deployment: Deployment, instance: Task, repo_dir: str, start: str, result: RewardResult, started: float
     ) -> RewardResult:
         """Steps 3-6: runner files and test files back to `start`, the test patch, the tests, the grade."""
         command = result.test_command = command_of_tests(instance, self.environments)
-        result.environment, result.image_id = instance.get(TASK_KEY), instance.get(IMAGE_ID_KEY)
+        result.environment, result.image_id = instance.image_environment, instance.image_id
         result.environment_validated = self.gym is not None and is_validated(self.gym.env.cache_dir, result.environment, result.image_id)
         result.network_isolated = False if self.config.network else await deployment.isolate_network()
         result.restored.update(await runner_files_to_restore(deployment, repo_dir, start, result.patch, command, language_of(instance)))
-        protected = instance.get("protected_paths") or []
+        protected = instance.protected_paths or []
         restore = [path for path in result.restored if not any(path == p or path.startswith(p + "/") for p in protected)]
-        await reset_files(deployment, repo_dir, start, patch_files(instance["test_patch"]) + list(instance.get("reset_files") or []) + restore)
+        await reset_files(deployment, repo_dir, start, patch_files(instance.test_patch) + list(instance.reset_files or []) + restore)
         durations = result.durations
         durations["reset"] = time.monotonic() - started
 
         scratch = f"/tmp/uni-agent-gym-grade-{secrets.token_hex(6)}"  # unique: local graders share the host's /tmp
-        if instance["test_patch"]:
-            await deployment.write_file(f"{scratch}.diff", instance["test_patch"])
+        if instance.test_patch:
+            await deployment.write_file(f"{scratch}.diff", instance.test_patch)
             applied = await deployment.run(f"cd {shlex.quote(repo_dir)} && {SAFE_GIT} apply --verbose {scratch}.diff; rc=$?; rm -f {scratch}.diff; (exit $rc)", timeout=120)
             if applied.exit_code != 0:
                 result.status, result.error = "test_patch_failed", applied.output[-2000:]
@@ -386,7 +392,7 @@ class SWEBenchReward:
         if canaries is not None and canaries.command:  # runs of their own (swebench's Maven rows: one test a run)
             command = result.test_command = canaries.command
         # what configures the runner, read before anything of the patch's runs (it could rewrite it)
-        modules = runner_modules_touched(instance.get("repo", ""), result.patch)
+        modules = runner_modules_touched(instance.repo, result.patch)
         if runner is not None and runner[0] == "maven":
             modules += await poms_with_runner_changes(deployment, repo_dir, start, result.patch)
         result.build_command = build_of_tests(instance, self.environments)
@@ -408,12 +414,12 @@ class SWEBenchReward:
                 result.status, result.resolved, result.reward = "unresolved", False, 0.0
         return self._finish(result, started)
 
-    async def _plant_canaries(self, deployment: Deployment, instance: dict[str, Any], repo_dir: str, runner: Any, command: str) -> Canaries | None:
+    async def _plant_canaries(self, deployment: Deployment, instance: Task, repo_dir: str, runner: Any, command: str) -> Canaries | None:
         """Tests that must fail, beside the graded ones (`canaries.py`), where `reward.canaries` is on."""
         if not self.config.canaries or runner is None or canary_runner(instance, command) is None:
             return None
-        graded = list(instance["FAIL_TO_PASS"]) + list(instance.get("PASS_TO_PASS") or [])
-        return await plant(deployment, repo_dir, runner[0], instance["test_patch"], graded, command)
+        graded = list(instance.FAIL_TO_PASS) + list(instance.PASS_TO_PASS or [])
+        return await plant(deployment, repo_dir, runner[0], instance.test_patch, graded, command)
 
     async def _build(self, deployment: Deployment, repo_dir: str, result: RewardResult) -> bool:
         """The task's build, with the patch and the test patch in place; False (and the result's status
@@ -454,7 +460,7 @@ class SWEBenchReward:
         )
 
     async def _run_and_grade(
-        self, deployment: Deployment, instance: dict[str, Any], repo_dir: str, result: RewardResult, checked: Any, runner: Any,
+        self, deployment: Deployment, instance: Task, repo_dir: str, result: RewardResult, checked: Any, runner: Any,
         canaries: Canaries | None,
     ) -> RewardResult:
         """Step 5-6 once: run the test command (with the guard), parse, cross-check and grade into `result`."""
@@ -490,8 +496,8 @@ class SWEBenchReward:
             statuses = await asyncio.to_thread(parse, log)  # a 20 MB log takes seconds: off the event loop
         except Exception as exc:  # noqa: BLE001 - the dataset's parser, on a log the patched code wrote
             return self._log_unreadable(result, exc, parse_started)
-        if instance.get("grading") == EXPECTED_OUTPUT_GRADING:  # R2E-Gym: the outcomes must be exactly the expected ones
-            passed, result.tests = r2e_gym.compare(statuses, instance["expected_output"])
+        if instance.grading == EXPECTED_OUTPUT_GRADING:  # R2E-Gym: the outcomes must be exactly the expected ones
+            passed, result.tests = r2e_gym.compare(statuses, instance.expected_output)
             result.test_statuses = dict(statuses)
             # its names are not pytest's node ids: the runner's own report and exit code are what can be checked
             checked, tests = r2e_gym.RUNNER, []
@@ -523,17 +529,17 @@ class SWEBenchReward:
         result.error = f"the task's log parser failed on the patched tests' output: {type(exc).__name__}: {str(exc)[:300]}"
         return result
 
-    def _guard(self, instance: dict[str, Any], runner: Any, command: str) -> Guard | None:
+    def _guard(self, instance: Task, runner: Any, command: str) -> Guard | None:
         """The grading guard of this run, where `reward.guard` is on and the runner is one it can load into."""
-        if not self.config.guard or instance.get("grading") == EXPECTED_OUTPUT_GRADING:
+        if not self.config.guard or instance.grading == EXPECTED_OUTPUT_GRADING:
             return None
         return Guard(runner[0]) if runner is not None and runner[0] in GUARDED_RUNNERS and can_load(command) else None
 
     @staticmethod
-    def log_reader(instance: dict[str, Any]) -> Any:
+    def log_reader(instance: Task) -> Any:
         """What the log cross-checks reread the log with: the task's swebench parser by name (its runner
         follows from it), else its family's parser (the runner then follows from the test command)."""
-        name = instance.get("log_parser") or repo_parser_name(instance["repo"])
+        name = instance.log_parser or repo_parser_name(instance.repo)
         if name in swebench_parser_names():
             return name
         parse = log_parser(instance)

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from uni_agent_gym.config import EnvConfig, GymConfig
+from uni_agent_gym.datasets import Task
 from uni_agent_gym.deployments.pool import release
 from uni_agent_gym.instances import read_rows
 from uni_agent_gym.rewards.command import CommandReward
@@ -81,12 +82,12 @@ def dataset_rows(source: str, split: str = "test", cache_dir: str | None = None)
     return [asyncio.run(toy_instance(cache_dir or EnvConfig.model_fields["cache_dir"].default))]
 
 
-def is_toy(instance: dict[str, Any]) -> bool:
+def is_toy(instance: Task) -> bool:
     """Whether a task is the toy's, graded by its own tests (SWE-bench's specs have no test command for it)."""
-    return instance.get("repo") == REPO_NAME
+    return instance.repo == REPO_NAME
 
 
-async def grade_patch(instance: dict[str, Any], patch: str, gym: GymConfig) -> RewardResult:
+async def grade_patch(instance: Task, patch: str, gym: GymConfig) -> RewardResult:
     """A prediction for the toy graded as its episodes are (`REWARD`), in a fresh sandbox where only the
     patch is applied, the official harness's way (what `SWEBenchReward.grade_patch` does for other tasks)."""
     from uni_agent_gym.rewards.swebench import RewardResult
@@ -100,7 +101,7 @@ async def grade_patch(instance: dict[str, Any], patch: str, gym: GymConfig) -> R
         await release(deployment)
     status = "patch_failed" if not applied else "timeout" if report["timed_out"] else "resolved" if report["resolved"] else "unresolved"
     return RewardResult(
-        instance["instance_id"], status, reward=report["reward"], resolved=report["resolved"], patch=patch, test_command=TEST_COMMAND,
+        instance.instance_id, status, reward=report["reward"], resolved=report["resolved"], patch=patch, test_command=TEST_COMMAND,
         exit_code=report.get("exit_code"), log=report.get("log", ""), error=report.get("error"), durations={"total": time.monotonic() - started},
     )  # fmt: skip
 

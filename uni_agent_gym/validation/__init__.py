@@ -16,7 +16,7 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from uni_agent_gym.datasets import gold_patch
+from uni_agent_gym.datasets import Task, gold_patch
 from uni_agent_gym.diffs import IrreversibleDiff
 from uni_agent_gym.errors import UniAgentGymError
 from uni_agent_gym.eval.grade import grade_prediction
@@ -81,7 +81,7 @@ def _run_problem(result: RewardResult) -> str | None:
     return None
 
 
-def reasons_of(task: dict[str, Any], gold: RewardResult, alone: RewardResult, empty: RewardResult) -> list[str]:
+def reasons_of(task: Task, gold: RewardResult, alone: RewardResult, empty: RewardResult) -> list[str]:
     """Why a task fails its self-check (empty: it validated)."""
     reasons: list[str] = []
     for result in (gold, alone):
@@ -92,7 +92,7 @@ def reasons_of(task: dict[str, Any], gold: RewardResult, alone: RewardResult, em
         failing = sorted(test for test, status in gold.test_statuses.items() if status != "PASSED")
         detail = f"{', '.join(failing[:5])}{' ...' if len(failing) > 5 else ''} did not pass" if failing else _tail(gold.error)
         reasons.append(f"gold: {detail}{'; ' + '; '.join(gold.integrity_problems) if gold.integrity_problems else ''}")
-    passing = sorted(test for test in task.get("FAIL_TO_PASS") or [] if alone.test_statuses.get(test) == "PASSED")
+    passing = sorted(test for test in task.FAIL_TO_PASS or [] if alone.test_statuses.get(test) == "PASSED")
     if passing or (not reasons and alone.status == "resolved"):
         reasons.append(f"base: {', '.join(passing[:5]) or 'the test patch alone resolves'}")
     if empty.reward != 0.0:
@@ -100,13 +100,13 @@ def reasons_of(task: dict[str, Any], gold: RewardResult, alone: RewardResult, em
     return reasons
 
 
-async def validate_task(task: dict[str, Any], reward: SWEBenchReward) -> Validation:
+async def validate_task(task: Task, reward: SWEBenchReward) -> Validation:
     """The self-check of one task (never raises: a sandbox that fails is its reason)."""
     started = time.monotonic()
-    rows = {task["instance_id"]: task}
+    rows = {task.instance_id: task}
 
     async def graded(patch: str) -> RewardResult:
-        return await grade_prediction({"instance_id": task["instance_id"], "model_patch": patch}, rows, reward)
+        return await grade_prediction({"instance_id": task.instance_id, "model_patch": patch}, rows, reward)
 
     try:
         fix = gold_patch(task)
@@ -123,21 +123,21 @@ async def validate_task(task: dict[str, Any], reward: SWEBenchReward) -> Validat
     runs["empty"]["graded"] = empty.error != EMPTY_PATCH  # an empty patch is not run, as the official harness does not run one
     environment = gold.environment or alone.environment
     image_id = gold.image_id or alone.image_id
-    validation = Validation(task["instance_id"], language_of(task), not reasons, reasons, environment, image_id, runs=runs)
+    validation = Validation(task.instance_id, language_of(task), not reasons, reasons, environment, image_id, runs=runs)
     if environment and image_id and reward.gym is not None and not any(reason.startswith("sandbox:") for reason in reasons):
-        await asyncio.to_thread(record, reward.gym.env.cache_dir, environment, image_id, task["instance_id"], validation.validated, reasons)
+        await asyncio.to_thread(record, reward.gym.env.cache_dir, environment, image_id, task.instance_id, validation.validated, reasons)
         validation.remembered = True
     validation.seconds = round(time.monotonic() - started, 1)
     return validation
 
 
 async def validate_tasks(
-    tasks: list[dict[str, Any]], reward: SWEBenchReward, *, workers: int = 1, on_result: Callable[[Validation], None] = lambda result: None
+    tasks: list[Task], reward: SWEBenchReward, *, workers: int = 1, on_result: Callable[[Validation], None] = lambda result: None
 ) -> list[Validation]:
     """Every task's self-check, `workers` tasks at a time, in the tasks' order."""
     limit = asyncio.Semaphore(max(1, workers))
 
-    async def one(task: dict[str, Any]) -> Validation:
+    async def one(task: Task) -> Validation:
         async with limit:
             result = await validate_task(task, reward)
         on_result(result)

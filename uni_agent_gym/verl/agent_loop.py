@@ -41,6 +41,7 @@ from verl.experimental.agent_loop.agent_loop import AgentLoopBase, AgentLoopMetr
 
 from uni_agent_gym.agent.react import SYSTEM_PROMPT, shorten
 from uni_agent_gym.config import GymConfig, load_config
+from uni_agent_gym.datasets.task import deserialise
 from uni_agent_gym.envs import AsyncSWEEnv
 from uni_agent_gym.errors import ConfigError, DeploymentError
 from uni_agent_gym.rewards.swebench import infrastructure_failed
@@ -116,7 +117,7 @@ def instance_from_sample(sample: dict[str, Any]) -> dict[str, Any] | str:
     for source in sources:
         if source.get("instance") is not None:
             instance = source["instance"]
-            return json.loads(instance) if isinstance(instance, str) else dict(instance)
+            return dict(deserialise(instance))
     for source in sources:
         if source.get("instance_id"):
             return str(source["instance_id"])

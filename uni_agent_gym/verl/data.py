@@ -13,12 +13,14 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+from uni_agent_gym.datasets import Task, normalise
+from uni_agent_gym.datasets.task import serialise
 from uni_agent_gym.errors import ConfigError
 from uni_agent_gym.toolchains import language_of
 
 
-def verl_rows(instances: list[dict[str, Any]], agent_name: str = "uni_agent") -> list[dict[str, Any]]:
-    """The rows verl's dataset expects, in the order given."""
+def verl_rows(instances: list[Task], agent_name: str = "uni_agent") -> list[dict[str, Any]]:
+    """The rows verl's dataset expects, in the order given; each carries its task's serialised form (`task_format`)."""
     return [
         {
             "data_source": row.get("family", "swe-bench"),
@@ -26,7 +28,7 @@ def verl_rows(instances: list[dict[str, Any]], agent_name: str = "uni_agent") ->
             "prompt": [{"role": "user", "content": row["problem_statement"]}],
             "ability": "software-engineering",
             "reward_model": {"style": "rule", "ground_truth": row["instance_id"]},
-            "extra_info": {"index": index, "instance_id": row["instance_id"], "family": row.get("family", "swe-bench"), "instance": json.dumps(row)},
+            "extra_info": {"index": index, "instance_id": row["instance_id"], "family": row.get("family", "swe-bench"), "instance": serialise(normalise(row))},
         }
         for index, row in enumerate(instances)
     ]

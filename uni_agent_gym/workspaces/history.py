@@ -20,9 +20,9 @@ import secrets
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from uni_agent_gym.config import GymConfig
+from uni_agent_gym.datasets import Task
 from uni_agent_gym.named_locks import machine_lock
 from uni_agent_gym.workspaces.host_git import FIXED_IDENTITY, WorkspaceError, git
 
@@ -147,7 +147,7 @@ echo "clean-history: $1 at $head ($mode), $reachable objects"
 """
 
 
-def history_mode(instance: dict[str, Any], config: GymConfig) -> str:
+def history_mode(instance: Task, config: GymConfig) -> str:
     """`env.history`, or `none` for a task whose ancestry would leak its fix (SWE-smith: the start's
     parent is the unbroken code)."""
-    return "none" if instance.get("history") == "none" else config.env.history
+    return "none" if instance.history == "none" else config.env.history

@@ -34,12 +34,13 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
 
 from uni_agent_gym.config import GymConfig
+from uni_agent_gym.datasets import Task, normalise
 from uni_agent_gym.datasets.base import IMAGE_REPO_DIR
 from uni_agent_gym.deployments.docker import docker_client, image_exists, image_labels
 from uni_agent_gym.workspaces.base_images import DEBIAN_SUITE_BY_PYTHON, GLIBC_MINOR_BY_PYTHON, base_image_name
@@ -307,24 +308,25 @@ def inputs_digest(dockerfile_text: str, base_commit: str) -> str:
     return hashlib.sha256(json.dumps([dockerfile_text, base_commit, CLEAN_SCRIPT]).encode()).hexdigest()[:16]
 
 
-def _instance_dockerfile(instance: dict[str, Any], spec: EnvironmentSpec, config: GymConfig) -> str:
+def _instance_dockerfile(instance: Task, spec: EnvironmentSpec, config: GymConfig) -> str:
     environment = environment_image_name(spec) if spec.language == PYTHON else toolchain_image_name(spec)
-    return dockerfile(environment, spec, history_mode(instance, config), instance.get("workdir") or IMAGE_REPO_DIR)
+    return dockerfile(environment, spec, history_mode(instance, config), instance.workdir or IMAGE_REPO_DIR)
 
 
 async def build_instance_image(
-    instance: dict[str, Any],
+    instance: Task | Mapping[str, Any],
     config: GymConfig,
     environments: dict[str, dict[str, Any]],
     *,
     force: bool = False,
     log: Callable[[str], None] = print,
 ) -> str:
-    """Build the image of one instance unless it exists (or `force`); return its name."""
-    instance_id, name = instance["instance_id"], instance.get("image_name") or image_name(instance["instance_id"])
-    if instance.get("hidden_paths"):
+    """Build the image of one instance (a row is normalised first) unless it exists (or `force`); return its name."""
+    instance = normalise(instance)
+    instance_id, name = instance.instance_id, instance.image_name or image_name(instance.instance_id)
+    if instance.hidden_paths:
         raise ImageBuildError(
-            f"Instance {instance_id!r}: {instance.get('family')} keeps its tests only in its image {name}, which no row "
+            f"Instance {instance_id!r}: {instance.family} keeps its tests only in its image {name}, which no row "
             "carries: pull the image where a registry is reachable"
         )
     async with machine_lock(f"instance image {name}"):  # another process building it: wait, then find it built
@@ -332,7 +334,7 @@ async def build_instance_image(
         if labels is not None:  # it exists: kept if built from these inputs, or elsewhere (pulled) or before the label
             built_from = labels.get(INPUTS_LABEL)
             spec = None if built_from is None else environment_spec(instance, environments)
-            wanted = None if spec is None else inputs_digest(_instance_dockerfile(instance, spec, config), instance["base_commit"])
+            wanted = None if spec is None else inputs_digest(_instance_dockerfile(instance, spec, config), instance.base_commit)
             if built_from == wanted:
                 recorded = {} if spec is None else _environment_labels(instance, spec, name)  # None: pulled, or built before the labels
                 if any(labels.get(key) != value for key, value in recorded.items()):
@@ -346,14 +348,14 @@ async def build_instance_image(
 
 
 async def _build_instance_image(
-    instance: dict[str, Any], name: str, config: GymConfig, environments: dict[str, dict[str, Any]], log: Callable[[str], None]
+    instance: Task, name: str, config: GymConfig, environments: dict[str, dict[str, Any]], log: Callable[[str], None]
 ) -> str:
-    instance_id = instance["instance_id"]
+    instance_id = instance.instance_id
     spec = environment_spec(instance, environments)
     base = await asyncio.to_thread(_require_base, spec.python, instance_id)
-    source = config.env.mirrors.get(instance["repo"]) or instance.get("mirror")
+    source = config.env.mirrors.get(instance.repo) or instance.mirror
     if not source:
-        raise ImageBuildError(f"Instance {instance_id!r}: no mirror of {instance['repo']} (env.mirrors or --mirror)")
+        raise ImageBuildError(f"Instance {instance_id!r}: no mirror of {instance.repo} (env.mirrors or --mirror)")
     started = time.monotonic()
     cache_dir = Path(config.env.cache_dir).expanduser()
     cache_dir.mkdir(parents=True, exist_ok=True)
@@ -361,8 +363,8 @@ async def _build_instance_image(
     environment = await (ensure_environment_image if python else ensure_toolchain_image)(spec, base, cache_dir, log)
     with tempfile.TemporaryDirectory(prefix="build-", dir=cache_dir) as scratch:  # beside the wheelhouse: hard links work
         context = Path(scratch)
-        cache = await mirror_repository(instance["repo"], source, config.env.cache_dir, instance["base_commit"])
-        history = await clean_history(cache, instance["base_commit"], history_mode(instance, config), instance_id)
+        cache = await mirror_repository(instance.repo, source, config.env.cache_dir, instance.base_commit)
+        history = await clean_history(cache, instance.base_commit, history_mode(instance, config), instance_id)
         await fresh_checkout(history.git_dir, history.start, context / "testbed")
         if python:
             build_requirements = spec.build_requirements or project_build_requirements(context / "testbed")
@@ -374,13 +376,13 @@ async def _build_instance_image(
         else:
             log(f"{instance_id}: on {environment} ({spec.language}, {spec.source})")
         text = _instance_dockerfile(instance, spec, config)
-        labels = f'LABEL {INPUTS_LABEL}="{inputs_digest(text, instance["base_commit"])}"\n'
+        labels = f'LABEL {INPUTS_LABEL}="{inputs_digest(text, instance.base_commit)}"\n'
         caches = [] if python else toolchain_caches(spec.toolchain)
         if caches:
             toolchain = f"{TOOLCHAIN_LABEL}={toolchain_key(spec)}"
-            text, seed = await asyncio.to_thread(with_caches, text, instance["repo"], toolchain, caches)
-            labels += caches_label(instance["repo"], name)
-            log(f"{instance_id}: compiler caches from {seed}" if seed else f"{instance_id}: no image of {instance['repo']} to take compiler caches from")
+            text, seed = await asyncio.to_thread(with_caches, text, instance.repo, toolchain, caches)
+            labels += caches_label(instance.repo, name)
+            log(f"{instance_id}: compiler caches from {seed}" if seed else f"{instance_id}: no image of {instance.repo} to take compiler caches from")
         (context / "Dockerfile").write_text(text + labels)
         (context / "clean-history.sh").write_text(CLEAN_SCRIPT)
         log(f"{instance_id}: docker build {name} (network off)")
@@ -393,8 +395,8 @@ MISSING_DISTRIBUTION = re.compile(r"No matching distribution found for (\S+)")
 MAX_ADDED_REQUIREMENTS = 10
 
 
-def _environment_labels(instance: dict[str, Any], spec: EnvironmentSpec, name: str) -> dict[str, str]:
-    return environment_labels(spec, instance, instance.get("workdir") or IMAGE_REPO_DIR, name)
+def _environment_labels(instance: Task, spec: EnvironmentSpec, name: str) -> dict[str, str]:
+    return environment_labels(spec, instance, instance.workdir or IMAGE_REPO_DIR, name)
 
 
 def _relabel(name: str, labels: dict[str, str]) -> None:
@@ -427,7 +429,7 @@ async def _build_adding_what_the_install_lacks(
 
 
 async def build_instance_images(
-    instances: list[dict[str, Any]],
+    instances: list[Task | Mapping[str, Any]],
     config: GymConfig,
     environments: dict[str, dict[str, Any]],
     *,
@@ -441,14 +443,14 @@ async def build_instance_images(
     failures: dict[str, str] = {}
     limit = asyncio.Semaphore(max(1, workers))
 
-    async def one(number: int, instance: dict[str, Any]) -> None:
+    async def one(number: int, instance: Task) -> None:
         async with limit:
-            log(f"[{number}/{len(instances)}] {instance['instance_id']}")
+            log(f"[{number}/{len(instances)}] {instance.instance_id}")
             try:
-                names[instance["instance_id"]] = await build_instance_image(instance, config, environments, force=force, log=log)
+                names[instance.instance_id] = await build_instance_image(instance, config, environments, force=force, log=log)
             except UniAgentGymError as exc:
-                failures[instance["instance_id"]] = str(exc)
-                log(f"{instance['instance_id']}: FAILED: {exc}")
+                failures[instance.instance_id] = str(exc)
+                log(f"{instance.instance_id}: FAILED: {exc}")
 
     await asyncio.gather(*(one(number, instance) for number, instance in enumerate(instances, 1)))
     return [names[i["instance_id"]] for i in instances if i["instance_id"] in names], failures

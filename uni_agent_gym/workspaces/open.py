@@ -21,10 +21,12 @@ import contextlib
 import logging
 import shlex
 import tempfile
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from uni_agent_gym.config import GymConfig
+from uni_agent_gym.datasets import Task, normalise
 from uni_agent_gym.deployments import Deployment, make_deployment
 from uni_agent_gym.deployments.pool import acquire
 from uni_agent_gym.instances import image_name
@@ -36,7 +38,7 @@ from uni_agent_gym.workspaces.host_git import WorkspaceError
 from uni_agent_gym.workspaces.local_checkout import ensure_trusted_repository, local_workspace_dir, recreate_checkout
 from uni_agent_gym.workspaces.local_venv import ensure_local_environment, renew_tampered_venv, venv_environment
 from uni_agent_gym.workspaces.mirrors import mirror_repository
-from uni_agent_gym.workspaces.recorded_environment import IMAGE_ID_KEY, TASK_KEY, EnvironmentUnavailable, task_on_image
+from uni_agent_gym.workspaces.recorded_environment import EnvironmentUnavailable, task_on_image
 from uni_agent_gym.workspaces.validated import is_validated
 
 logger = logging.getLogger(__name__)
@@ -44,13 +46,13 @@ logger = logging.getLogger(__name__)
 IMAGE_REPO_DIR = "/testbed"
 
 
-async def workspace_mode(instance: dict[str, Any], config: GymConfig) -> str:
+async def workspace_mode(instance: Task, config: GymConfig) -> str:
     """'image' or 'mirror' for this instance under this config (see the module docstring)."""
-    mirror = config.env.mirrors.get(instance["repo"]) or instance.get("mirror")
-    if instance.get("hidden_paths"):  # R2E-Gym: the tests exist only in the task's image
+    mirror = config.env.mirrors.get(instance.repo) or instance.mirror
+    if instance.hidden_paths:  # R2E-Gym: the tests exist only in the task's image
         if config.deployment.type == "local" or config.env.workspace == "mirror":
             raise WorkspaceError(
-                f"Instance {instance['instance_id']!r} ({instance.get('family')}) runs only in its image, where its tests are: "
+                f"Instance {instance.instance_id!r} ({instance.family}) runs only in its image, where its tests are: "
                 "use a docker deployment with env.workspace image or auto"
             )
         return "image"
@@ -63,37 +65,38 @@ async def workspace_mode(instance: dict[str, Any], config: GymConfig) -> str:
     if config.deployment.type == "docker":
         from uni_agent_gym.deployments.docker import image_exists
 
-        image = instance.get("image_name") or image_name(instance["instance_id"])
+        image = instance.image_name or image_name(instance.instance_id)
         return "image" if await asyncio.to_thread(image_exists, image) else "mirror"
     return "mirror"
 
 
-async def open_workspace(instance: dict[str, Any], config: GymConfig, *, grading: bool = False) -> tuple[Deployment, str, dict[str, Any]]:
+async def open_workspace(instance: Task | Mapping[str, Any], config: GymConfig, *, grading: bool = False) -> tuple[Deployment, str, Task]:
     """A started deployment with the repository at `base_commit`, the repository's directory in it, and the task as
-    that sandbox holds it (with the commands its image records, `recorded_environment.py`). `grading`: the sandbox
-    that grades, which for a task with `hidden_paths` runs the image that has them."""
+    that sandbox holds it (with the commands its image records, `recorded_environment.py`; a row is normalised first).
+    `grading`: the sandbox that grades, which for a task with `hidden_paths` runs the image that has them."""
+    instance = normalise(instance)
     deployment_config = config.deployment
     mode = await workspace_mode(instance, config)
-    if mode == "mirror" and deployment_config.type != "local" and instance.get("needs_environment", True):
+    if mode == "mirror" and deployment_config.type != "local" and instance.needs_environment:
         mode = await _environment_image(instance, config)
     if mode == "image":
         return await _open_image(instance, config, grading)
     repo_dir = config.env.repo_dir
-    source = config.env.mirrors.get(instance["repo"]) or instance.get("mirror")
+    source = config.env.mirrors.get(instance.repo) or instance.mirror
     if not source:
         raise WorkspaceError(
-            f"Instance {instance['instance_id']!r}: no mirror of {instance['repo']} is configured "
-            f"(env.mirrors[{instance['repo']!r}]) and the {deployment_config.type} deployment needs one"
+            f"Instance {instance.instance_id!r}: no mirror of {instance.repo} is configured "
+            f"(env.mirrors[{instance.repo!r}]) and the {deployment_config.type} deployment needs one"
         )
-    cache = await mirror_repository(instance["repo"], source, config.env.cache_dir, instance["base_commit"])
-    history = await clean_history(cache, instance["base_commit"], history_mode(instance, config), instance["instance_id"])
+    cache = await mirror_repository(instance.repo, source, config.env.cache_dir, instance.base_commit)
+    history = await clean_history(cache, instance.base_commit, history_mode(instance, config), instance.instance_id)
     if deployment_config.type == "local":
         return (*await _open_local(instance, config, history), instance)
 
     if deployment_config.type in ("docker", "ray"):  # the checkout in an image's layers, not the container's (mirror_images.py)
         from uni_agent_gym.workspaces.mirror_images import ensure_workspace_image
 
-        image = await ensure_workspace_image(deployment_config.image, instance["repo"], history, repo_dir, deployment_config)
+        image = await ensure_workspace_image(deployment_config.image, instance.repo, history, repo_dir, deployment_config)
         pull = "never" if deployment_config.type == "docker" else "missing"
         return await acquire(deployment_config.model_copy(update={"image": image, "workdir": repo_dir, "pull": pull}), repo_dir), repo_dir, instance
     deployment = await acquire(deployment_config.model_copy(update={"workdir": repo_dir}), repo_dir)
@@ -108,13 +111,13 @@ async def open_workspace(instance: dict[str, Any], config: GymConfig, *, grading
     return deployment, repo_dir, instance
 
 
-async def _environment_image(instance: dict[str, Any], config: GymConfig) -> str:
+async def _environment_image(instance: Task, config: GymConfig) -> str:
     """The workspace of a task that needs its environment (a toolchain or venv, its install and build) where a mirror
     was to be checked out into the deployment's plain image, which has none: on docker its instance image, built here
     from the mirror once; on ray its image from the cluster's registry (built and pushed by `images build`). Anything
     else is an error naming what is missing, never a sandbox without the environment (its tests could not run: a
     correct patch graded 0)."""
-    kind, instance_id = config.deployment.type, instance["instance_id"]
+    kind, instance_id = config.deployment.type, instance.instance_id
     if kind == "ray":
         return "image"
     if kind != "docker":
@@ -135,25 +138,25 @@ async def _environment_image(instance: dict[str, Any], config: GymConfig) -> str
     return "image"
 
 
-async def _open_image(instance: dict[str, Any], config: GymConfig, grading: bool) -> tuple[Deployment, str, dict[str, Any]]:
+async def _open_image(instance: Task, config: GymConfig, grading: bool) -> tuple[Deployment, str, Task]:
     """The family's image (official, or built here) holds the repository at its workdir; checked against the task
     where it records its environment."""
     deployment_config = config.deployment
-    image = instance.get("image_name") or image_name(instance["instance_id"])
-    workdir = instance.get("workdir", IMAGE_REPO_DIR)
+    image = instance.image_name or image_name(instance.instance_id)
+    workdir = instance.workdir
     if not workdir:
-        raise WorkspaceError(f"Instance {instance['instance_id']!r}: its row does not say where its image {image} keeps the repository")
+        raise WorkspaceError(f"Instance {instance.instance_id!r}: its row does not say where its image {image} keeps the repository")
     update = {"image": image, "workdir": workdir}
-    hidden = instance.get("hidden_paths") if not grading else None
+    hidden = instance.hidden_paths if not grading else None
     if deployment_config.type == "ray":  # made on a sandbox node, pushed to the registry the others pull from
         from uni_agent_gym.workspaces.node_images import image_for_the_nodes
 
-        made, found = await image_for_the_nodes(image, history_mode(instance, config), instance["base_commit"], workdir, hidden, deployment_config)
+        made, found = await image_for_the_nodes(image, history_mode(instance, config), instance.base_commit, workdir, hidden, deployment_config)
         update.update(image=made, pull="missing" if made != image else deployment_config.pull)
     elif deployment_config.type == "docker":  # an image not built clean is derived clean once (not modal: its images are remote)
         from uni_agent_gym.workspaces.history_images import ensure_clean_image
 
-        clean = await ensure_clean_image(image, history_mode(instance, config), instance["base_commit"], workdir, deployment_config.pull)
+        clean = await ensure_clean_image(image, history_mode(instance, config), instance.base_commit, workdir, deployment_config.pull)
         update.update(image=clean, pull="never" if clean != image else deployment_config.pull)
         found = await _identity(image, deployment_config.pull)
         if hidden:
@@ -162,7 +165,7 @@ async def _open_image(instance: dict[str, Any], config: GymConfig, grading: bool
             update.update(image=await image_without(update["image"], hidden), pull="never")
     elif hidden:
         raise WorkspaceError(
-            f"Instance {instance['instance_id']!r}: its hidden tests are removed from the agent's image by deriving a "
+            f"Instance {instance.instance_id!r}: its hidden tests are removed from the agent's image by deriving a "
             f"docker image without them, which a {deployment_config.type} deployment cannot: use docker or ray"
         )
     else:  # modal: its images are remote, and nothing here reads their labels
@@ -184,14 +187,14 @@ async def _identity(image: str, pull: str) -> tuple[str, dict[str, str]] | None:
     return _identities[image]
 
 
-def _checked(instance: dict[str, Any], image: str, found: tuple[str, dict[str, str]] | None, config: GymConfig, workdir: str) -> dict[str, Any]:
+def _checked(instance: Task, image: str, found: tuple[str, dict[str, str]] | None, config: GymConfig, workdir: str) -> Task:
     """The task as its image holds it (`recorded_environment.task_on_image`), and under `env.validation: require` only an
     image whose environment passed `validate` here (docker and ray)."""
     task = task_on_image(instance, image, found, load_environments(config.env.environments), workdir)
     if config.env.validation == "require" and config.deployment.type in ("docker", "ray"):
-        if not is_validated(config.env.cache_dir, task.get(TASK_KEY), task.get(IMAGE_ID_KEY)):
+        if not is_validated(config.env.cache_dir, task.image_environment, task.image_id):
             raise EnvironmentUnavailable(
-                f"Instance {instance['instance_id']!r}: its image {image} has not passed `uni-agent-gym validate` on this machine "
+                f"Instance {instance.instance_id!r}: its image {image} has not passed `uni-agent-gym validate` on this machine "
                 "(env.validation: require); validate it, or leave the task out"
             )
     return task
@@ -201,22 +204,22 @@ async def _mark_a_changed_venv(deployment: Deployment, workspace: Path) -> None:
     deployment.release_report.update(await renew_tampered_venv(workspace))
 
 
-async def _open_local(instance: dict[str, Any], config: GymConfig, history: CleanHistory) -> tuple[Deployment, str]:
+async def _open_local(instance: Task, config: GymConfig, history: CleanHistory) -> tuple[Deployment, str]:
     """A fresh local checkout (see `local_checkout.py`), with the instance's venv unless the row says
     it needs none (the toy task). The checkout's path is stable, so the prompt naming it is the same at
     every reset (Gymnasium's determinism contract): under the cache, one per instance with an environment
     (the venv's editable install points at it; episodes take turns), else one per concurrent episode
     (the first free slot: `testbed`, then `slot-1/testbed`, ...)."""
     spec = None
-    if instance.get("needs_environment", True):
+    if instance.needs_environment:
         spec = environment_spec(instance, load_environments(config.env.environments))
         if spec.language != PYTHON:
             raise WorkspaceError(
-                f"Instance {instance['instance_id']!r} is a {spec.language} task, and the local deployment makes Python "
+                f"Instance {instance.instance_id!r} is a {spec.language} task, and the local deployment makes Python "
                 "environments only: run it on docker or ray (`uni-agent-gym images build` makes its toolchain image)"
             )
     deployment_config = config.deployment
-    workspace = local_workspace_dir(instance["instance_id"], config)
+    workspace = local_workspace_dir(instance.instance_id, config)
     checkout_lock = f"local checkout {workspace.resolve()}"
     held = contextlib.AsyncExitStack()
     if spec is not None:  # the venv's variables live in the config, so a restarted shell keeps them

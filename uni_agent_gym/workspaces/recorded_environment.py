@@ -24,6 +24,7 @@ import hashlib
 import json
 from typing import Any
 
+from uni_agent_gym.datasets import Task
 from uni_agent_gym.errors import DeploymentError
 from uni_agent_gym.specs import EnvironmentSpec, SpecError, environment_spec
 from uni_agent_gym.workspaces.host_git import WorkspaceError
@@ -34,8 +35,6 @@ TEST_LABEL = "uni-agent-gym.test-command"
 BUILD_LABEL = "uni-agent-gym.build-command"
 NAME_LABEL = "uni-agent-gym.image"  # the name it was built under: an image made FROM it (or tagged anew) inherits the
 # labels, and holds something else (another family's image of the same repository, say): only this name is checked
-TASK_KEY = "image_environment"  # on a task checked against its image (or given its commands): the image's digest
-IMAGE_ID_KEY = "image_id"  # and the image's id (`validation/store.py` keys results by both)
 
 
 class EnvironmentUnavailable(WorkspaceError, DeploymentError):
@@ -47,16 +46,16 @@ class EnvironmentMismatch(EnvironmentUnavailable):
     """An image was built for another environment than its task's: grading on it would reward the wrong thing."""
 
 
-def environment_digest(spec: EnvironmentSpec, instance: dict[str, Any], workdir: str) -> str:
+def environment_digest(spec: EnvironmentSpec, instance: Task, workdir: str) -> str:
     """What a task's environment is, as a short digest: the spec (not where it came from) and the repository state."""
     fields = {key: value for key, value in dataclasses.asdict(spec).items() if key != "source"}
-    identity = [instance["repo"], instance["base_commit"], workdir]
+    identity = [instance.repo, instance.base_commit, workdir]
     return hashlib.sha256(json.dumps([fields, identity], sort_keys=True).encode()).hexdigest()[:16]
 
 
-def environment_labels(spec: EnvironmentSpec, instance: dict[str, Any], workdir: str, image: str) -> dict[str, str]:
+def environment_labels(spec: EnvironmentSpec, instance: Task, workdir: str, image: str) -> dict[str, str]:
     """The labels an instance image built from `spec` under the name `image` carries."""
-    return {DIGEST_LABEL: environment_digest(spec, instance, workdir), COMMIT_LABEL: instance["base_commit"],
+    return {DIGEST_LABEL: environment_digest(spec, instance, workdir), COMMIT_LABEL: instance.base_commit,
             TEST_LABEL: spec.test_command, BUILD_LABEL: spec.build, NAME_LABEL: canonical_name(image)}  # fmt: skip
 
 
@@ -74,16 +73,16 @@ def recorded_digest(image: str, labels: dict[str, str]) -> str | None:
     return labels.get(DIGEST_LABEL) if labels.get(NAME_LABEL) == canonical_name(image) else None
 
 
-def explicit_environment(instance: dict[str, Any], environments: dict[str, dict[str, Any]]) -> bool:
+def explicit_environment(instance: Task, environments: dict[str, dict[str, Any]]) -> bool:
     """Whether the task says its environment itself (an environments entry, the row's recipe or commands), rather than
     leaving it to swebench's spec defaults."""
-    own_commands = instance.get("commands_from") is None and (bool(instance.get("test_command")) or instance.get("build_command") is not None)
-    return instance["instance_id"] in environments or instance.get("environment") is not None or own_commands
+    own_commands = instance.commands_from is None and (bool(instance.test_command) or instance.build_command is not None)
+    return instance.instance_id in environments or instance.environment is not None or own_commands
 
 
 def task_on_image(
-    instance: dict[str, Any], image: str, found: tuple[str, dict[str, str]] | None, environments: dict[str, dict[str, Any]], workdir: str
-) -> dict[str, Any]:
+    instance: Task, image: str, found: tuple[str, dict[str, str]] | None, environments: dict[str, dict[str, Any]], workdir: str
+) -> Task:
     """The task as grading on `image` (`found`: its id and labels, None where unknown) reads it: with the image's digest
     and id, and the commands the image records where the task gives none; `EnvironmentMismatch` when the image was
     built for another (module docstring)."""
@@ -91,23 +90,23 @@ def task_on_image(
     recorded = recorded_digest(image, labels)
     if recorded is None:
         return instance
-    checked = {TASK_KEY: recorded, IMAGE_ID_KEY: image_id}
-    instance_id = instance["instance_id"]
+    checked = {"image_environment": recorded, "image_id": image_id}
+    instance_id = instance.instance_id
     commit = labels.get(COMMIT_LABEL)
-    if commit != instance["base_commit"]:
+    if commit != instance.base_commit:
         try:
             wanted = environment_digest(environment_spec(instance, environments), instance, workdir)
         except SpecError:
             wanted = "unknown"
         raise EnvironmentMismatch(
             f"Instance {instance_id!r}: its image {image} holds the repository at {commit} (environment {recorded}), the task at "
-            f"{instance['base_commit']} (environment {wanted}): rebuild it (`uni-agent-gym images build --force`) or use the row it was built for"
+            f"{instance.base_commit} (environment {wanted}): rebuild it (`uni-agent-gym images build --force`) or use the row it was built for"
         )
-    if instance.get(TASK_KEY) == recorded:  # already read from this image (the agent's sandbox, now the grader's)
-        return {**instance, **checked}
+    if instance.image_environment == recorded:  # already read from this image (the agent's sandbox, now the grader's)
+        return instance.replace(**checked)
     if not explicit_environment(instance, environments):
         commands = {"test_command": labels.get(TEST_LABEL) or None, "build_command": labels.get(BUILD_LABEL, ""), "commands_from": "image"}
-        return {**instance, **commands, **checked}
+        return instance.replace(**commands, **checked)
     try:
         spec = environment_spec(instance, environments)
     except SpecError as exc:
@@ -121,4 +120,4 @@ def task_on_image(
             f"Instance {instance_id!r}: its image {image} was built for environment {recorded}, the task's is {wanted}{detail}: "
             "grade with the environments file the image was built with, or rebuild it (`uni-agent-gym images build --force`)"
         )
-    return {**instance, **checked}
+    return instance.replace(**checked)

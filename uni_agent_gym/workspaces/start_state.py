@@ -14,9 +14,11 @@ from __future__ import annotations
 
 import secrets
 import shlex
+from collections.abc import Mapping
 from typing import Any
 
 from uni_agent_gym.config import GymConfig
+from uni_agent_gym.datasets import Task, normalise
 from uni_agent_gym.deployments import Deployment
 from uni_agent_gym.deployments.pool import release
 from uni_agent_gym.workspaces.host_git import FIXED_IDENTITY, WorkspaceError
@@ -25,11 +27,12 @@ from uni_agent_gym.workspaces.open import open_workspace
 START_MESSAGE = "uni-agent-gym start"
 
 
-async def open_task(instance: dict[str, Any], config: GymConfig, *, grading: bool = False) -> tuple[Deployment, str, dict[str, Any]]:
+async def open_task(instance: Task | Mapping[str, Any], config: GymConfig, *, grading: bool = False) -> tuple[Deployment, str, Task]:
     """A started sandbox of the task at its start state, its repository directory, and the task as this
     sandbox starts it (with `test_patch` where the start state made it). `grading` opens the sandbox
-    that grades (the image with the hidden tests, where a family hides them from the agent)."""
-    if instance.get("start_patch") and getattr(config.deployment, "pool_size", 0):
+    that grades (the image with the hidden tests, where a family hides them from the agent). A row is normalised first."""
+    instance = normalise(instance)
+    if instance.start_patch and getattr(config.deployment, "pool_size", 0):
         config = config.model_copy(update={"deployment": config.deployment.model_copy(update={"pool_size": 0})})
     deployment, repo_dir, instance = await open_workspace(instance, config, grading=grading)
     try:
@@ -39,14 +42,14 @@ async def open_task(instance: dict[str, Any], config: GymConfig, *, grading: boo
         raise
 
 
-async def make_start_state(deployment: Deployment, repo_dir: str, instance: dict[str, Any]) -> dict[str, Any]:
+async def make_start_state(deployment: Deployment, repo_dir: str, instance: Task) -> Task:
     """Make the task's start state in the sandbox (see the module docstring); the task unchanged when it
     has no `start_patch`."""
-    if not instance.get("start_patch"):
+    if not instance.start_patch:
         return instance
     scratch = f"/tmp/uni-agent-gym-start-{secrets.token_hex(6)}"
-    await deployment.write_file(f"{scratch}.diff", instance["start_patch"] if instance["start_patch"].endswith("\n") else instance["start_patch"] + "\n")
-    hidden = " ".join(shlex.quote(path) for path in instance.get("hidden_files") or [])
+    await deployment.write_file(f"{scratch}.diff", instance.start_patch if instance.start_patch.endswith("\n") else instance.start_patch + "\n")
+    hidden = " ".join(shlex.quote(path) for path in instance.hidden_files or [])
     git = "/usr/bin/git -c core.hooksPath=/dev/null -c safe.directory=* -c core.quotePath=false -c init.defaultBranch=start"
     identity = " ".join(f"{key}={shlex.quote(value)}" for key, value in FIXED_IDENTITY.items())
     script = (
@@ -61,10 +64,10 @@ async def make_start_state(deployment: Deployment, repo_dir: str, instance: dict
     try:
         result = await deployment.run(f"bash -c {shlex.quote(script)}", timeout=600)
         if "START_PATCH_FAILED" in result.output:
-            raise WorkspaceError(f"Instance {instance['instance_id']!r}: its start_patch does not apply to {instance['base_commit']}:\n{result.output[-2000:]}")
+            raise WorkspaceError(f"Instance {instance.instance_id!r}: its start_patch does not apply to {instance.base_commit}:\n{result.output[-2000:]}")
         if result.exit_code != 0:
-            raise WorkspaceError(f"Instance {instance['instance_id']!r}: its start state could not be made ({result.exit_code}):\n{result.output[-2000:]}")
+            raise WorkspaceError(f"Instance {instance.instance_id!r}: its start state could not be made ({result.exit_code}):\n{result.output[-2000:]}")
         tests = (await deployment.read_file(f"{scratch}.tests")).decode("utf-8", errors="replace")
     finally:
         await deployment.run(f"rm -f {scratch}.diff {scratch}.index {scratch}.tests")
-    return {**instance, "test_patch": tests, "environment_commit": result.output.strip().splitlines()[-1]}
+    return instance.replace(test_patch=tests, environment_commit=result.output.strip().splitlines()[-1])

@@ -16,6 +16,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from uni_agent_gym.datasets import Task
 from uni_agent_gym.errors import DeploymentError, UniAgentGymError
 from uni_agent_gym.instances import image_name
 from uni_agent_gym.named_locks import blocking_machine_lock
@@ -79,21 +80,21 @@ def image_environment(image: str) -> tuple[str, str] | None:
     return None if digest is None else (digest, found[0])
 
 
-def unvalidated(tasks: list[dict[str, Any]], cache_dir: str | Path) -> list[str]:
+def unvalidated(tasks: list[Task], cache_dir: str | Path) -> list[str]:
     """The ids of the tasks whose image has not passed `validate` on this machine (the toy, which needs no
     environment, is never among them)."""
     store = read_store(cache_dir)
     missing = []
     for task in tasks:
-        if task.get("needs_environment") is False:
+        if task.needs_environment is False:
             continue
-        environment = image_environment(task.get("image_name") or image_name(task["instance_id"]))
+        environment = image_environment(task.image_name or image_name(task.instance_id))
         if environment is None or not _passed(store, *environment):
-            missing.append(task["instance_id"])
+            missing.append(task.instance_id)
     return missing
 
 
-def consult(tasks: list[dict[str, Any]], mode: str, cache_dir: str | Path, say: Callable[[str], None]) -> list[dict[str, Any]]:
+def consult(tasks: list[Task], mode: str, cache_dir: str | Path, say: Callable[[str], None]) -> list[Task]:
     """The tasks a run takes under `validation: mode`: `skip` all, unchecked; `warn` all, naming those not validated
     once; `require` only the validated ones, naming each one left out once (`NothingValidated` when none is)."""
     if mode == "skip":
@@ -107,7 +108,7 @@ def consult(tasks: list[dict[str, Any]], mode: str, cache_dir: str | Path, say: 
             "run `uni-agent-gym validate` (or validation: require to run only validated tasks)")
         return tasks
     left_out = set(missing)
-    kept = [task for task in tasks if task["instance_id"] not in left_out]
+    kept = [task for task in tasks if task.instance_id not in left_out]
     if not kept:
         raise NothingValidated(f"validation: require, and none of the {len(tasks)} task(s) has validated on this machine: run `uni-agent-gym validate` first")
     say(f"validation: require: {len(missing)} task(s) left out, not validated on this machine: {', '.join(missing)}")

@@ -1,0 +1,126 @@
+"""The task: the one object every layer reads (env, workspaces, rewards, `grade`, `eval`, `prepare-data`, the loops).
+
+    task = normalise(row)                          # a `Task`, made only by a family's normaliser
+    task.instance_id, task.image_name, task.test_command
+    task.replace(environment_commit=commit)        # a changed copy (a task is frozen)
+    serialise(task) / deserialise(text)            # its JSON form, with `task_format` (verl's parquet carries it)
+
+A `Task` is a frozen dataclass: its fields are the keys every family fills in (documented in `base.py`) and
+those the gym adds while it runs (the image's recorded environment, the start commit). Every other column of
+the row (`hints_text`, SWE-rebench's `install_config`, Multi-SWE-bench's harness fields) is kept, unchanged,
+in `columns`: third-party code (swesmith's profiles, multi-swe-bench's harness) reads the row as the dataset
+wrote it. A task is also a read-only `Mapping` of its fields and columns, the row shape those libraries and
+JSON expect; code of this package reads its fields as attributes.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from uni_agent_gym.datasets.base import IMAGE_REPO_DIR, InstanceError
+
+TASK_FORMAT = 1  # the version of `serialise`'s form; raise it when a field changes meaning
+
+
+@dataclass(frozen=True, eq=False)
+class Task(Mapping[str, Any]):
+    """A checked task (see `datasets/base.py` for what each field means)."""
+
+    # identity
+    instance_id: str
+    repo: str
+    family: str
+    base_commit: str | None = None
+    language: str = "python"
+    version: str | None = None
+    # the problem and its patches
+    problem_statement: str = ""
+    patch: str = ""  # the reference fix as the row gives it (`datasets.gold_patch` is the fix to grade)
+    test_patch: str = ""
+    # what grading reads
+    FAIL_TO_PASS: list[str] = field(default_factory=list)
+    PASS_TO_PASS: list[str] = field(default_factory=list)
+    expected_output: dict[str, str] | None = None  # R2E-Gym's graded statuses (grading `expected-output`)
+    grading: str = "fail-to-pass"
+    log_parser: str | None = None
+    # its environment
+    image_name: str = ""
+    workdir: str | None = IMAGE_REPO_DIR  # None: the image's own WORKDIR (SWE-rebench-V2)
+    test_command: str | None = None
+    build_command: str | None = None
+    commands_from: str | None = None  # None: the row's own; `swebench-spec`; `image` (its image's labels)
+    environment: dict[str, Any] | None = None  # a recipe the row carries (environments-file shape), or why none builds
+    needs_environment: bool = True  # False: any image with the base tools runs it (the toy)
+    mirror: str | None = None  # a git repository of `repo` the task names itself (the toy)
+    # its start state
+    start_patch: str | None = None
+    hidden_files: list[str] = field(default_factory=list)
+    reset_files: list[str] = field(default_factory=list)
+    hidden_paths: list[str] = field(default_factory=list)
+    protected_paths: list[str] = field(default_factory=list)
+    history: str | None = None  # a family's own history mode (SWE-smith: `none`)
+    # set while it runs (`workspaces/`)
+    environment_commit: str | None = None  # the commit the episode started from
+    image_environment: str | None = None  # the digest its image records (`recorded_environment.py`)
+    image_id: str | None = None  # and that image's id
+    # every other column of the row, as the dataset wrote it
+    columns: Mapping[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Task:
+        """A task from its dict form (a normaliser's output, `to_dict`'s, or `serialise`'s without the format)."""
+        if isinstance(data, Task):
+            return data
+        known = {name: data[name] for name in FIELDS if name in data and name != "columns"}
+        missing = [name for name in REQUIRED if known.get(name) is None]
+        if missing:
+            raise InstanceError(f"Instance {data.get('instance_id', '<no instance_id>')!r}: not a task, missing {', '.join(missing)}")
+        return cls(**known, columns={name: value for name, value in data.items() if name not in FIELDS and name != "task_format"})
+
+    def to_dict(self) -> dict[str, Any]:
+        """The task as one flat dict: its fields, then its row's other columns (the row shape)."""
+        return dict(self.items())
+
+    def replace(self, **changes: Any) -> Task:
+        """A copy with `changes` (fields, or columns for any other name)."""
+        columns = {name: changes.pop(name) for name in list(changes) if name not in FIELDS}
+        return dataclasses.replace(self, **changes, columns={**self.columns, **columns}) if columns else dataclasses.replace(self, **changes)
+
+    def __getitem__(self, key: str) -> Any:
+        if key in FIELDS and key != "columns":
+            return getattr(self, key)
+        return self.columns[key]
+
+    def __iter__(self) -> Iterator[str]:
+        yield from (name for name in FIELDS if name != "columns")
+        yield from (name for name in self.columns if name not in FIELDS)
+
+    def __len__(self) -> int:
+        return len(FIELDS) - 1 + sum(name not in FIELDS for name in self.columns)
+
+    def __repr__(self) -> str:
+        return f"Task({self.instance_id!r}, family={self.family!r}, language={self.language!r})"
+
+
+FIELDS = {item.name for item in dataclasses.fields(Task)}
+REQUIRED = ("instance_id", "repo", "family")
+
+
+def serialise(task: Task) -> str:
+    """The task as JSON, with `task_format` (what verl's parquet and the loops carry)."""
+    return json.dumps({"task_format": TASK_FORMAT, **task.to_dict()})
+
+
+def deserialise(text: str | Mapping[str, Any]) -> Mapping[str, Any]:
+    """A task's form from `serialise` (or an older row without `task_format`: normalised as a row); a newer
+    format than this gym reads is an error, not a task read wrongly."""
+    data = json.loads(text) if isinstance(text, str) else dict(text)
+    version = data.get("task_format")
+    if version is not None and version > TASK_FORMAT:
+        raise InstanceError(f"Instance {data.get('instance_id')!r}: written with task_format {version}, this gym reads up to {TASK_FORMAT}: "
+                            "prepare the data again with this version (`uni-agent-gym prepare-data`)")  # fmt: skip
+    return data
