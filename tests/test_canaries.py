@@ -689,8 +689,9 @@ def test_rspec_canaries_only_where_every_example_of_the_file_runs(command, plant
 
 
 def test_rspec_canaries_are_a_group_of_their_own_named_as_the_commands_jq_reports_them():
-    from uni_agent_gym.rewards.canaries import _reports
+    from uni_agent_gym.rewards.runners import RUNNERS
 
+    reports = RUNNERS["rspec"].canaries.reports
     path = "spec/rubocop/cop/style/redundant_freeze_spec.rb"
     command = f"bundle exec rspec {path} --no-color --format json | jq -r '.examples[] | \"\\(.description) - \\(.status)\"'"
     code, names = source("rspec", RSPEC_FILE, ['allows "#$a" with freeze'], command, path)
@@ -701,7 +702,7 @@ def test_rspec_canaries_are_a_group_of_their_own_named_as_the_commands_jq_report
     _, names = source("rspec", RSPEC_FILE, graded, f"rspec ./{path} spec/other_spec.rb", path)
     assert names and all(name.startswith("registers an offense for a frozen literal ") for name in names), names
     name = names[0]
-    assert _reports("rspec", f"{name} - ./{path}[2:1]", name) and _reports("rspec", name, name) and not _reports("rspec", f"{name} more", name)
+    assert reports(f"{name} - ./{path}[2:1]", name) and reports(name, name) and not reports(f"{name} more", name)
     assert source("rspec", RSPEC_FILE, ["some other example"], f"rspec {path} spec/other_spec.rb", path) == ("", [])  # not this file's
 
 

@@ -27,7 +27,8 @@ from swebench.harness.log_parsers import MAP_REPO_TO_PARSER
 from swebench.harness.log_parsers import python as python_parsers
 from swebench.harness.log_parsers.python import MAP_REPO_TO_PARSER_PY
 
-from uni_agent_gym.rewards.integrity import check_log, runner_for
+from uni_agent_gym.rewards.integrity import check_log
+from uni_agent_gym.rewards.runners import runner_for
 
 RUNNER_LOGS = Path(__file__).parent / "runner_logs"
 
@@ -479,8 +480,8 @@ def test_django_subtests_and_class_errors_do_not_shrink_the_passes():
 def test_every_python_repo_gets_its_runners_checks(repo):
     expected = {"django/django": "django", "sympy/sympy": "sympy"}.get(repo, "pytest")
     parser = MAP_REPO_TO_PARSER_PY[repo]
-    assert runner_for(parser)[0] == expected
-    assert runner_for(parser.__name__)[0] == expected
+    assert runner_for(parser)[0].name == expected
+    assert runner_for(parser.__name__)[0].name == expected
 
 
 @pytest.mark.parametrize("name", sorted(name for name in vars(python_parsers) if name.startswith("parse_log_")))
@@ -497,7 +498,7 @@ def test_without_a_parser_the_test_command_decides(repo, expected):
     """SWE-bench's own test commands; sphinx's runs pytest through tox, so only its parser tells."""
     command = next(iter(MAP_REPO_VERSION_TO_SPECS[repo].values()))["test_cmd"]
     found = runner_for(None, command)
-    assert (found[0] if found else None) == expected
+    assert (found[0].name if found else None) == expected
 
 
 @pytest.mark.parametrize("runner", ["pytest", "django", "sympy"])

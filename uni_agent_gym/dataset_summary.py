@@ -99,9 +99,10 @@ def _canary_runner(task: Task, environments: dict[str, dict[str, Any]]) -> str |
     from uni_agent_gym.specs import command_of_tests
 
     try:
-        return canary_runner(task, command_of_tests(task, environments))
+        runner = canary_runner(task, command_of_tests(task, environments))
     except UniAgentGymError:
         return None
+    return None if runner is None else runner.name
 
 
 def _repository(row: dict[str, Any]) -> str:

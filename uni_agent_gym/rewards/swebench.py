@@ -68,18 +68,20 @@ from uni_agent_gym.workspaces.local_checkout import local_workspace_dir, trusted
 from uni_agent_gym.workspaces.host_git import has_commit
 from uni_agent_gym.rewards.canaries import Canaries, plant, wanted
 from uni_agent_gym.rewards.capture import PatchRejected, capture_from_container, capture_in_sandbox, capture_on_host
-from uni_agent_gym.rewards.guard import GUARDED_RUNNERS, Guard, can_load
-from uni_agent_gym.rewards.integrity import check_log, runner_for
-from uni_agent_gym.rewards.maven_poms import ATTACH_CLOSED, poms_with_runner_changes
+from uni_agent_gym.rewards.guard import Guard, can_load
+from uni_agent_gym.rewards.integrity import check_run
 from uni_agent_gym.rewards.patches import SAFE_GIT, apply_patch, drop_files, git_in, reset_files
 from uni_agent_gym.rewards.runner_files import runner_files_to_restore
 from uni_agent_gym.rewards.runner_modules import runner_modules_touched
+from uni_agent_gym.rewards.runners import Runner, runner_for
+from uni_agent_gym.rewards.runners.outcomes import Parser
 from uni_agent_gym.specs import build_of_tests, load_environments, command_of_tests
 from uni_agent_gym.workspaces.validated import is_validated
 from uni_agent_gym.toolchains import language_of
 
 logger = logging.getLogger(__name__)
 Status = Literal["resolved", "unresolved", "patch_failed", "patch_rejected", "test_patch_failed", "timeout", "tests_crashed", "infra_error"]
+StoppedAt = Literal["test_patch", "build", "not_started"]  # the test patch did not apply; the build failed; a command never started (exit 126/127)
 # The error of an empty patch's grading; the summaries count such a result as the official harness does.
 EMPTY_PATCH = "empty patch: nothing to grade"
 # The shell's exit codes of a command that never started: found but not executable, not found.
@@ -127,6 +129,7 @@ class RewardResult:
     environment: str | None = None  # the digest of the environment its image records (None: an image not built here)
     image_id: str | None = None  # the id of that image
     environment_validated: bool = False  # whether that environment passed `uni-agent-gym validate` on this machine
+    stopped_at: StoppedAt | None = None  # the step before the tests that ended the grading, if one did
 
     @property
     def caused_by(self) -> str | None:
@@ -152,14 +155,21 @@ def grade_fail_to_pass(instance: Task, statuses: dict[str, str], *, fail_to_pass
     return get_resolution_status(report) == ResolvedStatus.FULL.value, report, outcomes
 
 
-def canary_runner(instance: Task, command: str) -> str | None:
+def task_runner(instance: Task, command: str) -> tuple[Runner, Parser] | None:
+    """The runner a grading of this task reads the log of, and the parser it rereads it with (`runners.runner_for`:
+    resolved once per grading); R2E-Gym's, whose names are not pytest's node ids, is read as pytest's own report."""
+    checked = r2e_gym.RUNNER if instance.grading == EXPECTED_OUTPUT_GRADING else SWEBenchReward.log_reader(instance)
+    return runner_for(checked, command)
+
+
+def canary_runner(instance: Task, command: str, found: tuple[Runner, Parser] | None = None) -> Runner | None:
     """The runner whose canaries a grading of this task plants (with `reward.canaries` on), or None: R2E-Gym's exact
     comparison of every outcome, a runner the canaries do not follow, or a command under which they would not run
     (`canaries.wanted`). Whether a test file then takes them depends on its text."""
     if instance.grading == EXPECTED_OUTPUT_GRADING:
         return None
-    runner = runner_for(SWEBenchReward.log_reader(instance), command)
-    return runner[0] if runner is not None and wanted(runner[0], command) else None
+    found = found or task_runner(instance, command)
+    return found[0] if found is not None and wanted(found[0], command) else None
 
 
 class SWEBenchReward:
@@ -382,26 +392,25 @@ class SWEBenchReward:
             await deployment.write_file(f"{scratch}.diff", instance.test_patch)
             applied = await deployment.run(f"cd {shlex.quote(repo_dir)} && {SAFE_GIT} apply --verbose {scratch}.diff; rc=$?; rm -f {scratch}.diff; (exit $rc)", timeout=120)
             if applied.exit_code != 0:
-                result.status, result.error = "test_patch_failed", applied.output[-2000:]
+                result.status, result.error, result.stopped_at = "test_patch_failed", applied.output[-2000:], "test_patch"
                 return self._finish(result, started)
 
-        checked = self.log_reader(instance)
-        runner = runner_for(checked, command)  # (name, parser) of the runner the log comes from; None: unknown
+        runner = task_runner(instance, command)  # (record, parser) of the runner the log comes from; None: unknown
         canaries = await self._plant_canaries(deployment, instance, repo_dir, runner, command)
         result.canaries = dict(canaries.planted) if canaries is not None else {}
         if canaries is not None and canaries.command:  # runs of their own (swebench's Maven rows: one test a run)
             command = result.test_command = canaries.command
         # what configures the runner, read before anything of the patch's runs (it could rewrite it)
         modules = runner_modules_touched(instance.repo, result.patch)
-        if runner is not None and runner[0] == "maven":
-            modules += await poms_with_runner_changes(deployment, repo_dir, start, result.patch)
+        if runner is not None and runner[0].configuration_changes is not None:
+            modules += await runner[0].configuration_changes(deployment, repo_dir, start, result.patch)
         result.build_command = build_of_tests(instance, self.environments)
         if result.build_command and not await self._build(deployment, repo_dir, result):
             return self._finish(result, started)
-        await self._run_and_grade(deployment, instance, repo_dir, result, checked, runner, canaries)
+        await self._run_and_grade(deployment, instance, repo_dir, result, runner, canaries)
         if result.status == "resolved" and modules:  # graded again with the runner's implementation as at the start
             await reset_files(deployment, repo_dir, start, modules)
-            rerun = await self._run_and_grade(deployment, instance, repo_dir, RewardResult(result.instance_id, "unresolved", test_command=command), checked, runner, canaries)
+            rerun = await self._run_and_grade(deployment, instance, repo_dir, RewardResult(result.instance_id, "unresolved", test_command=command), runner, canaries)
             failing = sorted(test for test, status in rerun.test_statuses.items() if status != "PASSED")
             result.runner_rerun = {"modules": modules, "status": rerun.status, "not_passed": failing, "integrity_problems": rerun.integrity_problems}
             durations["tests_rerun"] = rerun.durations.get("tests", 0.0)
@@ -414,12 +423,15 @@ class SWEBenchReward:
                 result.status, result.resolved, result.reward = "unresolved", False, 0.0
         return self._finish(result, started)
 
-    async def _plant_canaries(self, deployment: Deployment, instance: Task, repo_dir: str, runner: Any, command: str) -> Canaries | None:
+    async def _plant_canaries(
+        self, deployment: Deployment, instance: Task, repo_dir: str, runner: tuple[Runner, Parser] | None, command: str
+    ) -> Canaries | None:
         """Tests that must fail, beside the graded ones (`canaries.py`), where `reward.canaries` is on."""
-        if not self.config.canaries or runner is None or canary_runner(instance, command) is None:
+        planted_for = canary_runner(instance, command, runner) if self.config.canaries and runner is not None else None
+        if planted_for is None:
             return None
         graded = list(instance.FAIL_TO_PASS) + list(instance.PASS_TO_PASS or [])
-        return await plant(deployment, repo_dir, runner[0], instance.test_patch, graded, command)
+        return await plant(deployment, repo_dir, planted_for, instance.test_patch, graded, command)
 
     async def _build(self, deployment: Deployment, repo_dir: str, result: RewardResult) -> bool:
         """The task's build, with the patch and the test patch in place; False (and the result's status
@@ -439,7 +451,7 @@ class SWEBenchReward:
             result.status, result.error = "timeout", f"the build did not finish in {self.config.timeout} s"
             return False
         if run.exit_code != 0:
-            result.status, result.error = "unresolved", f"the build failed (exit code {run.exit_code}): {run.output.strip()[-1500:]}"
+            result.status, result.error, result.stopped_at = "unresolved", f"the build failed (exit code {run.exit_code}): {run.output.strip()[-1500:]}", "build"
             self._never_started(result, run.exit_code, "the build", run.output)
             return False
         return True
@@ -453,14 +465,14 @@ class SWEBenchReward:
         if exit_code not in NOT_STARTED or result.environment_validated or any(status is not None for status in result.test_statuses.values()):
             return
         where = f"environment {result.environment}, not validated" if result.environment else "an environment not built or validated here"
-        result.status = "infra_error"
+        result.status, result.stopped_at = "infra_error", "not_started"
         result.error = (
             f"{what} did not start (exit code {exit_code}: a command, interpreter or toolchain is missing) and no graded test "
             f"reached a status, in {where} (`uni-agent-gym validate`): {output.strip()[-1500:]}"
         )
 
     async def _run_and_grade(
-        self, deployment: Deployment, instance: Task, repo_dir: str, result: RewardResult, checked: Any, runner: Any,
+        self, deployment: Deployment, instance: Task, repo_dir: str, result: RewardResult, runner: tuple[Runner, Parser] | None,
         canaries: Canaries | None,
     ) -> RewardResult:
         """Step 5-6 once: run the test command (with the guard), parse, cross-check and grade into `result`."""
@@ -469,8 +481,8 @@ class SWEBenchReward:
         command, durations = result.test_command, result.durations
         guard = self._guard(instance, runner, command)
         loads_the_guard = await guard.install(deployment) if guard else ""
-        if runner is not None and runner[0] == "maven":  # no agent attaches to Maven's JVM from the tests' (maven_poms.py)
-            loads_the_guard += ATTACH_CLOSED
+        if runner is not None:  # Maven: no agent attaches to its JVM from the tests' (maven_poms.py)
+            loads_the_guard += runner[0].run_prefix
         tests_started = time.monotonic()
         try:
             run = await deployment.run(f"cd {shlex.quote(repo_dir)} && ( {loads_the_guard}{command} )", timeout=self.config.timeout, output_limit=self.config.log_limit)
@@ -499,13 +511,12 @@ class SWEBenchReward:
         if instance.grading == EXPECTED_OUTPUT_GRADING:  # R2E-Gym: the outcomes must be exactly the expected ones
             passed, result.tests = r2e_gym.compare(statuses, instance.expected_output)
             result.test_statuses = dict(statuses)
-            # its names are not pytest's node ids: the runner's own report and exit code are what can be checked
-            checked, tests = r2e_gym.RUNNER, []
+            tests = []  # its names are not pytest's node ids: the runner's own report and exit code are what can be checked
         else:
             passed, result.tests, result.test_statuses = grade_fail_to_pass(instance, statuses, fail_to_pass_only=self.config.fail_to_pass_only)
             tests = list(result.test_statuses)
         try:  # the checks read the log's lines again with the same parser
-            result.integrity_problems = await asyncio.to_thread(check_log, checked, command, log, statuses, exit_code, tests)
+            result.integrity_problems = await asyncio.to_thread(check_run, runner, log, statuses, exit_code, tests)
             if guard is not None:
                 result.integrity_problems += guard.problems(record, statuses, parse)
         except Exception as exc:  # noqa: BLE001 - as above
@@ -529,11 +540,11 @@ class SWEBenchReward:
         result.error = f"the task's log parser failed on the patched tests' output: {type(exc).__name__}: {str(exc)[:300]}"
         return result
 
-    def _guard(self, instance: Task, runner: Any, command: str) -> Guard | None:
+    def _guard(self, instance: Task, runner: tuple[Runner, Parser] | None, command: str) -> Guard | None:
         """The grading guard of this run, where `reward.guard` is on and the runner is one it can load into."""
         if not self.config.guard or instance.grading == EXPECTED_OUTPUT_GRADING:
             return None
-        return Guard(runner[0]) if runner is not None and runner[0] in GUARDED_RUNNERS and can_load(command) else None
+        return Guard(runner[0].name) if runner is not None and runner[0].guarded and can_load(command) else None
 
     @staticmethod
     def log_reader(instance: Task) -> Any:

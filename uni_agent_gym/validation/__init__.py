@@ -70,11 +70,11 @@ def _tail(text: str | None, size: int = 300) -> str:
 def _run_problem(result: RewardResult) -> str | None:
     """Why a run says nothing about the tests (it never got to them), or None."""
     error = result.error or ""
-    if result.status == "test_patch_failed":
+    if result.stopped_at == "test_patch":
         return f"test_patch: {_tail(error)}"
-    if error.startswith("the build failed"):
+    if result.stopped_at == "build":
         return f"build: {_tail(error)}"
-    if error.startswith(("the build did not start", "the test command did not start")):
+    if result.stopped_at == "not_started":
         return f"started: exit code {result.exit_code}: {_tail(error)}"
     if result.status == "infra_error":
         return f"sandbox: {_tail(error)}"

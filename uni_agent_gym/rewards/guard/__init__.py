@@ -39,7 +39,6 @@ from uni_agent_gym.deployments import Deployment
 
 PLUGIN_SOURCE = Path(__file__).with_name("pytest_plugin.py")
 SITECUSTOMIZE_SOURCE = Path(__file__).with_name("unittest_sitecustomize.py")
-GUARDED_RUNNERS = ("pytest", "django")  # Django's runtests.py is unittest's runner
 # Commands whose pytest cannot load the guard: tox passes the test environment only the variables it is told
 # to, and `python -I` / `-E` / `-S` ignore PYTHONPATH and PYTEST_PLUGINS or skip site. They are guarded by the
 # log checks alone (as Django's and sympy's runners are).
@@ -55,7 +54,7 @@ def can_load(command: str) -> bool:
 class Guard:
     """One grading's guard: where its plugin and record live in the sandbox, and the key its lines are signed with."""
 
-    runner: str = "pytest"  # one of GUARDED_RUNNERS
+    runner: str = "pytest"  # a runner whose record is `guarded` (`runners/`): pytest, or Django's runtests.py (unittest's)
     key: bytes = field(default_factory=lambda: secrets.token_bytes(32))
     name: str = field(default_factory=lambda: f"uag_guard_{secrets.token_hex(6)}")
 

@@ -4,7 +4,7 @@ swebench's log parsers trust every `PASSED <test>` (or `<test> ... ok`, `<test> 
 line about a test wins. The code under test can print such lines, before the runner's report or after
 it (an exit hook), and can change the exit code. So the parsed outcomes are cross-checked, for the
 runner the repository's parser reads (pytest, Django's `runtests.py`, sympy's `bin/test`, `go test`, redis's
-`runtest`, Maven's surefire, `cargo test`, jest, vitest; see `reports.py`), against what the runner itself reports:
+`runtest`, Maven's surefire, `cargo test`, jest, vitest, ...: `runners/`), against what the runner itself reports:
 
 - a runner that printed no closing report cannot vouch for any pass;
 - the exit code must agree with the report's failure count (1 with failures or errors, else 0);
@@ -19,76 +19,15 @@ Any disagreement is a problem, and the instance is not resolved.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable
 
-from uni_agent_gym.datasets.base import swebench_parser_functions
-from uni_agent_gym.rewards.integrity.outcomes import FAILING, PASSING, Outcome, Parser, line_outcomes
-from uni_agent_gym.rewards.integrity.reports import RunnerReport, pytest_counts, read_report
+from uni_agent_gym.rewards.runners import Runner, runner_for
+from uni_agent_gym.rewards.runners.outcomes import FAILING, PASSING, Outcome, Parser
+from uni_agent_gym.rewards.runners.reports import RunnerReport, pytest_counts, pytest_report, read_report
 
-__all__ = ["RUNNER_OF_PARSER", "check_log", "pytest_summary", "runner_for"]
+__all__ = ["check_log", "check_run", "pytest_summary"]
 
-RUNNER_OF_PARSER = {  # swebench's Python parsers (aliases such as parse_log_flask are these functions) -> runner
-    "parse_log_pytest": "pytest",
-    "parse_log_pytest_options": "pytest",
-    "parse_log_pytest_v2": "pytest",
-    "parse_log_matplotlib": "pytest",
-    "parse_log_seaborn": "pytest",
-    "parse_log_django": "django",
-    "parse_log_sympy": "sympy",
-    "parse_log_gotest": "gotest",  # other languages' runners whose own report is read (`reports.py`)
-    "parse_log_redis": "redis",
-    "parse_log_maven": "maven",
-    "parse_log_cargo": "cargo",
-    "parse_log_jest": "jest",  # by the parser only: other JavaScript parsers read jest's output reshaped (jq, traced runs)
-    "parse_log_vitest": "vitest",
-    "parse_log_phpunit": "phpunit",
-    "parse_log_tap": "tap",
-    "parse_log_googletest": "googletest",  # by the parser only: ctest runs other frameworks too
-    "parse_log_jq": "automake",  # by the parser only: `make check` is not always automake's harness
-    "parse_log_ruby_unit": "ruby_unit",  # by the parser only: `ruby <file>` runs anything
-    "parse_log_doctest": "doctest",  # by the parser only: a doctest binary is the repository's own
-    "parse_log_rspec_transformed_json": "rspec",  # known for their canaries; their logs are not cross-checked (UNCHECKED)
-    "parse_log_karma": "karma",
-}
-# rspec: the command reshapes the runner's JSON with jq (no summary; the pipeline's exit code is jq's); karma: the tests
-# run in the browser page the code under test runs in, and its reporter's summary counts the same in-page results (a
-# verdict forged there agrees with it): their canaries are the defence
-UNCHECKED = ("rspec", "karma")
-_DEFAULT_PARSER = {"pytest": "parse_log_pytest", "django": "parse_log_django", "sympy": "parse_log_sympy", "gotest": "parse_log_gotest",
-                   "redis": "parse_log_redis", "maven": "parse_log_maven", "cargo": "parse_log_cargo",
-                   "jest": "parse_log_jest", "vitest": "parse_log_vitest", "phpunit": "parse_log_phpunit", "tap": "parse_log_tap",
-                   "googletest": "parse_log_googletest", "automake": "parse_log_jq",
-                   "ruby_unit": "parse_log_ruby_unit", "doctest": "parse_log_doctest", "rspec": "parse_log_rspec_transformed_json",
-                   "karma": "parse_log_karma"}  # fmt: skip
-_COMMANDS = (("django", re.compile(r"runtests\.py")), ("sympy", re.compile(r"\bbin/test\b")), ("pytest", re.compile(r"\bpy\.?test\b")),
-             ("gotest", re.compile(r"\bgo test\b")), ("redis", re.compile(r"(?:^|\s|/)runtest\b")), ("maven", re.compile(r"\bmvn[dw]?\b")),
-             ("cargo", re.compile(r"\bcargo\s+(?:\+\S+\s+)?test\b")), ("phpunit", re.compile(r"\bphpunit\b")),
-             ("tap", re.compile(r"\bqunit\b|\bmocha\b.*(?:-R|--reporter)[ =]tap\b")))  # fmt: skip
-_LABEL = {"pytest": "pytest", "django": "runtests.py", "sympy": "bin/test", "gotest": "go test", "redis": "runtest", "maven": "Maven", "cargo": "cargo test", "jest": "jest", "vitest": "vitest", "phpunit": "PHPUnit", "tap": "the TAP runner", "googletest": "googletest", "automake": "make check", "ruby_unit": "test-unit", "doctest": "doctest", "rspec": "RSpec", "karma": "karma"}
 _SHOWN = 5  # tests named in one problem
-
-
-def runner_for(parser: str | Parser | None, test_command: str = "") -> tuple[str, Parser] | None:
-    """The runner a log comes from, and the parser to reread it with: by the parser (a swebench parser
-    function, its name, or a runner name), else by the test command; None when neither is known."""
-    function = parser if callable(parser) else None
-    if isinstance(parser, str):
-        function = _swebench_parser(_DEFAULT_PARSER.get(parser, parser))
-    runner = RUNNER_OF_PARSER.get(getattr(function, "__name__", ""))
-    if runner is None:
-        runner = next((runner for runner, pattern in _COMMANDS if pattern.search(test_command)), None)
-    if runner is None:
-        return None
-    return runner, function or _swebench_parser(_DEFAULT_PARSER[runner])
-
-
-def _swebench_parser(name: str) -> Parser:
-    """swebench's log parser of that name, in any language (a typo must not silently skip the checks)."""
-    parsers = swebench_parser_functions()
-    if name not in parsers:
-        raise ValueError(f"Unknown log parser {name!r}: expects a runner ({', '.join(_DEFAULT_PARSER)}) or one of swebench's parsers, such as {', '.join(sorted(RUNNER_OF_PARSER))}")
-    return parsers[name]
 
 
 def check_log(
@@ -104,17 +43,23 @@ def check_log(
     `parser` is the swebench parser that made `statuses` from `log` (function or name, e.g.
     "parse_log_sympy") or a runner name ("pytest", "django", "sympy"); `tests` are the graded tests
     (default: every parsed test), the ones whose passes must be uncontested. A log of an unknown
-    runner gets no checks, nor one whose log the command reshapes (`UNCHECKED`)."""
-    found = runner_for(parser, test_command)
-    if found is None or found[0] in UNCHECKED:
+    runner gets no checks, nor one whose log the command reshapes (`Runner.cross_checked`)."""
+    return check_run(runner_for(parser, test_command), log, statuses, exit_code, tests)
+
+
+def check_run(
+    found: tuple[Runner, Parser] | None, log: str, statuses: dict[str, str], exit_code: int | None, tests: Iterable[str] | None = None
+) -> list[str]:
+    """`check_log` for a runner already resolved (`runners.runner_for`: once per grading)."""
+    if found is None or not found[0].cross_checked:
         return []
     runner, reader = found
-    label = _LABEL[runner]
+    label = runner.label
     lines = log.split("\n")
-    outcomes = line_outcomes(runner, reader, lines)
+    outcomes = runner.outcomes(reader, lines)
     graded = set(statuses) if tests is None else set(tests)
     passing = {test: status for test, status in statuses.items() if status in PASSING and test in graded}
-    report = read_report(runner, lines)
+    report = read_report(runner.report, lines)
     problems = []
     if report is None:
         if any(status == "PASSED" for status in statuses.values()):
@@ -130,7 +75,7 @@ def check_log(
 
 def pytest_summary(log: str) -> dict[str, int] | None:
     """The counts of pytest's last summary line ({'passed': 3, 'failed': 1, ...}), or None if it has none."""
-    report = read_report("pytest", log.split("\n"))
+    report = read_report(pytest_report, log.split("\n"))
     return None if report is None else pytest_counts(report.text)
 
 

@@ -49,6 +49,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")  # `--color yes` (sphinx's test command) colours the summary
@@ -81,12 +82,12 @@ class RunnerReport:
     text: str = ""
 
 
-def read_report(runner: str, lines: list[str]) -> RunnerReport | None:
-    """The runner's last closing report in `lines`, or None when it printed none."""
-    plain = [_ANSI.sub("", line) if "\x1b" in line else line for line in lines]
-    return {"pytest": _pytest, "django": _django, "sympy": _sympy, "gotest": _gotest, "redis": _redis, "maven": _maven,
-            "cargo": _cargo, "jest": _jest, "vitest": _vitest, "phpunit": _phpunit, "tap": _tap, "googletest": _googletest,
-            "automake": _automake, "ruby_unit": _ruby_unit, "doctest": _doctest}[runner](plain)
+ReportReader = Callable[[list[str]], "RunnerReport | None"]  # the log's lines -> the runner's last closing report
+
+
+def read_report(reader: ReportReader, lines: list[str]) -> RunnerReport | None:
+    """The runner's last closing report in `lines` (colours taken out), or None when it printed none."""
+    return reader([_ANSI.sub("", line) if "\x1b" in line else line for line in lines])
 
 
 def pytest_counts(line: str) -> dict[str, int] | None:
@@ -101,7 +102,7 @@ def pytest_counts(line: str) -> dict[str, int] | None:
     return counts
 
 
-def _pytest(lines: list[str]) -> RunnerReport | None:
+def pytest_report(lines: list[str]) -> RunnerReport | None:
     for end in range(len(lines) - 1, -1, -1):
         counts = pytest_counts(lines[end])
         if counts is not None:
@@ -117,7 +118,7 @@ def _pytest(lines: list[str]) -> RunnerReport | None:
     )  # fmt: skip
 
 
-def _django(lines: list[str]) -> RunnerReport | None:
+def django_report(lines: list[str]) -> RunnerReport | None:
     ran_at = next((i for i in range(len(lines) - 1, -1, -1) if _DJANGO_RAN.match(lines[i])), None)
     if ran_at is None:
         return None
@@ -141,7 +142,7 @@ def _django(lines: list[str]) -> RunnerReport | None:
     return RunnerReport("django", passed, failures + errors, frozenset(exit_codes), end, text=f"{lines[ran_at].strip()}, {lines[end].strip()}")
 
 
-def _sympy(lines: list[str]) -> RunnerReport | None:
+def sympy_report(lines: list[str]) -> RunnerReport | None:
     start = next((i for i in range(len(lines) - 1, -1, -1) if "tests finished: " in lines[i]), None)
     if start is None:
         return None
@@ -162,7 +163,7 @@ def _sympy(lines: list[str]) -> RunnerReport | None:
 _GO_PACKAGE = re.compile(r"^(ok|FAIL)\s+\S+\s+(?:\(cached\)|[\d.]+s|\[(?:build|setup) failed\]|\[no test files\])")
 
 
-def _gotest(lines: list[str]) -> RunnerReport | None:
+def gotest_report(lines: list[str]) -> RunnerReport | None:
     results = [(i, match.group(1)) for i, line in enumerate(lines) if (match := _GO_PACKAGE.match(line))]
     if not results:
         return None
@@ -175,7 +176,7 @@ _REDIS_ALL_PASSED = re.compile(r"All tests passed without errors!")
 _REDIS_FAILED = re.compile(r"The following tests failed:")
 
 
-def _redis(lines: list[str]) -> RunnerReport | None:
+def redis_report(lines: list[str]) -> RunnerReport | None:
     the_end = next((i for i in range(len(lines) - 1, -1, -1) if lines[i].strip() == "The End"), None)
     if the_end is None:
         return None
@@ -193,7 +194,7 @@ _MAVEN_TOTAL = re.compile(r"^(?:\[\w+\] )?Tests run: (\d+), Failures: (\d+), Err
 _MAVEN_BUILD = re.compile(r"^(?:\[\w+\] )?BUILD (SUCCESS|FAILURE)\s*$")
 
 
-def _maven(lines: list[str]) -> RunnerReport | None:
+def maven_report(lines: list[str]) -> RunnerReport | None:
     """Each run's total (the last before its `BUILD` verdict: what the tests print comes before it), summed over the
     runs of the log (swebench's Maven specs run `mvn test -Dtest=X` once per test); the end is the last verdict."""
     verdicts = [i for i, line in enumerate(lines) if _MAVEN_BUILD.match(line)]
@@ -215,7 +216,7 @@ def _maven(lines: list[str]) -> RunnerReport | None:
 _CARGO_RESULT = re.compile(r"^test result: (?:ok|FAILED)\. (\d+) passed; (\d+) failed; (\d+) ignored; \d+ measured; \d+ filtered out")
 
 
-def _cargo(lines: list[str]) -> RunnerReport | None:
+def cargo_report(lines: list[str]) -> RunnerReport | None:
     """The `test result:` line of each test binary's run, summed; the end is the last one."""
     results = [(i, match) for i, line in enumerate(lines) if (match := _CARGO_RESULT.match(line))]
     if not results:
@@ -233,11 +234,11 @@ _VITEST_TESTS = re.compile(r"^\s*Tests\s+(.*\(\d+\)|no tests)\s*$")  # no tests:
 _JS_COUNT = re.compile(r"(\d+) (failed|passed|skipped|todo)")
 
 
-def _jest(lines: list[str]) -> RunnerReport | None:
+def jest_report(lines: list[str]) -> RunnerReport | None:
     return _javascript("jest", _JEST_FILES, _JEST_TESTS, lines)
 
 
-def _vitest(lines: list[str]) -> RunnerReport | None:
+def vitest_report(lines: list[str]) -> RunnerReport | None:
     return _javascript("vitest", _VITEST_FILES, _VITEST_TESTS, lines)
 
 
@@ -267,7 +268,7 @@ _PHPUNIT_COUNT = re.compile(r"([A-Za-z ]+): (\d+)")
 _PHPUNIT_NOT_PASSED = ("Errors", "Failures", "Skipped", "Incomplete")  # a test counted in one of these did not pass
 
 
-def _phpunit(lines: list[str]) -> RunnerReport | None:
+def phpunit_report(lines: list[str]) -> RunnerReport | None:
     """Each run's summary (`OK (...)`, a `Tests: ...` count line, or `No tests executed!`), summed over the runs."""
     ends = [i for i, line in enumerate(lines) if _PHPUNIT_OK.match(line) or _PHPUNIT_COUNTS.match(line) or _PHPUNIT_NONE.match(line)]
     if not ends:
@@ -294,7 +295,7 @@ _TAP_PLAN = re.compile(r"^1\.\.(\d+)\s*$")
 _TAP_PLAN_NEAR = 5  # the plan is the line after a run's `# fail` (mocha) or 4 lines before it (QUnit)
 
 
-def _tap(lines: list[str]) -> RunnerReport | None:
+def tap_report(lines: list[str]) -> RunnerReport | None:
     """Each run's `# fail F` and the plan beside it, summed over the runs; the end is the last of them."""
     fails = [i for i, line in enumerate(lines) if _TAP_FAIL.match(line)]
     if not fails:
@@ -316,7 +317,7 @@ _GTEST_PASSED = re.compile(r"^(?:\d+: )?\[  PASSED  \] (\d+) tests?\.\s*$")
 _GTEST_FAILED = re.compile(r"^(?:\d+: )?\[  FAILED  \] (\d+) tests?, listed below:\s*$")
 
 
-def _googletest(lines: list[str]) -> RunnerReport | None:
+def googletest_report(lines: list[str]) -> RunnerReport | None:
     """Each binary's closing lines after its `ran.` line, summed; the end is the last of them (the failed list's)."""
     runs = [i for i, line in enumerate(lines) if _GTEST_RAN.match(line)]
     if not runs:
@@ -339,7 +340,7 @@ _AUTOMAKE_TOTAL = re.compile(r"^# TOTAL: (\d+)\s*$")
 _AUTOMAKE_COUNT = re.compile(r"^# (PASS|SKIP|XFAIL|FAIL|XPASS|ERROR):\s+(\d+)\s*$")
 
 
-def _automake(lines: list[str]) -> RunnerReport | None:
+def automake_report(lines: list[str]) -> RunnerReport | None:
     """Each `# TOTAL:` block's counts, summed; the end is the last count line."""
     totals = [i for i, line in enumerate(lines) if _AUTOMAKE_TOTAL.match(line)]
     if not totals:
@@ -359,7 +360,7 @@ def _automake(lines: list[str]) -> RunnerReport | None:
 _RUBY_UNIT = re.compile(r"^(\d+) tests, \d+ assertions, (\d+) failures, (\d+) errors, (\d+) pendings, (\d+) omissions, \d+ notifications\s*$")
 
 
-def _ruby_unit(lines: list[str]) -> RunnerReport | None:
+def ruby_unit_report(lines: list[str]) -> RunnerReport | None:
     """Each run's count line, summed; the end is the last one."""
     ends = [i for i, line in enumerate(lines) if _RUBY_UNIT.match(line)]
     if not ends:
@@ -374,7 +375,7 @@ def _ruby_unit(lines: list[str]) -> RunnerReport | None:
 _DOCTEST_CASES = re.compile(r'<OverallResultsTestCases successes="(\d+)" failures="(\d+)"')
 
 
-def _doctest(lines: list[str]) -> RunnerReport | None:
+def doctest_report(lines: list[str]) -> RunnerReport | None:
     """The last document's count of test cases; the end is that document's `</doctest>`."""
     counts = next((i for i in range(len(lines) - 1, -1, -1) if _DOCTEST_CASES.search(lines[i])), None)
     if counts is None:

@@ -48,45 +48,24 @@ class Outcome:
     scope: str = ""
 
 
-def line_outcomes(runner: str, parser: Parser, lines: list[str]) -> list[Outcome]:
-    """Every outcome in `lines` (the log split on "\\n", as the parsers split it), in log order."""
-    if runner == "django":
-        return _django(parser, lines)
-    if runner == "sympy":
-        return _sympy(parser, lines)
-    if runner == "pytest":
-        return _pytest(parser, lines)
-    if runner == "phpunit":
-        return _phpunit(parser, lines)
-    if runner == "ruby_unit":
-        return _ruby_unit(parser, lines)
-    if runner == "doctest":
-        return _doctest(parser, lines)
-    return _each_line(parser, lines, _WORDS[runner])
+OutcomeReader = Callable[[Parser, list[str]], list["Outcome"]]  # (parser, the log's lines) -> every outcome, in log order
 
 
-_WORDS = {  # other runners' outcome lines (their parsers read each line on its own)
-    "gotest": re.compile(r"--- (?:PASS|FAIL|SKIP): "),
-    "redis": re.compile(r"\[(?:ok|err|skip|ignore)\]: "),
-    "maven": re.compile(r"Tests run: "),
-    "cargo": re.compile(r"^\s*test\s.*\.\.\."),
-    "jest": re.compile(r"[✓✕○]"),
-    "vitest": re.compile(r"[✓×↓]"),
-    "tap": re.compile(r"^\s*(?:not )?ok \d+ "),
-    "googletest": re.compile(r"\[\s*(?:OK|FAILED)\s*\]"),
-    "automake": re.compile(r"^\s*(?:PASS|FAIL):"),
-}
+def each_line(words: str) -> OutcomeReader:
+    """The outcomes of a runner whose parser reads each line on its own: every line with one of `words` (a regex), parsed."""
+    pattern = re.compile(words)
 
+    def outcomes(parser: Parser, lines: list[str]) -> list[Outcome]:
+        return [Outcome(index, test, status) for index, line in enumerate(lines) if pattern.search(line) for test, status in parser(line, None).items()]
 
-def _each_line(parser: Parser, lines: list[str], words: re.Pattern) -> list[Outcome]:
-    return [Outcome(index, test, status) for index, line in enumerate(lines) if words.search(line) for test, status in parser(line, None).items()]
+    return outcomes
 
 
 _PHPUNIT_SUITE = re.compile(r"^(\w.+) \(.+\)$")  # what swebench's parse_log_phpunit takes for the suite of the tests after it
 _PHPUNIT_WORDS = re.compile(r"[✔✘↩]")
 
 
-def _phpunit(parser: Parser, lines: list[str]) -> list[Outcome]:
+def phpunit_outcomes(parser: Parser, lines: list[str]) -> list[Outcome]:
     """Each test line read by the parser after the suite header it belongs to (none: the parser names no suite)."""
     outcomes: list[Outcome] = []
     suite = None
@@ -104,7 +83,7 @@ _RUBY_UNIT_CASE = re.compile(r"^\s*([^\s\d].*): $")
 _RUBY_UNIT_WORDS = re.compile(r":\s+(?:\.|E\b|F\b|O\b)")
 
 
-def _ruby_unit(parser: Parser, lines: list[str]) -> list[Outcome]:
+def ruby_unit_outcomes(parser: Parser, lines: list[str]) -> list[Outcome]:
     """Each outcome line, scoped by the test case header before it (one test name in two cases is two tests)."""
     outcomes: list[Outcome] = []
     scope = ""
@@ -116,7 +95,7 @@ def _ruby_unit(parser: Parser, lines: list[str]) -> list[Outcome]:
     return outcomes
 
 
-def _doctest(parser: Parser, lines: list[str]) -> list[Outcome]:
+def doctest_outcomes(parser: Parser, lines: list[str]) -> list[Outcome]:
     """Each `<doctest>` ... `</doctest>` document's outcomes, at the document's first line (one it cannot read: none)."""
     outcomes: list[Outcome] = []
     start = None
@@ -133,7 +112,7 @@ def _doctest(parser: Parser, lines: list[str]) -> list[Outcome]:
     return outcomes
 
 
-def _pytest(parser: Parser, lines: list[str]) -> list[Outcome]:
+def pytest_outcomes(parser: Parser, lines: list[str]) -> list[Outcome]:
     outcomes: list[Outcome] = []
     for index, line in enumerate(lines):
         if not _PYTEST_WORDS.search(line):
@@ -148,7 +127,7 @@ def _pytest(parser: Parser, lines: list[str]) -> list[Outcome]:
     return outcomes
 
 
-def _django(parser: Parser, lines: list[str]) -> list[Outcome]:
+def django_outcomes(parser: Parser, lines: list[str]) -> list[Outcome]:
     outcomes: list[Outcome] = []
     previous = None  # the parser's `prev_test`: the last line's text before " ... "
     for index, raw in enumerate(lines):
@@ -169,7 +148,7 @@ def _django(parser: Parser, lines: list[str]) -> list[Outcome]:
     return outcomes
 
 
-def _sympy(parser: Parser, lines: list[str]) -> list[Outcome]:
+def sympy_outcomes(parser: Parser, lines: list[str]) -> list[Outcome]:
     outcomes: list[Outcome] = []
     scope = ""
     for index, line in enumerate(lines):
