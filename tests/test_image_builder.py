@@ -69,6 +69,19 @@ def test_unknown_repo_and_bad_files(tmp_path):
         environment_spec(row, {row["instance_id"]: {"python": "3.9"}})
 
 
+def test_an_environments_file_is_read_once_per_version_of_it(tmp_path):
+    """Every sandbox opened and every grading asks for the environments file: read once, and again when it changes."""
+    path = tmp_path / "environments.json"
+    path.write_text('[{"instance_id": "a__b-1", "python": "3.9"}]')
+    first = load_environments(path)
+    assert load_environments(str(path)) is first and first["a__b-1"]["python"] == "3.9"
+    path.write_text('[{"instance_id": "a__b-1", "python": "3.11"}]')
+    assert load_environments(path)["a__b-1"]["python"] == "3.11"
+    path.unlink()
+    with pytest.raises(SpecError, match="Environments file"):
+        load_environments(path)
+
+
 def test_pip_targets_the_images_python_and_glibc():
     flags = pip_target_flags("3.9")
     assert flags[:6] == ["--python-version", "3.9", "--implementation", "cp", "--abi", "cp39"]

@@ -29,7 +29,7 @@ from uni_agent_gym.arguments import (
     positive_int,
     tokenizer_source,
 )
-from uni_agent_gym.config import DEPLOYMENT_TYPES, EnvConfig, LocalDeploymentConfig, load_config, read_config_file
+from uni_agent_gym.config import DEPLOYMENT_TYPES, EnvConfig, GymConfig, LocalDeploymentConfig, load_config, read_config_file
 from uni_agent_gym.errors import ConfigError, MissingExtraError, UniAgentGymError
 
 if TYPE_CHECKING:
@@ -284,17 +284,30 @@ def _progress(console: Console, label: str, total: int, done: int = 0, counts: s
         yield lambda counts: progress.update(task, advance=1, counts=counts)
 
 
+def _dataset_tasks(dataset: str, config: GymConfig, ids: list[str] | None = None) -> tuple[dict[str, Task], dict[str, str]]:
+    """The --dataset's tasks by id (those `ids` only, where given), and why each row that makes none does not."""
+    from uni_agent_gym.eval.grade import dataset_tasks
+    from uni_agent_gym.instances import select
+    from uni_agent_gym.toy import dataset_rows
+
+    with argument("--dataset"):
+        rows = dataset_rows(dataset, config.env.split, config.env.cache_dir)
+    if ids:
+        with argument("--instance-ids"):
+            rows = select(rows, ids=ids)
+    with argument("--dataset"):
+        return dataset_tasks(rows, config.env.dataset_format)
+
+
 def cmd_grade(args: argparse.Namespace, console: Console) -> None:
     import time
     from pathlib import Path
 
-    from uni_agent_gym.eval.grade import ERROR_STATUSES, check_graded, dataset_tasks, grade_predictions, read_predictions, summary_line
+    from uni_agent_gym.eval.grade import ERROR_STATUSES, check_graded, grade_predictions, read_predictions, summary_line
     from uni_agent_gym.rewards.swebench import SWEBenchReward
-    from uni_agent_gym.toy import dataset_rows
 
     config = _run_config(args)
-    with argument("--dataset"):  # a row that makes no task costs only the predictions for it
-        rows, unloadable = dataset_tasks(dataset_rows(args.dataset, config.env.split, config.env.cache_dir), config.env.dataset_format)
+    rows, unloadable = _dataset_tasks(args.dataset, config)  # a row that makes no task costs only the predictions for it
     with argument("--predictions"):
         predictions = read_predictions(args.predictions)
     if args.instance_ids:
@@ -326,20 +339,11 @@ def cmd_validate(args: argparse.Namespace, console: Console) -> None:
 
     from rich.table import Table
 
-    from uni_agent_gym.eval.grade import dataset_tasks
-    from uni_agent_gym.instances import select
     from uni_agent_gym.rewards.swebench import SWEBenchReward
-    from uni_agent_gym.toy import dataset_rows
     from uni_agent_gym.validation import REASONS, ValidationFailed, summary, validate_tasks
 
     config = _run_config(args)
-    with argument("--dataset"):
-        rows = dataset_rows(args.dataset, config.env.split, config.env.cache_dir)
-    if args.instance_ids:
-        with argument("--instance-ids"):
-            rows = select(rows, ids=args.instance_ids)
-    with argument("--dataset"):
-        tasks, unloadable = dataset_tasks(rows, config.env.dataset_format)
+    tasks, unloadable = _dataset_tasks(args.dataset, config, args.instance_ids)
     tasks = list(tasks.values())
     output = output_directory("--output", args.output)
     reward = SWEBenchReward(config.reward, _environments(config.env.environments), gym=config)

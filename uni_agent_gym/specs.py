@@ -21,7 +21,9 @@ its test command is the spec's `test_cmd` as written (swebench's non-Python spec
 
 from __future__ import annotations
 
+import functools
 import json
+import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -56,9 +58,20 @@ class EnvironmentSpec:
 
 
 def load_environments(path: str | Path | None) -> dict[str, dict[str, Any]]:
-    """Per-instance overrides from an environments file, by instance id ({} without a file)."""
+    """Per-instance overrides from an environments file, by instance id ({} without a file). Read once per version of
+    the file (its size and modification time): every sandbox opened and every grading asks for it. The dicts are
+    shared: read them, do not change them."""
     if path is None:
         return {}
+    try:
+        stat = os.stat(path)
+    except OSError:
+        return _read_environments(str(path))  # says what is wrong with the path
+    return _read_environments(str(path), stat.st_mtime_ns, stat.st_size)
+
+
+@functools.lru_cache(maxsize=16)
+def _read_environments(path: str, mtime_ns: int = 0, size: int = 0) -> dict[str, dict[str, Any]]:
     try:
         data = json.loads(read_text(path, "Environments file", SpecError))
     except json.JSONDecodeError as exc:

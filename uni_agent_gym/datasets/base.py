@@ -1,11 +1,12 @@
 """What every dataset family shares: the task a row becomes, the row checks, swebench's parsers by name.
 
 A family module (`swebench.py`, `swe_gym.py`, `swe_rebench.py`, `swe_smith.py`, `r2e_gym.py`,
-`multi_swe_bench.py`) turns a
-row of its dataset into a *task*: the row as a plain dict (it crosses parquet and JSON boundaries) with
-the keys below filled in, which the env, the image builder, the reward, `grade`, `eval`,
-`prepare-data` and `UniAgentLoop` read. Source columns keep their meaning; what a family derives goes
-under its own key, so normalising a task again gives the same task.
+`multi_swe_bench.py`) turns a row of its dataset into the dict of a *task*, the row with the keys below filled in;
+`normalise` makes it a `Task` (`task.py`), which the env, the image builder, the reward, `grade`, `eval`,
+`prepare-data` and the loops read. Source columns keep their meaning; what a family derives goes
+under its own key, so normalising a task again gives the same task. Set while a task runs (`workspaces/`):
+`environment_commit` (the commit the episode started from), `image_environment` and `image_id` (what its image
+records). The toy's own: `mirror` (its repository), `needs_environment` (False: any image runs it).
 
 | key | what |
 |---|---|
@@ -13,6 +14,8 @@ under its own key, so normalising a task again gives the same task.
 | `language` | the repository's language, lower case (`python`, `c`, `cpp`, `go`, `java`, `javascript`, `typescript`, `rust`, `php`, `ruby`, ...): what toolchain its image and runner need |
 | `instance_id`, `repo`, `problem_statement` | as in SWE-bench (`repo` is `owner/name`) |
 | `base_commit` | the commit the family's image (or a mirror) holds the repository at |
+| `version` | the row's version, as text (swebench's specs are keyed by repository and version) |
+| `patch` | the reference fix as the row gives it (`datasets.gold_patch`: the fix `validate` grades) |
 | `FAIL_TO_PASS`, `PASS_TO_PASS` | lists of test names (empty for R2E-Gym, graded by `expected_output`) |
 | `test_patch` | the hidden tests as a diff, applied when grading ("" when the family brings them otherwise) |
 | `image_name` | the family's image of the instance (`workspace: image`) |
@@ -22,10 +25,12 @@ under its own key, so normalising a task again gives the same task.
 | `build_command` | shell commands the grader runs in `workdir` after applying the patches and before `test_command` (swebench's non-Python `build`: `make distclean && make`), or None |
 | `log_parser` | a swebench parser name (`parse_log_pytest`), `swesmith` (the repository's profile), `r2e-gym` or `multi-swe-bench` (the package's per-repository `parse_log`) |
 | `grading` | `fail-to-pass` (swebench's F2P/P2P rules) or `expected-output` (R2E-Gym's exact comparison) |
+| `expected_output` | R2E-Gym's graded statuses, `{test: status}` |
 | `start_patch`, `hidden_files` | a start state made from `base_commit` (SWE-smith: the bug applied, its tests removed) |
 | `reset_files` | test files returned to the start commit before grading besides those of `test_patch` |
 | `hidden_paths` | paths of the image that must not exist in the agent's sandbox (R2E-Gym's tests and runner) |
 | `protected_paths` | repository paths a patch may not change (the family's runner files) |
+| `history` | the family's own history mode (SWE-smith: `none`), over `env.history` |
 | `environment` | an environment recipe carried by the row (SWE-rebench), in the environments-file shape |
 """
 
