@@ -395,7 +395,7 @@ async def test_a_task_in_c_is_built_then_graded_the_same_everywhere(kind, worksp
     earn 0.0, unresolved (the agent's, never the infrastructure's), the same on every deployment."""
     from tests.c_toy import DOES_NOT_COMPILE, GOLD_PATCH, PASSES_PRINTED_BY_THE_BUILD, c_toy_row
 
-    row = await c_toy_row(toy_cache)
+    row = (await c_toy_row(toy_cache)).to_dict()  # a row: graded_config names its image in it
     config = await graded_config(kind, workspace, row, toy_cache, tmp_path, request, monkeypatch)
     typed = "git apply <<'UAG_EOF'\n{}UAG_EOF"
     solved, broken, forged = [await graded_episode(config, row, [typed.format(patch)]) for patch in (GOLD_PATCH, DOES_NOT_COMPILE, PASSES_PRINTED_BY_THE_BUILD)]

@@ -266,7 +266,7 @@ async def test_an_image_starts_with_the_compiler_caches_of_the_last_image_of_its
 
     bootstrap_base(TOOLCHAIN_PYTHON, log=lambda message: None)
     config = GymConfig.model_validate({"env": {"cache_dir": str(BUILD_CACHE), "mirrors": {REPO_NAME: str(REPO)}}})
-    row = {key: value for key, value in (await c_toy_row(str(BUILD_CACHE))).items() if key != "needs_environment"}
+    row = (await c_toy_row(str(BUILD_CACHE))).replace(needs_environment=True)
     # ccache caches a compiler call of one source file: the objects first, then the toy's own build
     environments = {row["instance_id"]: {"instance_id": row["instance_id"], "install_cmd": "cc -c arith.c -o arith.o && cc -I. -c tests/check.c -o tests/check.o && make"}}
     prefix = f"uni-agent-gym-test/caches-{secrets.token_hex(3)}"

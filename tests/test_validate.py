@@ -30,7 +30,7 @@ async def test_a_good_task_validates_and_each_broken_one_fails_with_its_reason(t
     }
     assert garbled != row["test_patch"]
     dataset = tmp_path / "rows.jsonl"
-    dataset.write_text("".join(json.dumps(value) + "\n" for value in rows.values()))
+    dataset.write_text("".join(json.dumps(dict(value)) + "\n" for value in rows.values()))
     done = subprocess.run([sys.executable, "-m", "uni_agent_gym.cli", "validate", "--dataset", str(dataset), "--deployment", "local",
                            "--set", f"env.cache_dir={tmp_path / 'cache'}", "--workers", "2", "--output", str(tmp_path / "out")],
                           capture_output=True, text=True, timeout=900)  # fmt: skip
@@ -57,6 +57,7 @@ async def test_eval_prepare_data_and_rollouts_consult_what_validated_on_this_mac
     import docker
 
     from uni_agent_gym.config import GymConfig
+    from uni_agent_gym.datasets import Task
     from uni_agent_gym.envs import AsyncSWEEnv
     from uni_agent_gym.errors import DeploymentError
     from uni_agent_gym.workspaces.history import HISTORY_LABEL
@@ -72,8 +73,8 @@ async def test_eval_prepare_data_and_rollouts_consult_what_validated_on_this_mac
     cache = tmp_path / "cache"
     record(cache, "digest-good", client.images.get(names["good"]).id, "good-1", True, [])
     record(cache, "digest-other", "sha256:another-build-of-it", "other-1", True, [])  # validated, but not this image
-    tasks = [{"instance_id": "good-1", "image_name": names["good"]}, {"instance_id": "other-1", "image_name": names["other"]},
-             {"instance_id": "toy-1", "needs_environment": False}]  # fmt: skip
+    tasks = [Task("good-1", "o/r", "swe-bench", image_name=names["good"]), Task("other-1", "o/r", "swe-bench", image_name=names["other"]),
+             Task("toy-1", "o/r", "swe-bench", needs_environment=False)]  # fmt: skip
     said: list[str] = []
     assert consult(tasks, "warn", cache, said.append) == tasks and len(said) == 1 and "1 of 3 task(s) not validated on this machine (other-1)" in said[0]
     assert consult(tasks, "require", cache, said.append) == [tasks[0], tasks[2]] and said[1].endswith("1 task(s) left out, not validated on this machine: other-1")

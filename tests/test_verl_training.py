@@ -11,6 +11,7 @@ import pytest
 import yaml
 
 from uni_agent_gym.cli import main
+from uni_agent_gym.datasets import Task
 from uni_agent_gym.verl.agent_loop import instance_from_sample
 from uni_agent_gym.verl.trainer_config import compose_trainer_config
 from uni_agent_gym.verl.training import check_training, load_training
@@ -383,7 +384,7 @@ def test_rows_the_deployment_refuses_are_a_problem(case, tmp_path, capsys):
     from uni_agent_gym.verl.data import verl_rows, write_parquet
 
     languages, deployment, expected = LANGUAGE_ROWS[case]
-    tasks = [{"instance_id": f"org__repo-{index}", "problem_statement": "fix it", **({"language": language} if language else {})}
+    tasks = [Task(f"org__repo-{index}", "org/repo", "swe-bench", problem_statement="fix it", language=language or "python")
              for index, language in enumerate(languages)]  # fmt: skip
     data = write_parquet(verl_rows(tasks), tmp_path / "data" / "train.parquet")
     loop = _loop_yaml(tmp_path, deployment)

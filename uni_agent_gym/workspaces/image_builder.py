@@ -437,8 +437,9 @@ async def build_instance_images(
     workers: int = 1,
     log: Callable[[str], None] = print,
 ) -> tuple[list[str], dict[str, str]]:
-    """Build the instances' images, `workers` at a time; (built or present names in the instances' order,
-    {instance_id: error}) at the end. A failure costs only its own image."""
+    """Build the instances' images (rows are normalised first), `workers` at a time; (built or present names in the
+    instances' order, {instance_id: error}) at the end. A failure costs only its own image."""
+    instances = [normalise(instance) for instance in instances]
     names: dict[str, str] = {}
     failures: dict[str, str] = {}
     limit = asyncio.Semaphore(max(1, workers))
