@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -19,18 +20,20 @@ from uni_agent_gym.errors import ConfigError
 from uni_agent_gym.toolchains import language_of
 
 
-def verl_rows(instances: list[Task], agent_name: str = "uni_agent") -> list[dict[str, Any]]:
-    """The rows verl's dataset expects, in the order given; each carries its task's serialised form (`task_format`)."""
+def verl_rows(instances: list[Task | Mapping[str, Any]], agent_name: str = "uni_agent") -> list[dict[str, Any]]:
+    """The rows verl's dataset expects, in the order given (rows are normalised first); each carries its task's
+    serialised form (`task_format`)."""
+    tasks = [normalise(row) for row in instances]
     return [
         {
-            "data_source": row.get("family", "swe-bench"),
+            "data_source": task.family,
             "agent_name": agent_name,
-            "prompt": [{"role": "user", "content": row["problem_statement"]}],
+            "prompt": [{"role": "user", "content": task.problem_statement}],
             "ability": "software-engineering",
-            "reward_model": {"style": "rule", "ground_truth": row["instance_id"]},
-            "extra_info": {"index": index, "instance_id": row["instance_id"], "family": row.get("family", "swe-bench"), "instance": serialise(normalise(row))},
+            "reward_model": {"style": "rule", "ground_truth": task.instance_id},
+            "extra_info": {"index": index, "instance_id": task.instance_id, "family": task.family, "instance": serialise(task)},
         }
-        for index, row in enumerate(instances)
+        for index, task in enumerate(tasks)
     ]
 
 

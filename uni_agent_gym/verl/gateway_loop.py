@@ -140,7 +140,7 @@ class _Episode:
         loop, config = self.loop, self.loop.loop_config
         instance = instance_from_sample(self.sample)
         _, info = await self.env.reset(options={"instance": instance} if isinstance(instance, dict) else {"instance_id": instance})
-        self.instance_id, self.task = info["instance_id"], self.env.instance.get("problem_statement") or ""
+        self.instance_id, self.task = info["instance_id"], self.env.instance.problem_statement
         self.gateway, self.server = await worker_gateway(loop.tokenizer, config.host, config.model_name)
         limits = Limits(**loop.cache_limits, max_tokens_per_turn=loop.gym_config.rollout.max_tokens_per_turn)
         self.session = self.gateway.open_session(backend=loop.server_manager, limits=limits, sampling_params=self.sampling_params)

@@ -454,4 +454,4 @@ async def build_instance_images(
                 log(f"{instance.instance_id}: FAILED: {exc}")
 
     await asyncio.gather(*(one(number, instance) for number, instance in enumerate(instances, 1)))
-    return [names[i["instance_id"]] for i in instances if i["instance_id"] in names], failures
+    return [names[i.instance_id] for i in instances if i.instance_id in names], failures
