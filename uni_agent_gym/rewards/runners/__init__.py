@@ -78,7 +78,6 @@ def _changed(function: Callable[[list[str], str], list[str]]) -> Files:
     return lambda test_patch, graded, command: function(patch_files(test_patch), command)
 
 
-PYTHON_CANARIES = CanaryRules(python_canaries.planted, python_canaries.module_files, python_canaries.function_source, reports=python_canaries.reports)
 _JAVASCRIPT_FILES = _changed(lambda touched, command: rc.javascript_files(command, touched))
 
 
@@ -92,7 +91,8 @@ RUNNERS: dict[str, Runner] = {runner.name: runner for runner in (
     Runner("django", "runtests.py", ("parse_log_django",), reports.django_report, outcomes.django_outcomes, re.compile(r"runtests\.py"),
            CanaryRules(python_canaries.planted, python_canaries.module_files, python_canaries.django_source, reports=python_canaries.reports),
            guarded=True),  # Django's runtests.py is unittest's runner
-    Runner("sympy", "bin/test", ("parse_log_sympy",), reports.sympy_report, outcomes.sympy_outcomes, re.compile(r"\bbin/test\b"), PYTHON_CANARIES),
+    Runner("sympy", "bin/test", ("parse_log_sympy",), reports.sympy_report, outcomes.sympy_outcomes, re.compile(r"\bbin/test\b"),
+           CanaryRules(python_canaries.planted, python_canaries.module_files, python_canaries.function_source, reports=python_canaries.reports)),
     Runner("pytest", "pytest", ("parse_log_pytest", "parse_log_pytest_options", "parse_log_pytest_v2", "parse_log_matplotlib", "parse_log_seaborn"),
            reports.pytest_report, outcomes.pytest_outcomes, re.compile(r"\bpy\.?test\b"),
            CanaryRules(python_canaries.planted, python_canaries.pytest_files, python_canaries.function_source, reports=python_canaries.reports), guarded=True),
@@ -115,7 +115,7 @@ RUNNERS: dict[str, Runner] = {runner.name: runner for runner in (
     Runner("phpunit", "PHPUnit", ("parse_log_phpunit",), reports.phpunit_report, outcomes.phpunit_outcomes, re.compile(r"\bphpunit\b"),
            CanaryRules(phpunit_canaries.planted, _changed(lambda touched, command: phpunit_canaries.files(command, touched)),
                        rewrite=lambda path, text, graded, command: phpunit_canaries.source(text, graded), placement="insert")),
-    # jest and googletest, automake, test-unit, doctest: known by the parser only (other JavaScript parsers read jest's output
+    # jest, vitest, googletest, automake, test-unit, doctest: known by the parser only (other JavaScript parsers read jest's output
     # reshaped; ctest runs other frameworks; `make check` and `ruby <file>` run anything; a doctest binary is the repository's)
     Runner("jest", "jest", ("parse_log_jest",), reports.jest_report, each_line(r"[✓✕○]"), canaries=_javascript("jest")),
     Runner("vitest", "vitest", ("parse_log_vitest",), reports.vitest_report, each_line(r"[✓×↓]"), canaries=_javascript("vitest")),
