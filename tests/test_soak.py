@@ -13,6 +13,7 @@ import os
 import random
 import shutil
 import subprocess
+import threading
 import time
 from pathlib import Path
 
@@ -86,24 +87,33 @@ async def test_64_concurrent_trajectories_with_random_container_kills(tmp_path, 
     killed: set[int] = set()
     rng = random.Random(7)
 
-    async def kill_at_random() -> None:
-        while len(killed) < 16 and not all(done.done() for done in runs):
-            await asyncio.sleep(rng.uniform(0.05, 0.6))
-            live = [i for i, loop in enumerate(loops) if getattr(loop, "trajectory", None) and loop.trajectory.env.deployment
-                    and getattr(loop.trajectory.env.deployment, "container_id", None) and i not in killed]  # fmt: skip
+    def container_of(loop) -> str | None:
+        """The container of a loop's trajectory now, read once (the loop's own thread changes it meanwhile)."""
+        trajectory = getattr(loop, "trajectory", None)
+        return getattr(trajectory.env.deployment if trajectory is not None else None, "container_id", None)
+
+    def kill_at_random(stop: threading.Event) -> None:
+        """In a thread of its own: the 64 trajectories keep the event loop busy, and a killer on it got a turn too
+        seldom (5 kills in one run, the rest finished first)."""
+        while len(killed) < 16 and not stop.wait(rng.uniform(0.05, 0.6)):
+            live = [(i, container) for i, loop in enumerate(loops) if i not in killed and (container := container_of(loop))]
             if live:
-                victim = rng.choice(live)
+                victim, container = rng.choice(live)
                 try:
-                    await asyncio.to_thread(docker_client().api.kill, loops[victim].trajectory.env.deployment.container_id)
+                    docker_client().api.kill(container)
                     killed.add(victim)
                 except docker.errors.APIError as error:  # only "already gone": it finished (and was removed or stopped) meanwhile
                     if error.status_code not in (404, 409):
                         raise
 
     runs = [asyncio.ensure_future(loop.run({}, **TOY_SAMPLE)) for loop in loops]
-    killer = asyncio.ensure_future(kill_at_random())
-    outputs = await asyncio.wait_for(asyncio.gather(*runs), 900)
-    await killer
+    stop = threading.Event()
+    killer = asyncio.ensure_future(asyncio.to_thread(kill_at_random, stop))
+    try:
+        outputs = await asyncio.wait_for(asyncio.gather(*runs), 900)
+    finally:
+        stop.set()
+        await killer
 
     reasons = [output.extra_fields["traj_exit_reason"] for output in outputs]
     assert set(reasons) <= {"finished", "env_error"} and len(killed) >= 8, (reasons, killed)
