@@ -58,6 +58,8 @@ def test_a_task_keeps_the_rows_other_columns_and_reads_its_fields_as_attributes(
     assert rebench["instance_id"] == rebench.instance_id and dict(rebench)["image_name"] == rebench.image_name
     with pytest.raises(dataclasses.FrozenInstanceError):
         rebench.test_command = "true"  # type: ignore[misc]
+    assert rebench.image == rebench.image_name  # the family's image; a task naming none runs SWE-bench's official one
+    assert Task("a__b-1", "a/b", "swe-bench").image == "swebench/sweb.eval.x86_64.a_1776_b-1:latest"
     changed = rebench.replace(test_command="true", note="a column")
     assert (changed.test_command, changed["note"], rebench.test_command != "true", "note" in rebench) == ("true", "a column", True, False)
 

@@ -21,7 +21,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from uni_agent_gym.datasets.base import IMAGE_REPO_DIR, InstanceError
+from uni_agent_gym.datasets.base import IMAGE_REPO_DIR, InstanceError, swebench_image_name
 
 TASK_FORMAT = 1  # the version of `serialise`'s form; raise it when a field changes meaning
 
@@ -80,6 +80,11 @@ class Task(Mapping[str, Any]):
         if missing:
             raise InstanceError(f"Instance {data.get('instance_id', '<no instance_id>')!r}: not a task, missing {', '.join(missing)}")
         return cls(**known, columns={name: value for name, value in data.items() if name not in FIELDS and name != "task_format"})
+
+    @property
+    def image(self) -> str:
+        """The image the task runs in: its family's, else SWE-bench's official name for its id (the toy's rows name none)."""
+        return self.image_name or swebench_image_name(self.instance_id)
 
     def to_dict(self) -> dict[str, Any]:
         """The task as one flat dict: its fields, then its row's other columns (the row shape)."""

@@ -324,7 +324,7 @@ class SWEBenchReward:
 
     async def _open_fresh(
         self, instance: Task, start: str | None, beside: Deployment | None = None
-    ) -> tuple[Deployment, str, dict[str, Any]]:
+    ) -> tuple[Deployment, str, Task]:
         """A new sandbox of the instance at its start state (the warm pool's when there is one), checked to
         be at `start` when given; with the task as that sandbox starts it (its hidden tests, where made there).
         `beside`: the agent's sandbox, where the new one must be placed to read its changes (its node)."""

@@ -49,7 +49,6 @@ from uni_agent_gym.workspaces.history import CLEAN_SCRIPT, HISTORY_LABEL, SCRIPT
 from uni_agent_gym.workspaces.mirrors import mirror_repository
 from uni_agent_gym.workspaces.recorded_environment import environment_labels
 from uni_agent_gym.errors import UniAgentGymError
-from uni_agent_gym.instances import image_name
 from uni_agent_gym.named_locks import machine_lock
 from uni_agent_gym.specs import EnvironmentSpec, environment_spec
 from uni_agent_gym.toolchains import PYTHON, toolchain_caches, toolchain_env
@@ -323,7 +322,7 @@ async def build_instance_image(
 ) -> str:
     """Build the image of one instance (a row is normalised first) unless it exists (or `force`); return its name."""
     instance = normalise(instance)
-    instance_id, name = instance.instance_id, instance.image_name or image_name(instance.instance_id)
+    instance_id, name = instance.instance_id, instance.image
     if instance.hidden_paths:
         raise ImageBuildError(
             f"Instance {instance_id!r}: {instance.family} keeps its tests only in its image {name}, which no row "

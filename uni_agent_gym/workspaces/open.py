@@ -29,7 +29,6 @@ from uni_agent_gym.config import GymConfig
 from uni_agent_gym.datasets import Task, normalise
 from uni_agent_gym.deployments import Deployment, make_deployment
 from uni_agent_gym.deployments.pool import acquire
-from uni_agent_gym.instances import image_name
 from uni_agent_gym.named_locks import free_slot, machine_lock
 from uni_agent_gym.specs import environment_spec, load_environments
 from uni_agent_gym.toolchains import PYTHON
@@ -42,8 +41,6 @@ from uni_agent_gym.workspaces.recorded_environment import EnvironmentUnavailable
 from uni_agent_gym.workspaces.validated import is_validated
 
 logger = logging.getLogger(__name__)
-
-IMAGE_REPO_DIR = "/testbed"
 
 
 async def workspace_mode(instance: Task, config: GymConfig) -> str:
@@ -65,7 +62,7 @@ async def workspace_mode(instance: Task, config: GymConfig) -> str:
     if config.deployment.type == "docker":
         from uni_agent_gym.deployments.docker import image_exists
 
-        image = instance.image_name or image_name(instance.instance_id)
+        image = instance.image
         return "image" if await asyncio.to_thread(image_exists, image) else "mirror"
     return "mirror"
 
@@ -142,7 +139,7 @@ async def _open_image(instance: Task, config: GymConfig, grading: bool) -> tuple
     """The family's image (official, or built here) holds the repository at its workdir; checked against the task
     where it records its environment."""
     deployment_config = config.deployment
-    image = instance.image_name or image_name(instance.instance_id)
+    image = instance.image
     workdir = instance.workdir
     if not workdir:
         raise WorkspaceError(f"Instance {instance.instance_id!r}: its row does not say where its image {image} keeps the repository")

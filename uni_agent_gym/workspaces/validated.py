@@ -18,7 +18,6 @@ from typing import Any
 
 from uni_agent_gym.datasets import Task
 from uni_agent_gym.errors import DeploymentError, UniAgentGymError
-from uni_agent_gym.instances import image_name
 from uni_agent_gym.named_locks import blocking_machine_lock
 from uni_agent_gym.workspaces.recorded_environment import recorded_digest
 
@@ -88,7 +87,7 @@ def unvalidated(tasks: list[Task], cache_dir: str | Path) -> list[str]:
     for task in tasks:
         if task.needs_environment is False:
             continue
-        environment = image_environment(task.image_name or image_name(task.instance_id))
+        environment = image_environment(task.image)
         if environment is None or not _passed(store, *environment):
             missing.append(task.instance_id)
     return missing
