@@ -5,16 +5,23 @@ loopback, each with its own dockerd, and a registry), against the docker deploym
 2. a sandbox's start on a worker node that has the image, vs a docker start here;
 3. getting an image onto a node whose engine has none (pulled from the registry: the base image, and an
    instance image, pytest-7168's);
-4. toy episodes per minute (reset, the fix, finish, graded) with the sandboxes on 2 nodes vs on 1.
+4. toy episodes per minute (reset, the fix, finish, graded) with the sandboxes on 2 nodes vs on 1;
+5. at scale (`--scale`, on two nodes of its own with 128 sandbox slots each, on the worker nodes' engines):
+   the nodes' memory per sandbox beyond its container (their Ray processes' RSS: raylet, the node's sandbox host
+   and every other process under `ray start`) at 32 and 128 open; start p50 / p90 of 32 and 128 started at once
+   against docker at the same concurrency; 256 open at once, each running a command; and a driver with 32 open
+   killed by SIGKILL: the seconds until no container of its job is left.
 
 One machine shares its cores between the nodes, so 2 vs 1 shows what the placement costs, not the speed-up of
-two real machines. Usage: python bench/ray_overhead.py [--runs N] [--episodes N]
+two real machines. Usage: python bench/ray_overhead.py [--runs N] [--episodes N] [--scale | --only-scale]
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import json
+import os
 import shutil
 import statistics
 import subprocess
@@ -149,10 +156,126 @@ async def measure(cluster: harness.Cluster, image: str, instance_image: str, run
               f"{rates['2 nodes'] / rates['1 node']:.2f}x (one machine's cores shared by both nodes)")  # fmt: skip
 
 
+SCALE_RESOURCE = "uag_bench_scale"
+SCALE_NODES = {"scale-a": ("127.0.0.12", "node1"), "scale-b": ("127.0.0.13", "node2")}  # name: (address, whose engine)
+DOOMED_DRIVER = """
+import asyncio, json, sys
+from uni_agent_gym.deployments import make_deployment
+
+async def main():
+    deployments = [make_deployment(json.loads(sys.argv[1])) for _ in range(int(sys.argv[2]))]
+    await asyncio.gather(*(deployment.start() for deployment in deployments))
+    print("open", flush=True)
+    await asyncio.sleep(3600)
+
+asyncio.run(main())
+"""
+
+
+def rss_mib(pids: list[int]) -> float:
+    """The resident memory of `pids` and every process under them, in MiB."""
+    import psutil
+
+    total = 0
+    for pid in pids:
+        root = psutil.Process(pid)
+        for process in [root, *root.children(recursive=True)]:
+            try:
+                total += process.memory_info().rss
+            except psutil.Error:
+                pass
+    return total / 2**20
+
+
+def percentile(values: list[float], share: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(share * len(ordered)))]
+
+
+async def started_at_once(configs: list[dict]) -> tuple[list, list[float]]:
+    """`len(configs)` deployments started at once: the deployments and each one's seconds to a shell that answers."""
+    deployments = [make_deployment(config) for config in configs]
+
+    async def start(deployment) -> float:
+        began = time.perf_counter()
+        await deployment.start()
+        return time.perf_counter() - began
+
+    return deployments, list(await asyncio.gather(*(start(deployment) for deployment in deployments)))
+
+
+async def stop_all(deployments: list) -> None:
+    await asyncio.gather(*(deployment.stop() for deployment in deployments))
+
+
+def containers_of_run(cluster: harness.Cluster, run_id: str) -> int:
+    import docker
+
+    count = 0
+    for engine in cluster.engines.values():
+        client = docker.DockerClient(base_url=engine)
+        try:
+            count += len(client.api.containers(all=True, filters={"label": f"uni-agent-gym.run-id={run_id}"}))
+        finally:
+            client.close()
+    return count
+
+
+async def scale(cluster: harness.Cluster, image: str, runs: int) -> None:
+    """The figures of item 5 of the module docstring."""
+    pids = [cluster.start_node(name, ip, {SCALE_RESOURCE: 128}, cluster.engines[engine]) for name, (ip, engine) in SCALE_NODES.items()]
+    ray_config = cluster.deployment(image=image, resource=SCALE_RESOURCE, start_timeout=900)
+    docker_config = {"type": "docker", "image": image}
+    try:
+        warm, _ = await started_at_once([ray_config] * 2)  # each node's host made (a fixed cost per node, below)
+        await stop_all(warm)
+        hosts_only = rss_mib(pids)
+        print(f"the two scale nodes' Ray processes with their hosts up and no sandbox: {hosts_only:.0f} MiB")
+        for count in (32, 128):
+            docker_sandboxes, docker_starts = await started_at_once([docker_config] * count)
+            await stop_all(docker_sandboxes)
+            ray_sandboxes, ray_starts = await started_at_once([ray_config] * count)
+            per_sandbox = (rss_mib(pids) - hosts_only) / count
+            await stop_all(ray_sandboxes)
+            print(f"{count} started at once: start p50 / p90 ray {percentile(ray_starts, 0.5):.2f} / {percentile(ray_starts, 0.9):.2f} s, "
+                  f"docker {percentile(docker_starts, 0.5):.2f} / {percentile(docker_starts, 0.9):.2f} s "
+                  f"(p50 {percentile(ray_starts, 0.5) / percentile(docker_starts, 0.5):.2f}x); "
+                  f"the nodes' memory per sandbox beyond its container: {per_sandbox:.2f} MiB")  # fmt: skip
+        docker_ms = await round_trips(docker_config, runs)
+        ray_ms = await round_trips(ray_config, runs)
+        print(f"round trip of `true` ({runs} runs, medians): docker {docker_ms:.3f} ms, ray {ray_ms:.3f} ms (+{ray_ms - docker_ms:.3f} ms)")
+        sandboxes, starts = await started_at_once([ray_config] * 256)
+        try:
+            results = await asyncio.gather(*(sandbox.run("echo ok") for sandbox in sandboxes), return_exceptions=True)
+            failed = sum(getattr(result, "output", None) != "ok\n" for result in results)  # an exception has no output
+            print(f"256 open at once: {256 - failed} answered a command, {failed} failed; all started within {max(starts):.1f} s; "
+                  f"nodes' memory per sandbox {(rss_mib(pids) - hosts_only) / 256:.2f} MiB")  # fmt: skip
+        finally:
+            await stop_all(sandboxes)
+        run_id = f"bench-doomed-{os.getpid()}"
+        driver = subprocess.Popen([sys.executable, "-c", DOOMED_DRIVER, json.dumps({**ray_config, "run_id": run_id}), "32"], stdout=subprocess.PIPE, text=True)
+        try:
+            assert (await asyncio.to_thread(driver.stdout.readline)).strip() == "open"
+            assert containers_of_run(cluster, run_id) == 32
+        finally:
+            driver.kill()
+            driver.wait()
+        killed = time.perf_counter()
+        while containers_of_run(cluster, run_id) and time.perf_counter() - killed < 120:
+            await asyncio.sleep(0.25)
+        left = containers_of_run(cluster, run_id)
+        print(f"a driver with 32 open, SIGKILLed: {left} of its containers left after {time.perf_counter() - killed:.1f} s (nobody called cleanup)")
+    finally:
+        for pid in pids:
+            harness.terminate(pid)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=500)
     parser.add_argument("--episodes", type=int, default=8)
+    parser.add_argument("--scale", action="store_true", help="also measure at scale (item 5)")
+    parser.add_argument("--only-scale", action="store_true", help="only measure at scale (item 5)")
     args = parser.parse_args()
     image = bootstrap_base("3.11", log=lambda message: None)
     instance = fixture_sources.derived_rows()["pytest-dev__pytest-7168"]
@@ -161,7 +284,10 @@ def main() -> None:
     try:
         for name in (image, instance_image):
             push(name, cluster.registry)
-        asyncio.run(measure(cluster, image, instance_image, args.runs, args.episodes))
+        if not args.only_scale:
+            asyncio.run(measure(cluster, image, instance_image, args.runs, args.episodes))
+        if args.scale or args.only_scale:
+            asyncio.run(scale(cluster, image, args.runs))
     finally:
         if started:
             harness.stop()

@@ -163,12 +163,13 @@ async def pushed_instance_image(instance: dict, cluster) -> str:
     return image
 
 
-async def test_a_node_killed_mid_command_is_a_sandbox_death_within_call_timeout_and_cleanup_removes_its_container(
-    ray_cluster, docker_image, extra_node, container_run_id, capsys
+async def test_a_node_killed_mid_command_is_a_sandbox_death_within_call_timeout_and_its_next_host_removes_its_container(
+    ray_cluster, docker_image, extra_node, container_run_id
 ):
     """The node's raylet is SIGKILLed while a long command runs: the call fails with the node named well
     before the command's own timeout, the infrastructure is blamed (the engine does not answer), `stop()`
-    neither hangs nor raises, and once the node is back, cleanup on every node removes the container."""
+    neither hangs nor raises, and once the node is back, its new host removes the container the dead one left
+    on the engine, with nobody calling `cleanup`."""
     resource = f"uag_doomed_{secrets.token_hex(3)}"
     pid = extra_node({resource: 2})
     deployment = make_deployment(ray_cluster.deployment(image=docker_image, resource=resource, call_timeout=20))
@@ -182,25 +183,38 @@ async def test_a_node_killed_mid_command_is_a_sandbox_death_within_call_timeout_
         await asyncio.wait_for(command, 120)  # well before the command's own 290 s (the latency: bench/)
     assert not await deployment.engine_answers(), "a lost node is the infrastructure's failure, not the agent's"
     await asyncio.wait_for(deployment.stop(), 60)
-    assert [c["Id"] for c in containers_of(container_run_id)] == [container], "the dead node's container is still on its engine"
 
     harness.terminate(pid)
     extra_node({resource: 2})  # the node comes back (same address, same engine)
-    from uni_agent_gym.cli import main
+    again = make_deployment(ray_cluster.deployment(image=docker_image, resource=resource, run_id=f"{container_run_id}-again"))
+    await again.start()  # the new node's host is made, and reaps what the dead one left
+    try:
+        assert await eventually(lambda: container not in [c["Id"] for c in containers_of(container_run_id)], 60), "the next host removes it"
+        assert (await again.run("echo ok")).output == "ok\n"
+    finally:
+        await again.stop()
 
-    argv = ["cleanup", "--deployment", "ray", "--address", ray_cluster.address, "--resource", resource, "--run-id", container_run_id]
-    assert await asyncio.to_thread(main, argv) in (0, None)
-    assert "node 127.0.0.5: removed 1 container(s)" in capsys.readouterr().out
-    assert containers_of(container_run_id) == []
+
+async def eventually(condition, seconds: float) -> bool:
+    """Whether `condition()` holds within `seconds` (asked every half second)."""
+    deadline = time.monotonic() + seconds
+    while not await asyncio.to_thread(condition):
+        if time.monotonic() > deadline:
+            return False
+        await asyncio.sleep(0.5)
+    return True
 
 
-async def test_a_node_that_freezes_mid_command_shows_within_call_timeout(ray_cluster, docker_image):
-    """The sandbox's process on the node stops (SIGSTOP: a frozen machine, a partition) while a command with a
-    long timeout runs: Ray sees nothing die, and the heartbeat says so within call_timeout."""
+async def test_a_node_that_freezes_mid_command_shows_within_call_timeout(ray_cluster, docker_image, extra_node):
+    """The node's sandbox host stops (SIGSTOP: a frozen machine, a partition) while a command with a long timeout
+    runs: Ray sees nothing die, and the heartbeat says so within call_timeout. (A node of the test's own: its
+    host holds no other test's sandboxes.)"""
     import os
     import signal
 
-    deployment = make_deployment(ray_cluster.deployment(image=docker_image, call_timeout=8))
+    resource = f"uag_frozen_{secrets.token_hex(3)}"
+    extra_node({resource: 1}, ip="127.0.0.10")
+    deployment = make_deployment(ray_cluster.deployment(image=docker_image, resource=resource, call_timeout=8))
     await deployment.start()
     pid = int(deployment.node["pid"])
     command = asyncio.ensure_future(deployment.run("sleep 300", timeout=290))
@@ -324,3 +338,57 @@ async def test_a_cluster_without_the_resource_and_a_wrong_address_are_clear_erro
     )
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
     assert done.returncode != 0 and "Cannot join a Ray cluster at deployment.address '127.0.0.9:1': nothing answers there" in done.stderr, done.stderr[-2000:]
+
+
+DRIVER = """
+import asyncio, json, sys
+import ray
+from uni_agent_gym.deployments import make_deployment
+
+async def main():
+    config, count = json.loads(sys.argv[1]), int(sys.argv[2])
+    deployments = [make_deployment(config) for _ in range(count)]
+    await asyncio.gather(*(deployment.start() for deployment in deployments))
+    print(json.dumps({"job": ray.get_runtime_context().get_job_id(), "containers": [d.container_id for d in deployments]}), flush=True)
+    await asyncio.sleep(3600)
+
+asyncio.run(main())
+"""
+
+
+async def test_a_driver_killed_by_sigkill_leaves_no_container_of_its_job_and_spares_another_drivers(
+    ray_cluster, docker_image, extra_node, container_run_id
+):
+    """A driver process opens 16 sandboxes and is SIGKILLed: within 60 s no container of its job is left on the node,
+    though nobody called `stop` or `cleanup`; this process's sandboxes on the same node and host run on. While the
+    driver lives, `cleanup` (without --all) keeps its containers."""
+    import json
+
+    from uni_agent_gym.deployments.ray import cleanup_nodes
+    from uni_agent_gym.deployments.ray_host import ended_jobs
+
+    resource = f"uag_sigkill_{secrets.token_hex(3)}"
+    extra_node({resource: 18}, ip="127.0.0.11")
+    doomed_run = f"{container_run_id}-doomed"
+    config = ray_cluster.deployment(image=docker_image, resource=resource, run_id=doomed_run)
+    driver = subprocess.Popen([sys.executable, "-c", DRIVER, json.dumps(config), "16"], stdout=subprocess.PIPE, text=True)
+    ours = [make_deployment(ray_cluster.deployment(image=docker_image, resource=resource)) for _ in range(2)]
+    try:
+        line = await asyncio.wait_for(asyncio.to_thread(driver.stdout.readline), 300)
+        opened = json.loads(line)
+        assert len(opened["containers"]) == 16 and len(containers_of(doomed_run)) == 16
+        await asyncio.gather(*(deployment.start() for deployment in ours))
+        by_node, failed = await asyncio.to_thread(cleanup_nodes, ray_cluster.address, resource, dry_run=True)
+        assert not failed and [name for result in by_node.values() for name in result.removed if doomed_run in name] == []
+        assert len([name for result in by_node.values() for name in result.kept if doomed_run in name]) == 16, "a live job's are kept"
+        assert opened["job"] not in ended_jobs()
+        driver.kill()
+        driver.wait()
+        assert await eventually(lambda: opened["job"] in ended_jobs(), 30), "the cluster's job table says its job ended"
+        assert await eventually(lambda: containers_of(doomed_run) == [], 60), "its host removed them"
+        for deployment in ours:
+            assert (await deployment.run("echo alive")).output == "alive\n"
+    finally:
+        driver.kill()
+        driver.wait()
+        await asyncio.gather(*(deployment.stop() for deployment in ours))

@@ -282,12 +282,10 @@ async def test_a_ray_node_killed_mid_command_is_an_env_error_masked_within_call_
     assert sum(output.response_mask) == 0 and output.reward_score == 0.0
     assert "127.0.0.8" in output.extra_fields["reward_report"]["error"]
     assert loop.trajectory.env.deployment is None
-    # the dead node's container stays on its engine (test_ray_deployment.py shows `cleanup` reaping it there)
     from tests.conftest import containers_of, remove_container
 
-    left = containers_of(container_run_id)
-    assert len(left) == 1
-    remove_container(left[0])
+    for container in containers_of(container_run_id):  # the dead node's, unless a host on its engine reaped it already
+        remove_container(container)
 
 
 async def test_a_hanging_trajectory_times_out_masked_and_released(tmp_path, model_dir):

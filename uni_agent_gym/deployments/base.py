@@ -18,6 +18,7 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path, PurePosixPath
 from typing import Any
 
+from uni_agent_gym.deployments.container import ContainerSandbox
 from uni_agent_gym.deployments.session import CommandResult, ShellProcess, ShellSession
 from uni_agent_gym.errors import DeploymentError, DeploymentNotStartedError, SandboxFileNotFoundError
 
@@ -115,6 +116,12 @@ class Deployment(abc.ABC):
         that died while its engine answers died of what ran in it; one whose engine is gone, of the
         infrastructure. The host always answers (local)."""
         return True
+
+    @property
+    def container(self) -> "ContainerSandbox | None":
+        """The sandbox as a container the gym's engine drives (its diff, archives, pause), or None where it is
+        no such container (local, modal): `deployments/container.py`."""
+        return None
 
     def beside(self) -> dict[str, Any]:
         """Config changes that place another sandbox where this one is (its node in a cluster), so the
@@ -228,7 +235,7 @@ class Deployment(abc.ABC):
             buffer = io.BytesIO()
             with tarfile.open(fileobj=buffer, mode="w") as tar:
                 tar.add(source, arcname=target.lstrip("/"))
-            self.write_archive("/", buffer.getvalue())
+            self._require_container().write_archive("/", buffer.getvalue())
 
         await asyncio.to_thread(put)
 
@@ -255,6 +262,12 @@ class Deployment(abc.ABC):
         """
         session = self._require_session()
         return await session.run(command, self.config.command_timeout if timeout is None else timeout, limit=output_limit)
+
+    def _require_container(self) -> ContainerSandbox:
+        container = self.container
+        if container is None:
+            raise DeploymentError(f"{type(self).__name__} is no container: it has no engine to copy an archive in")
+        return container
 
     def _require_session(self) -> ShellSession:
         if self._session is None:

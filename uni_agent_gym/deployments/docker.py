@@ -18,6 +18,7 @@ import re
 import secrets
 import socket
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import docker
@@ -27,6 +28,7 @@ from uni_agent_gym.config import DockerDeploymentConfig
 from uni_agent_gym.deployments import overlay, owner
 from uni_agent_gym.deployments.owner import OWNER_LABEL
 from uni_agent_gym.deployments.base import Deployment
+from uni_agent_gym.deployments.container import ArchiveTooLarge, ContainerSandbox
 from uni_agent_gym.deployments.session import READ_SIZE, ShellProcess
 from uni_agent_gym.errors import ConfigError, DeploymentError, ImageNotFoundError, SandboxDiedError, UniAgentGymError
 
@@ -161,16 +163,13 @@ class _DockerShell(ShellProcess):
             pass
 
 
-class ArchiveTooLarge(UniAgentGymError, ValueError):
-    """A copy out of a container would exceed the size it was allowed (what the agent made, not a fault)."""
-
-
 class DockerDeployment(Deployment):
     """A fresh container from `config.image`; `stop()` removes it whatever state it is in."""
 
-    def __init__(self, config: DockerDeploymentConfig) -> None:
+    def __init__(self, config: DockerDeploymentConfig, labels: dict[str, str] | None = None) -> None:
         super().__init__(config)
         self.container_id: str | None = None
+        self.labels = labels or {}  # more labels for its container (a Ray node's host adds the driver's job)
         self._overlay: overlay.Layers | None | object = _UNKNOWN
         self.run_id = config.run_id or default_run_id()
 
@@ -189,7 +188,7 @@ class DockerDeployment(Deployment):
             command=["sleep", "infinity"],
             detach=True,
             init=True,  # docker-init as PID 1 reaps the orphans of killed commands
-            labels={LABEL: "1", RUN_ID_LABEL: self.run_id, OWNER_LABEL: owner.this_process()},
+            labels={**self.labels, LABEL: "1", RUN_ID_LABEL: self.run_id, OWNER_LABEL: owner.this_process()},
             name=f"uni-agent-gym-{self.run_id}-{secrets.token_hex(4)}",
             environment=config.env,
             privileged=False,
@@ -277,7 +276,7 @@ class DockerDeployment(Deployment):
 
     async def isolate_network(self) -> bool:
         """Disconnect the container from all its networks (only loopback is left)."""
-        self._require_session()
+        self._require_container_id()
 
         def disconnect() -> None:
             api = docker_client().api
@@ -291,7 +290,7 @@ class DockerDeployment(Deployment):
 
     async def restore_network(self) -> None:
         """Undo `isolate_network`: reconnect the configured network (a pooled container's next episode)."""
-        self._require_session()
+        self._require_container_id()
         if self.config.network == "none":
             return
 
@@ -301,6 +300,18 @@ class DockerDeployment(Deployment):
                 api.connect_container_to_network(self.container_id, self.config.network)
 
         await asyncio.to_thread(connect)
+
+    @property
+    def container(self) -> ContainerSandbox:
+        return self
+
+    on_this_engine = True
+
+    def _require_container_id(self) -> str:
+        """The container's id; the not-started error before `start()` (a Ray node's host has a container and no shell)."""
+        if self.container_id is None:
+            self._require_session()
+        return self.container_id
 
     def changes(self) -> list[tuple[str, str]]:
         """`docker diff`: (kind, path) of what the container changed against its image; kind is A, C or D.
@@ -401,16 +412,21 @@ class Cleanup:
     kept: dict[str, str] = dataclasses.field(default_factory=dict)
 
 
-def cleanup(run_id: str | None = None, *, everything: bool = False, dry_run: bool = False) -> Cleanup:
-    """Remove the containers uni-agent-gym labelled whose run is over: those whose creating process is gone
-    (`deployments.owner`; a live run's are kept, with their run id), every one of run `run_id` when given, or
-    every one with `everything`. `dry_run` removes nothing and says what it would. Blocking."""
+def cleanup(
+    run_id: str | None = None, *, everything: bool = False, dry_run: bool = False,
+    owner_state: Callable[[dict[str, str]], owner.OwnerState] | None = None,
+) -> Cleanup:
+    """Remove the containers uni-agent-gym labelled whose run is over: those whose owner is gone (by default their
+    creating process, `deployments.owner`; a Ray node's, the driver's job: `owner_state` of the labels says; a live
+    run's are kept, with their run id), every one of run `run_id` when given, or every one with `everything`.
+    `dry_run` removes nothing and says what it would. Blocking."""
+    owner_state = owner_state or (lambda labels: owner.owner_state(labels.get(OWNER_LABEL)))
     label = [f"{LABEL}=1"] + ([f"{RUN_ID_LABEL}={run_id}"] if run_id else [])
     api = docker_client().api
     result = Cleanup()
     for container in api.containers(all=True, filters={"label": label}):
         name, labels = container["Names"][0].lstrip("/"), container.get("Labels") or {}
-        state = "gone" if run_id or everything else owner.owner_state(labels.get(OWNER_LABEL))
+        state = "gone" if run_id or everything else owner_state(labels)
         if state != "gone":
             why = "its run is live" if state == "alive" else "its owner is not known here (another host, or made before owners were labelled)"
             result.kept[name] = f"{why}: run {labels.get(RUN_ID_LABEL)} (--run-id {labels.get(RUN_ID_LABEL)} or --all removes it)"

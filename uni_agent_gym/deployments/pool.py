@@ -74,7 +74,7 @@ class SandboxPool:
         try:
             head = await deployment.run(f"git -C {shlex.quote(repo_dir)} rev-parse HEAD 2>/dev/null")
             main = await deployment.run(FIND_MAIN)
-            changes = await asyncio.to_thread(deployment.changes)
+            changes = await asyncio.to_thread(deployment.container.changes)
         except BaseException:
             await deployment.stop()
             raise
@@ -116,7 +116,7 @@ class SandboxPool:
         await deployment.restart_shell()
         kill = KILL_OTHERS.format(main=baseline.main_pid)
         await deployment.run(f"{kill}; {kill}; cd / && rm -rf /tmp/* /tmp/.[!.]* /tmp/..?*", timeout=60)  # twice: what forked meanwhile
-        new = set(await asyncio.to_thread(deployment.changes)) - baseline.changes
+        new = set(await asyncio.to_thread(deployment.container.changes)) - baseline.changes
         tracked: set[str] = set()
         if baseline.commit:
             reset = await deployment.run(f"git -C {repo} reset -q --hard {baseline.commit} && git -C {repo} clean -qfd", timeout=120)
@@ -152,7 +152,7 @@ class SandboxPool:
             await asyncio.sleep(0.05)
         else:
             return f"{others.output.strip()} stray processes survive"
-        await deployment.restore_network()
+        await deployment.container.restore_network()
         if deployment.workdir:
             await deployment.run(f"cd {shlex.quote(deployment.workdir)}")  # where a new session starts
         return None
@@ -243,7 +243,7 @@ def _remove_idle_containers() -> None:
     from uni_agent_gym.deployments.docker import docker_client
 
     for pool in _pools.values():
-        if pool.config.type != "docker":  # a Ray node's containers: `uni-agent-gym cleanup --deployment ray`
+        if pool.config.type != "docker":  # a Ray node's containers: its host removes them once this job ends
             continue
         for deployment in [*pool.idle, *pool.scrubbing.values()]:
             try:

@@ -1,11 +1,13 @@
 """Sandboxes on the nodes of a Ray cluster (`deployment.type: ray`).
 
-Each sandbox is a small actor (`SandboxActor`) placed on a node that offers `deployment.resource`; on
-that node it drives the node's own container engine with the gym's docker deployment, so every docker
-option means the same thing, and the engine's socket never leaves the node. Here, `RayDeployment` is
-a `Deployment` whose shell session and file primitives are calls to that actor, each bounded by
-`deployment.call_timeout` beyond the command's own timeout: a dead or silent node is a
-`SandboxDiedError` naming it, never a hang. A node lacking an image pulls it from `deployment.registry`.
+Each node that offers `deployment.resource` runs one `SandboxHost` (`ray_host.py`) that holds all the node's
+sandboxes: it starts their containers on the node's own engine with the gym's docker deployment (every
+docker option means the same thing, and the engine's socket never leaves the node), relays each shell's bytes
+to its driver over TCP, and removes what a driver that died left. Here, `RayDeployment` is a `Deployment`
+whose shell session runs in the driver over that relay (a command costs a loopback hop more than on
+docker), and whose container calls go to the host, each bounded by `deployment.call_timeout`: a dead or
+silent node is a `SandboxDiedError` naming it, never a hang. A node lacking an image pulls it from
+`deployment.registry`.
 
     deployment = make_deployment({"type": "ray", "address": "127.0.0.1:6379", "registry": "127.0.0.1:5000"})
 """
@@ -13,13 +15,13 @@ a `Deployment` whose shell session and file primitives are calls to that actor, 
 from __future__ import annotations
 
 import asyncio
+import itertools
 import logging
-import os
-import pickle
 import random
+import secrets
 import socket
 import threading
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -29,15 +31,13 @@ from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
 from uni_agent_gym.config import DockerDeploymentConfig, RayDeploymentConfig
 from uni_agent_gym.deployments.base import Deployment
-from uni_agent_gym.deployments.docker import Cleanup, DockerDeployment, default_run_id
-from uni_agent_gym.deployments.session import CommandResult, ShellProcess
+from uni_agent_gym.deployments.container import ContainerSandbox
+from uni_agent_gym.deployments.docker import Cleanup, default_run_id
+from uni_agent_gym.deployments.ray_host import NAMESPACE, SandboxHost, alive_nodes, ended_jobs, host_name, sandbox_state
+from uni_agent_gym.deployments.session import READ_SIZE, ShellProcess
 from uni_agent_gym.errors import DeploymentError, SandboxDiedError
 
 logger = logging.getLogger(__name__)
-
-# What the driver may ask of a node's deployment: coroutines, and blocking calls (run in a thread there).
-_ASYNC_CALLS = {"is_alive", "engine_answers", "isolate_network", "restore_network", "restart_shell"}
-_BLOCKING_CALLS = {"changes", "read_archive", "write_archive", "pause", "unpause"}
 _connected = threading.Lock()
 
 
@@ -76,90 +76,20 @@ def _alive_nodes_offering(resource: str, node: str | None = None) -> list[dict[s
     return [n for n in ray.nodes() if n["Alive"] and n["Resources"].get(resource) and node in (None, n["NodeID"])]
 
 
-def _portable(exc: BaseException) -> BaseException:
-    """`exc` as it can travel back to the driver (an exception that does not pickle becomes a DeploymentError)."""
-    try:
-        pickle.loads(pickle.dumps(exc))
-        return exc
-    except Exception:  # noqa: BLE001 - any pickling failure
-        return DeploymentError(f"{type(exc).__name__}: {exc}")
-
-
-class SandboxActor:
-    """The node side of one sandbox: the docker deployment on this node's engine. Every call answers
-    `(True, value)` or `(False, exception)`, so the driver raises the gym's own errors, not Ray's wrappers."""
-
-    def __init__(self, config: dict[str, Any], registry: str | None) -> None:
-        self.config = DockerDeploymentConfig.model_validate(config)
-        self.registry = registry
-        self.deployment: DockerDeployment | None = None
-
-    async def where(self) -> dict[str, str]:
-        """The node this actor landed on (its id and address), the engine it drives, and its process."""
-        return {
-            "node_id": ray.get_runtime_context().get_node_id(),
-            "address": ray.util.get_node_ip_address(),
-            "engine": os.environ.get("DOCKER_HOST", "unix:///var/run/docker.sock"),
-            "pid": str(os.getpid()),
-        }
-
-    async def alive(self) -> bool:
-        """The heartbeat the driver asks for while a long call runs (this event loop answers beside it)."""
-        return True
-
-    async def start(self) -> tuple[bool, Any]:
-        return await _answer(self._start)
-
-    async def _start(self) -> str:
-        from uni_agent_gym.deployments.registry import ensure_from_registry
-
-        await asyncio.to_thread(ensure_from_registry, self.config.image, self.registry, self.config.pull)
-        self.deployment = DockerDeployment(self.config.model_copy(update={"pull": "never"}))
-        await self.deployment.start()
-        return self.deployment.container_id
-
-    async def run(self, command: str, timeout: float, limit: int | None, uncapped: bool) -> tuple[bool, Any]:
-        return await _answer(lambda: self.deployment._require_session().run(command, timeout, limit=limit, uncapped=uncapped))
-
-    async def call(self, name: str, *args: Any) -> tuple[bool, Any]:
-        return await _answer(lambda: self._call(name, *args))
-
-    async def _call(self, name: str, *args: Any) -> Any:
-        if name in _ASYNC_CALLS:
-            return await getattr(self.deployment, name)(*args)
-        if name in _BLOCKING_CALLS:
-            return await asyncio.to_thread(getattr(self.deployment, name), *args)
-        raise DeploymentError(f"A sandbox actor does not answer {name!r}")
-
-    async def stop(self) -> dict[str, str]:
-        if self.deployment is not None:
-            await self.deployment.stop()
-            return dict(self.deployment.release_report)
-        return {}
-
-
-async def _answer(call: Callable[[], Awaitable[Any]]) -> tuple[bool, Any]:
-    """`(True, value)` of `call()`, or `(False, the exception)` made to travel to the driver."""
-    try:
-        return True, await call()
-    except Exception as exc:  # noqa: BLE001 - handed back to the driver
-        return False, _portable(exc)
-
-
-def _unwrapped(answer: tuple[bool, Any]) -> Any:
-    """The value an actor answered, or the exception it answered raised here."""
-    ok, value = answer
-    if not ok:
-        raise value
-    return value
-
-
 def _cleanup_node(run_id: str | None, everything: bool, dry_run: bool) -> tuple[str, Cleanup]:
-    """A node's address and what `cleanup` did on its engine (a Ray task on that node: the owners of its
-    containers, the sandboxes' processes, are that node's processes)."""
+    """A node's address and what `cleanup` did on its engine (a Ray task on that node). A host's container
+    belongs to its driver's job: it is gone once that job ended or its node died (`ray_host.sandbox_state`);
+    any other container, to the process that made it, as on docker."""
+    from uni_agent_gym.deployments import owner
     from uni_agent_gym.deployments.docker import cleanup
 
-    return ray.util.get_node_ip_address(), cleanup(run_id, everything=everything, dry_run=dry_run)
+    ended, alive = ended_jobs(), alive_nodes()
+
+    def state(labels: dict[str, str]) -> owner.OwnerState:
+        found = sandbox_state(labels, ended, alive)
+        return owner.owner_state(labels.get(owner.OWNER_LABEL)) if found == "unknown" else found
+
+    return ray.util.get_node_ip_address(), cleanup(run_id, everything=everything, dry_run=dry_run, owner_state=state)
 
 
 def cleanup_nodes(
@@ -213,98 +143,177 @@ async def run_on_a_node(config: RayDeploymentConfig, function: Callable[..., Any
         raise DeploymentError(f"{function.__name__} on a Ray node failed: {type(exc).__name__}: {str(exc)[:300]}") from None
 
 
-class _ActorSession:
-    """The deployment's shell session, as calls to the actor whose node runs the real one."""
 
-    def __init__(self, deployment: "RayDeployment") -> None:
+
+# ----- the driver's side of a sandbox on a node's host -----
+
+_hosts: dict[tuple[str, str], tuple[Any, dict[str, Any]]] = {}  # (resource, node id) -> (host, where it is)
+_spread = itertools.count(random.randrange(1 << 16))  # where SPREAD starts its round over the nodes, per process
+
+
+async def host_on(node_id: str, resource: str, seconds: float) -> tuple[Any, dict[str, Any]]:
+    """The host of `resource` on node `node_id` and where it is: the running one, else made now (by whichever
+    driver asks first: `get_if_exists`). It takes none of the node's resources; it lives as long as its node."""
+    key = (resource, node_id)
+    if key not in _hosts:
+        host = ray.remote(SandboxHost).options(
+            name=host_name(resource, node_id), namespace=NAMESPACE, get_if_exists=True, lifetime="detached", num_cpus=0,
+            max_restarts=0, max_concurrency=10_000, scheduling_strategy=NodeAffinitySchedulingStrategy(node_id, soft=False),
+        ).remote(resource)  # fmt: skip
+        try:
+            where = await asyncio.wait_for(_awaited(host.serve.remote()), seconds)
+        except asyncio.TimeoutError:
+            raise SandboxDiedError(f"The sandbox host on node {node_id[:12]} did not answer within {seconds:g} s") from None
+        except ray.exceptions.RayError as exc:
+            raise SandboxDiedError(f"The sandbox host on node {node_id[:12]} is gone ({type(exc).__name__}: {str(exc)[:300]})") from None
+        _hosts[key] = (host, where)
+    return _hosts[key]
+
+
+def _forget_host(node_id: str, resource: str) -> None:
+    """A host that failed a call is looked up again next time (its node may have come back with a new one)."""
+    _hosts.pop((resource, node_id), None)
+
+
+class _RelayedShell(ShellProcess):
+    """The sandbox's bash, its bytes relayed by the node's host over TCP. While a read waits longer than a quarter of
+    `call_timeout`, the host is asked whether it still answers: a node that froze or vanished shows within
+    `call_timeout`, not the command's timeout."""
+
+    def __init__(self, deployment: "RayDeployment", exec_id: str, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         self._deployment = deployment
+        self.exec_id = exec_id
+        self._reader, self._writer = reader, writer
 
-    async def run(self, command: str, timeout: float, *, limit: int | None = None, uncapped: bool = False) -> CommandResult:
-        budget = timeout + self._deployment.config.startup_timeout + self._deployment.config.call_timeout
-        return await self._deployment._remote("run", command, timeout, limit, uncapped, seconds=budget)
+    async def write(self, data: bytes) -> None:
+        self._writer.write(data)
+        await self._writer.drain()
 
-    async def close(self) -> None:
-        """The node's session closes when the node's deployment stops."""
+    async def read(self) -> bytes:
+        beat = self._deployment.config.call_timeout / 4
+        while True:
+            try:
+                data = await asyncio.wait_for(self._reader.read(READ_SIZE), beat)
+            except asyncio.TimeoutError:
+                await self._deployment._heartbeat(3 * beat)
+                continue
+            if not data:  # the shell ended, or its host did: only the former is the shell's exit
+                await self._deployment._heartbeat(self._deployment.config.call_timeout)
+            return data
+
+    async def exit_code(self) -> int | None:
+        try:
+            return await self._deployment._host_call("exit_code", self.exec_id, sandbox=False)
+        except DeploymentError:
+            return None
+
+    async def kill(self) -> None:
+        if not self._writer.is_closing():
+            self._writer.close()
+        try:
+            await self._writer.wait_closed()
+        except OSError:
+            pass
 
 
 class RayDeployment(Deployment):
-    """A docker sandbox on a Ray node; see the module docstring."""
+    """A docker sandbox on a Ray node, held by the node's host; see the module docstring."""
 
     def __init__(self, config: RayDeploymentConfig) -> None:
         super().__init__(config)
         self.run_id = config.run_id or default_run_id()
-        self.actor: Any = None
-        self.node: dict[str, str] = {}  # node_id, address, engine: where the sandbox runs
+        self.host: Any = None
+        self.sandbox_id: str | None = None
+        self.node: dict[str, Any] = {}  # node_id, address, engine, pid (the host's), relay_port: where the sandbox runs
         self.container_id: str | None = None
 
-    # ----- placing the actor and its container -----
+    # ----- placing the sandbox on a node -----
 
     async def _provision(self) -> None:
         config = self.config
         connect(config.address)  # once per process; in this thread, where Ray can set its signal handlers
-        self._check_capacity()
+        nodes = self._nodes_with_room()
         docker_config = DockerDeploymentConfig.model_validate(
             {**config.model_dump(include=set(DockerDeploymentConfig.model_fields)), "type": "docker", "run_id": self.run_id}
-        )
-        strategy: Any = config.scheduling
-        if config.node:
-            strategy = NodeAffinitySchedulingStrategy(config.node, soft=False)
-        actor_class = ray.remote(SandboxActor)
-        self.actor = actor_class.options(
-            num_cpus=0, resources={config.resource: config.per_sandbox}, scheduling_strategy=strategy, max_restarts=0
-        ).remote(docker_config.model_dump(), config.registry)
+        ).model_dump()
+        job = ray.get_runtime_context().get_job_id()
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + config.start_timeout
+        sandbox_id = secrets.token_hex(8)
         try:
-            try:
-                self.node = await self._wait(self.actor.where.remote(), config.start_timeout)
-            except SandboxDiedError:
-                raise DeploymentError(
-                    f"No node offered a free {config.per_sandbox:g} of resource {config.resource!r} within deployment.start_timeout "
-                    f"({config.start_timeout:g} s){self._pinned()}: every sandbox slot stayed taken (free now: {self._free():g})"
-                ) from None
-            self.container_id = await self._remote("start", seconds=config.start_timeout)
+            while True:
+                for node_id in self._in_order(nodes):
+                    seconds = max(1.0, deadline - loop.time())
+                    try:
+                        self.host, self.node = await host_on(node_id, config.resource, min(seconds, config.call_timeout))
+                    except SandboxDiedError as exc:
+                        logger.warning("skipping node %s: %s", node_id[:12], exc)
+                        continue
+                    self.sandbox_id = sandbox_id
+                    self.container_id = await self._host_call("open", job, docker_config, config.registry, config.per_sandbox, seconds=seconds)
+                    if self.container_id is not None:
+                        return
+                    self.host = self.sandbox_id = None
+                if loop.time() >= deadline:
+                    raise DeploymentError(
+                        f"No node offered a free {config.per_sandbox:g} of resource {config.resource!r} within deployment.start_timeout "
+                        f"({config.start_timeout:g} s){self._pinned()}: every sandbox slot stayed taken"
+                    )
+                await asyncio.sleep(min(0.5, max(0.0, deadline - loop.time())))
+                nodes = self._nodes_with_room()
         except BaseException:
             await self._release()
             raise
 
-    def _check_capacity(self) -> None:
-        """A cluster where no alive node offers the resource fails at once (waiting would never end)."""
+    def _nodes_with_room(self) -> list[str]:
+        """The alive nodes that offer a sandbox's `per_sandbox` of the resource; none is an error at once (waiting would
+        never end)."""
         resource = self.config.resource
-        offering = [node for node in _alive_nodes_offering(resource, self.config.node) if node["Resources"][resource] >= self.config.per_sandbox]
-        if not offering:
+        nodes = sorted(n["NodeID"] for n in _alive_nodes_offering(resource, self.config.node) if n["Resources"][resource] >= self.config.per_sandbox)
+        if not nodes:
             raise DeploymentError(
                 f"No alive node of the Ray cluster offers {self.config.per_sandbox:g} of resource {resource!r}{self._pinned()}: "
                 f"start sandbox nodes with `ray start --resources '{{\"{resource}\": 8}}'` (or set deployment.resource)"
             )
+        return nodes
+
+    def _in_order(self, nodes: list[str]) -> list[str]:
+        """The nodes to try, first to last: SPREAD starts each sandbox one node further round (a group lands on every
+        node), DEFAULT fills them in one order."""
+        if self.config.scheduling == "DEFAULT" or len(nodes) < 2:
+            return nodes
+        start = next(_spread) % len(nodes)
+        return nodes[start:] + nodes[:start]
 
     def _pinned(self) -> str:
         return f" on node {self.config.node}" if self.config.node else ""
 
-    def _free(self) -> float:
-        return ray.available_resources().get(self.config.resource, 0.0)
-
     async def _release(self) -> None:
-        actor, self.actor = self.actor, None
-        if actor is None:
-            return
+        host, sandbox_id = self.host, self.sandbox_id
+        self.host = self.sandbox_id = None
         try:
-            if self.container_id is not None:
-                self.release_report.update(await self._wait(actor.stop.remote(), self.config.call_timeout))
+            if host is not None and sandbox_id is not None:
+                self.release_report.update(await self._host_call("close", host=host, sandbox_id=sandbox_id))
         except DeploymentError as exc:
-            logger.warning("could not stop the sandbox on %s: %s (`uni-agent-gym cleanup --deployment ray` reaps it)", self.where(), exc)
+            logger.warning("could not stop the sandbox on %s: %s (its host removes it once this job ends)", self.where(), exc)
         finally:
             self.container_id = None
-            ray.kill(actor, no_restart=True)
-
-    async def _open_session(self) -> Any:
-        return _ActorSession(self)
 
     async def _spawn_shell(self) -> ShellProcess:
-        raise NotImplementedError("the node's docker deployment spawns the shell")
+        exec_id, token = await self._host_call("shell")
+        try:
+            reader, writer = await asyncio.wait_for(
+                asyncio.open_connection(self.node["address"], self.node["relay_port"], limit=READ_SIZE * 2), self.config.call_timeout
+            )
+        except (OSError, asyncio.TimeoutError) as exc:
+            raise SandboxDiedError(f"Cannot reach the sandbox's shell on {self.where()} ({exc})") from None
+        writer.write(token.encode())
+        return _RelayedShell(self, exec_id, reader, writer)
 
     async def _run_beside(self, argv: list[str]) -> None:
-        raise NotImplementedError("the node's docker deployment runs commands beside the shell")
+        await self._host_call("run_beside", argv)
 
-    # ----- calls to the actor -----
+    # ----- calls to the host -----
 
     def where(self) -> str:
         """The node this sandbox runs on, for messages: its address and the start of its id."""
@@ -312,86 +321,85 @@ class RayDeployment(Deployment):
             return "an unplaced node"
         return f"node {self.node['address']} ({self.node['node_id'][:12]})"
 
-    async def _wait(self, ref: Any, seconds: float) -> Any:
-        """The value of `ref`; a dead actor or node, or no answer within `seconds`, is `SandboxDiedError`. While
-        a longer call runs (a command), the placed actor is asked every quarter of `call_timeout` whether it
-        still answers, so a node that froze or vanished shows within `call_timeout`, not the command's timeout."""
-        call = asyncio.ensure_future(_awaited(ref))
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + seconds
-        watched = self.node and seconds > self.config.call_timeout
-        beat = self.config.call_timeout / 4
+    async def _host_call(
+        self, method: str, *args: Any, seconds: float | None = None, sandbox: bool = True, host: Any = None, sandbox_id: str | None = None
+    ) -> Any:
+        """`method` of the sandbox's host (with the sandbox's id first when `sandbox`); its value, or the error it
+        answered raised here. A dead host, or none within `seconds` (`call_timeout`), is `SandboxDiedError` naming
+        the node."""
+        host = host or self._require_host()
+        if sandbox:
+            args = (sandbox_id or self.sandbox_id, *args)
+        seconds = seconds or self.config.call_timeout
         try:
-            while True:
-                done, _ = await asyncio.wait({call}, timeout=max(0.0, min(beat, deadline - loop.time())) if watched else seconds)
-                if done:
-                    return call.result()
-                if loop.time() >= deadline or not watched:
-                    raise SandboxDiedError(f"The sandbox on {self.where()} did not answer within {seconds:g} s: the node is lost or hung")
-                await self._heartbeat(self.actor, 3 * beat)
+            value = await asyncio.wait_for(_awaited(getattr(host, method).remote(*args)), seconds)
+        except asyncio.TimeoutError:
+            raise SandboxDiedError(f"The sandbox on {self.where()} did not answer {method} within {seconds:g} s: the node is lost or hung") from None
         except ray.exceptions.RayError as exc:
+            if self.node:
+                _forget_host(self.node["node_id"], self.config.resource)
             raise SandboxDiedError(f"The sandbox on {self.where()} is gone ({type(exc).__name__}: {str(exc)[:300]})") from None
-        finally:
-            call.cancel()
+        return _unwrapped(value) if method in _ANSWERED else value
 
-    async def _heartbeat(self, actor: Any, seconds: float) -> None:
+    async def _heartbeat(self, seconds: float) -> None:
         try:
-            await asyncio.wait_for(_awaited(actor.alive.remote()), seconds)
+            await asyncio.wait_for(_awaited(self._require_host().alive.remote()), seconds)
         except asyncio.TimeoutError:
             raise SandboxDiedError(
                 f"The sandbox on {self.where()} stopped answering (no heartbeat within {seconds:g} s) while a call was running: the node is lost or hung"
             ) from None
-
-    async def _remote(self, method: str, *args: Any, seconds: float | None = None) -> Any:
-        actor = self._require_actor()
-        return _unwrapped(await self._wait(getattr(actor, method).remote(*args), seconds or self.config.call_timeout))
+        except ray.exceptions.RayError as exc:
+            raise SandboxDiedError(f"The sandbox on {self.where()} is gone ({type(exc).__name__}: {str(exc)[:300]})") from None
 
     def _blocking(self, name: str, *args: Any) -> Any:
-        """A blocking call of the node's deployment (the docker diff, archives, pause): from a thread here."""
-        actor = self._require_actor()
+        """A blocking container call (the docker diff, archives, pause): from a thread here."""
+        host = self._require_host()
         try:
-            answer = ray.get(actor.call.remote(name, *args), timeout=self.config.call_timeout)
+            answer = ray.get(host.call.remote(self.sandbox_id, name, *args), timeout=self.config.call_timeout)
         except ray.exceptions.RayError as exc:  # GetTimeoutError included
             raise SandboxDiedError(f"The sandbox on {self.where()} did not answer {name} ({type(exc).__name__}: {str(exc)[:300]})") from None
         return _unwrapped(answer)
 
-    def _require_actor(self) -> Any:
-        if self.actor is None:
+    def _require_host(self) -> Any:
+        if self.host is None:
             self._require_session()  # the not-started error
             raise SandboxDiedError(f"The sandbox on {self.where()} was released")
-        return self.actor
+        return self.host
 
     # ----- the deployment's primitives, on the node -----
 
-    async def restart_shell(self) -> None:
-        self._require_session()
-        await self._remote("call", "restart_shell")
-
     async def is_alive(self) -> bool:
-        if self._session is None or self.actor is None:
+        if self._session is None or self.host is None:
             return False
         try:
-            return await self._remote("call", "is_alive")
+            running = await self._host_call("running")
         except DeploymentError:
             return False
+        return running and await super().is_alive()
 
     async def engine_answers(self) -> bool:
         """Whether the node and its engine answer: a node that is gone is the infrastructure's failure."""
         try:
-            return await self._remote("call", "engine_answers")
+            return await self._host_call("call", "engine_answers")
         except DeploymentError:
             return False
 
     async def isolate_network(self) -> bool:
         self._require_session()
-        return await self._remote("call", "isolate_network")
+        return await self._host_call("call", "isolate_network")
 
     async def restore_network(self) -> None:
         self._require_session()
-        await self._remote("call", "restore_network")
+        await self._host_call("call", "restore_network")
 
     def beside(self) -> dict[str, Any]:
         return {"node": self.node["node_id"]} if self.node else {}
+
+    @property
+    def container(self) -> ContainerSandbox:
+        return self
+
+    on_this_engine = False  # its node's engine
 
     async def upload(self, local_path: str | Path, remote_path: str) -> None:
         """A host file or directory goes to the node as one tar archive (the node shares no files with this host)."""
@@ -413,6 +421,16 @@ class RayDeployment(Deployment):
         self._blocking("unpause")
 
 
+_ANSWERED = {"open", "shell", "run_beside", "call"}  # the host methods that answer (ok, value): `ray_host.answer`
+
+
+def _unwrapped(answer: tuple[bool, Any]) -> Any:
+    """The value a host answered, or the exception it answered raised here."""
+    ok, value = answer
+    if not ok:
+        raise value
+    return value
+
+
 async def _awaited(ref: Any) -> Any:
     return await ref
-

@@ -96,9 +96,9 @@ async def run_harness(
         await asyncio.to_thread(task_file.write_text, task)
         variables = harness_environment(url, session_id, model_name, str(task_file), repo_dir, instance.instance_id)
         variables["UNI_AGENT_GYM_OUTPUT_DIR"] = scratch
-        container = getattr(deployment, "container_id", None)
-        if container:
-            variables["UNI_AGENT_GYM_CONTAINER"] = container
+        container = deployment.container
+        if container is not None and container.on_this_engine:  # a Ray node's container is not this engine's to address
+            variables["UNI_AGENT_GYM_CONTAINER"] = container.container_id
         exit_code, timed_out, output = await _run_on_host(config, {**os.environ, **variables, **config.env}, scratch)
     return HarnessResult(exit_code, timed_out, output, time.monotonic() - started)
 

@@ -42,6 +42,7 @@ import tempfile
 from pathlib import Path
 
 from uni_agent_gym.deployments import Deployment
+from uni_agent_gym.deployments.container import ArchiveTooLarge
 from uni_agent_gym.diffs import attribute_pattern, file_diffs
 from uni_agent_gym.errors import DeploymentError, UniAgentGymError
 from uni_agent_gym.rewards.patches import GIT, GIT_ENV
@@ -141,11 +142,11 @@ async def _host(argv: list[str], env: dict[str, str], stdout=None, cwd: str | No
     return out or b""
 
 
-async def capture_from_container(agent, fresh, repo_dir: str, start: str, max_bytes: int) -> str:
-    """The patch of the docker sandbox `agent`, computed in the fresh docker sandbox `fresh` of the same
-    instance (its repository at `start`, untouched by the agent). `agent` is frozen meanwhile."""
+async def capture_from_container(agent: Deployment, fresh: Deployment, repo_dir: str, start: str, max_bytes: int) -> str:
+    """The patch of the container sandbox `agent` (docker, ray: its `container`), computed in the fresh one `fresh`
+    of the same instance (its repository at `start`, untouched by the agent). `agent` is frozen meanwhile."""
     root = repo_dir.rstrip("/")
-    changes = await asyncio.to_thread(agent.changes)
+    changes = await asyncio.to_thread(agent.container.changes)
     changed = dict(sorted((path[len(root) + 1 :], kind) for kind, path in changes if path.startswith(root + "/")))
     changed = {path: kind for path, kind in changed.items() if path != ".git" and not path.startswith(".git/")}
     if not changed:
@@ -160,7 +161,7 @@ async def capture_from_container(agent, fresh, repo_dir: str, start: str, max_by
         start_ignores = [path for path in listed if path not in changed]
         await _write_list(fresh, f"{scratch}/ignores", start_ignores)
         await _must(fresh, scratch, f"{cd} {GIT} checkout-index -z --stdin --prefix={tree}/ < {scratch}/ignores", "lay out .gitignore files")
-        await asyncio.to_thread(agent.pause)
+        await asyncio.to_thread(agent.container.pause)
         try:
             copier = _Copier(agent, root, max_bytes)
             agent_ignores = [path for path, kind in changed.items() if posixpath.basename(path) == ".gitignore" and kind != "D"]
@@ -168,7 +169,7 @@ async def capture_from_container(agent, fresh, repo_dir: str, start: str, max_by
             copy, index_paths = await _plan(fresh, cd, scratch, changed)
             await copier.copy(fresh, tree, [path for path in copy if path not in agent_ignores])
         finally:
-            await asyncio.to_thread(agent.unpause)
+            await asyncio.to_thread(agent.container.unpause)
         # The index holds the start commit; git looks at the scratch tree only for the changed paths.
         await _write_list(fresh, f"{scratch}/paths", [f":(literal){path}" for path in index_paths + start_ignores])
         stage = (
@@ -238,20 +239,18 @@ class _Copier:
             await asyncio.to_thread(self._copy, fresh, tree, paths)
 
     def _copy(self, fresh, tree: str, paths: list[str]) -> None:
-        from uni_agent_gym.deployments.docker import ArchiveTooLarge
-
         out = io.BytesIO()
         with tarfile.open(fileobj=out, mode="w") as batch:
             for path in paths:
                 try:
-                    data = self.agent.read_archive(f"{self.root}/{path}", max(self.left, 0))
+                    data = self.agent.container.read_archive(f"{self.root}/{path}", max(self.left, 0))
                 except ArchiveTooLarge:
                     raise PatchRejected(f"the changed files are larger than reward.max_patch_bytes (at {path})") from None
                 if data is None:  # gone since it was listed
                     continue
                 self.left -= len(data)
                 _add_checked(batch, data, posixpath.dirname(path))
-        fresh.write_archive(tree, out.getvalue())
+        fresh.container.write_archive(tree, out.getvalue())
 
 
 def _add_checked(batch: tarfile.TarFile, data: bytes, parent: str) -> None:

@@ -270,8 +270,7 @@ class SWEBenchReward:
         """Whether the patch is the Docker daemon's diff of the agent's container, computed in a fresh one
         (docker diff cannot see into volumes: with read_only_root the workspace is one). On a Ray cluster
         both are containers of the agent's node (`beside`)."""
-        kind = deployment.config.type
-        return kind in ("docker", "ray") and self.gym.deployment.type == kind and not deployment.config.read_only_root
+        return deployment.container is not None and self.gym.deployment.type == deployment.config.type and not deployment.config.read_only_root
 
     def _on_local(self, deployment: Deployment) -> bool:
         return deployment.config.type == "local" and self.gym.deployment.type == "local"
