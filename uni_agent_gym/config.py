@@ -147,8 +147,8 @@ class ModalDeploymentConfig(_SandboxOptions):
 
 
 class RayDeploymentConfig(DockerDeploymentConfig):
-    """A docker sandbox on a node of a Ray cluster: a small actor, placed on a node that offers `resource`,
-    drives that node's own container engine with every docker option above (the socket never leaves the node)."""
+    """A docker sandbox on a node of a Ray cluster that offers `resource`: the node's sandbox host (one actor per
+    node) drives that node's own container engine with every docker option above (the socket never leaves the node)."""
 
     type: Literal["ray"] = "ray"  # type: ignore[assignment]
     address: str = Field(
@@ -156,14 +156,18 @@ class RayDeploymentConfig(DockerDeploymentConfig):
         description="The cluster to connect to: `auto` (the one this process is in, or $RAY_ADDRESS), or HOST:PORT of its head. "
         "Inside verl's workers Ray is already connected and this is not used.",
     )
-    resource: str = Field("uni_agent_gym_sandbox", description="Custom resource a node offers per sandbox it can hold (`ray start --resources`).")
+    resource: str = Field(
+        "uni_agent_gym_sandbox", description="Custom resource a node offers per sandbox it can hold (`ray start --resources`); the node's host counts it."
+    )
     per_sandbox: float = Field(1.0, gt=0, description="How much of `resource` one sandbox takes.")
-    scheduling: Literal["SPREAD", "DEFAULT"] = Field("SPREAD", description="Ray's placement of the sandboxes over the nodes.")
+    scheduling: Literal["SPREAD", "DEFAULT"] = Field(
+        "SPREAD", description="SPREAD: each sandbox starts on the next node round (a group lands on every node); DEFAULT: fill the nodes in one order."
+    )
     node: str | None = Field(
         None, description="A node id to place the sandbox on (the reward sets it: a grading sandbox sits beside the agent's); any node when null."
     )
     call_timeout: float = Field(
-        60.0, gt=0, description="Seconds a call to the sandbox's actor may take beyond the command's own timeout; past it the node is taken as dead."
+        60.0, gt=0, description="Seconds a call to the sandbox's node may take beyond the command's own timeout; past it the node is taken as dead."
     )
     start_timeout: float = Field(
         600.0, gt=0, description="Seconds start() waits for a node with a free `resource`, then fails naming it."

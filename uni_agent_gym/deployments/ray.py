@@ -15,6 +15,7 @@ silent node is a `SandboxDiedError` naming it, never a hang. A node lacking an i
 from __future__ import annotations
 
 import asyncio
+import functools
 import itertools
 import logging
 import random
@@ -156,7 +157,7 @@ async def host_on(node_id: str, resource: str, seconds: float) -> tuple[Any, dic
     driver asks first: `get_if_exists`). It takes none of the node's resources; it lives as long as its node."""
     key = (resource, node_id)
     if key not in _hosts:
-        host = ray.remote(SandboxHost).options(
+        host = _host_class().options(
             name=host_name(resource, node_id), namespace=NAMESPACE, get_if_exists=True, lifetime="detached", num_cpus=0,
             max_restarts=0, max_concurrency=10_000, scheduling_strategy=NodeAffinitySchedulingStrategy(node_id, soft=False),
         ).remote(resource)  # fmt: skip
@@ -168,6 +169,11 @@ async def host_on(node_id: str, resource: str, seconds: float) -> tuple[Any, dic
             raise SandboxDiedError(f"The sandbox host on node {node_id[:12]} is gone ({type(exc).__name__}: {str(exc)[:300]})") from None
         _hosts[key] = (host, where)
     return _hosts[key]
+
+
+@functools.cache
+def _host_class() -> Any:
+    return ray.remote(SandboxHost)
 
 
 def _forget_host(node_id: str, resource: str) -> None:

@@ -47,9 +47,10 @@ NODE_LABEL = "uni-agent-gym.ray-node"  # the node whose host started it
 NAMESPACE = "uni_agent_gym"  # the hosts' names live here, whatever namespace a driver's job has
 REAP_SECONDS = 5.0
 TOKEN_CHARS = 32
-# A host runs the code of the driver that made it: a host of other code (the gym was updated on a live cluster)
-# is not used, another is made beside it.
-CODE_VERSION = hashlib.sha256(Path(__file__).read_bytes()).hexdigest()[:10]
+# A host runs the code its node had when it started: a host of other code (the gym was updated on a live cluster)
+# is not used, another is made beside it. Its code is this package (deployments/) and the config models.
+_CODE = sorted(Path(__file__).parent.glob("*.py")) + [Path(__file__).parent.parent / "config.py"]
+CODE_VERSION = hashlib.sha256(b"".join(path.read_bytes() for path in _CODE)).hexdigest()[:10]
 # What a driver may ask of a sandbox's container: coroutines, and blocking calls (run in a thread here).
 ASYNC_CALLS = {"engine_answers", "isolate_network", "restore_network"}
 BLOCKING_CALLS = {"changes", "read_archive", "write_archive", "pause", "unpause"}
