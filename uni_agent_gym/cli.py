@@ -29,7 +29,7 @@ from uni_agent_gym.arguments import (
     positive_int,
     tokenizer_source,
 )
-from uni_agent_gym.config import DEPLOYMENT_TYPES, EnvConfig, GymConfig, LocalDeploymentConfig, load_config, read_config_file
+from uni_agent_gym.config import CONTAINER_SITES, DEPLOYMENT_TYPES, DeploymentConfig, EnvConfig, GymConfig, LocalDeploymentConfig, load_config, read_config_file
 from uni_agent_gym.errors import ConfigError, MissingExtraError, UniAgentGymError
 
 if TYPE_CHECKING:
@@ -236,7 +236,7 @@ def _print_run_id(console: Console, config) -> None:
     from uni_agent_gym.deployments.docker import default_run_id
 
     deployment = getattr(config, "deployment", None)
-    if deployment is None or deployment.type in ("docker", "ray"):
+    if deployment is None or deployment.images in CONTAINER_SITES:
         run_id = getattr(deployment, "run_id", None) or default_run_id()
         console.print(f"run id {run_id} (its containers: uni-agent-gym cleanup --run-id {run_id})", markup=False, highlight=False, soft_wrap=True)
 
@@ -403,7 +403,7 @@ def cmd_probe(args: argparse.Namespace, console: Console) -> None:
         said.print("episode sandbox: local (probe's default: nothing to build; --deployment or a config's deployment chooses another)", highlight=False, soft_wrap=True)
     with argument("--tokenizer"):
         tokenizer = load_tokenizer(source)
-    if config.deployment.type == "docker":
+    if config.deployment.images == "here":
         from uni_agent_gym.demo import prepare_deployment
 
         config = asyncio.run(prepare_deployment(config, said))
@@ -420,14 +420,14 @@ def cmd_probe(args: argparse.Namespace, console: Console) -> None:
         raise ProbeFailed(failed_summary(sections))
 
 
-def _validated(instances: list[Task], mode: str, deployment: str, cache_dir: str, console: Console) -> list[Task]:
+def _validated(instances: list[Task], mode: str, deployment: DeploymentConfig, cache_dir: str, console: Console) -> list[Task]:
     """The instances a run takes under `validation: mode` (`workspaces.validated.consult`): images are what validate,
     so only docker and ray sandboxes are checked."""
     from uni_agent_gym.workspaces.validated import consult
 
-    if deployment not in ("docker", "ray"):
+    if deployment.images not in CONTAINER_SITES:
         if mode == "require":
-            raise BadArgument(f"validation: require: only images built here record a validated environment; a {deployment} deployment has none (docker or ray)")
+            raise BadArgument(f"validation: require: only images built here record a validated environment; a {deployment.type} deployment has none (docker or ray)")
         return instances
     return consult(instances, mode, cache_dir, _say_validation(console))
 
@@ -442,7 +442,7 @@ def cmd_eval(args: argparse.Namespace, console: Console) -> None:
     config = _run_config(args)
     instances = _instances(args.dataset, config.env.split, config.env.dataset_format, config.env.cache_dir, ids=args.instance_ids, slice_spec=args.slice)
     output = output_directory("--output", args.output)
-    instances = _validated(instances, config.env.validation or "warn", config.deployment.type, config.env.cache_dir, console)
+    instances = _validated(instances, config.env.validation or "warn", config.deployment, config.env.cache_dir, console)
     _print_run_id(console, config)
     record_model(output, config.model, args.allow_model_change)  # another model's results there: refused before the bar
     counts = {"resolved": 0, "errors": 0, "tokens": 0}

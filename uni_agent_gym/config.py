@@ -14,7 +14,7 @@ import re
 import sys
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Annotated, Any, Literal, Union
+from typing import Annotated, Any, ClassVar, Literal, Union
 
 import yaml
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, SecretStr, ValidationError, field_validator
@@ -45,6 +45,10 @@ class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", coerce_numbers_to_str=True)
 
 
+ImageSite = Literal["none", "here", "nodes", "remote"]
+CONTAINER_SITES = ("here", "nodes")  # deployments whose sandboxes are containers the gym labels, pools and diffs
+
+
 class _SandboxOptions(_Strict):
     """Options every deployment has: how its shell session runs commands."""
 
@@ -58,6 +62,13 @@ class _SandboxOptions(_Strict):
     )
     startup_timeout: float = Field(60.0, gt=0, description="Seconds to wait for the sandbox and its shell.")
     env: dict[str, str] = Field(default_factory=dict, description="Environment variables set in the sandbox.")
+
+    # Where this deployment's images live, which is what differs between deployments for everything above them
+    # (workspaces, image derivation, validation, pools, cleanup): "none" (local: a directory, no image); "here" (this
+    # machine's engine: images built, derived and read here; containers labelled with a run id); "nodes" (the engines
+    # of a cluster's nodes: images derived on a node and shared through a registry; containers labelled); "remote" (a
+    # cloud's registry: nothing here reads them).
+    images: ClassVar[ImageSite] = "none"
 
 
 # Host variables that change how Python and test runners behave (shell-style patterns): a local sandbox does
@@ -84,6 +95,7 @@ class DockerDeploymentConfig(_SandboxOptions):
     """A container started with the docker SDK, one per deployment, removed on stop."""
 
     type: Literal["docker"] = "docker"
+    images: ClassVar[ImageSite] = "here"
     image: str = Field("uni-agent-gym/base:py3.11", description="Image to run; must exist locally or be pullable.")
     pull: Literal["missing", "never", "always"] = Field(
         "missing", description="Pull the image when it is missing (default), never, or before every start."
@@ -137,6 +149,7 @@ class ModalDeploymentConfig(_SandboxOptions):
     """A `modal.Sandbox` in Modal's cloud, from an image in a registry."""
 
     type: Literal["modal"] = "modal"
+    images: ClassVar[ImageSite] = "remote"
     image: str = Field("python:3.11-slim", description="Registry image name (it must contain bash).")
     app_name: str = Field("uni-agent-gym", description="Modal app the sandboxes are created under.")
     workdir: str | None = Field(None, description="Directory the shell starts in; the image's WORKDIR when unset.")
@@ -151,6 +164,7 @@ class RayDeploymentConfig(DockerDeploymentConfig):
     node) drives that node's own container engine with every docker option above (the socket never leaves the node)."""
 
     type: Literal["ray"] = "ray"  # type: ignore[assignment]
+    images: ClassVar[ImageSite] = "nodes"
     address: str = Field(
         "auto",
         description="The cluster to connect to: `auto` (the one this process is in, or $RAY_ADDRESS), or HOST:PORT of its head. "

@@ -24,7 +24,7 @@ from uni_agent_gym.errors import DeploymentError
 
 async def prepare_deployment(config: GymConfig, console: Console) -> GymConfig:
     """Docker needs an engine and the base image: fall back to local without an engine, build the image if missing."""
-    if config.deployment.type != "docker":
+    if config.deployment.images != "here":
         return config
     from uni_agent_gym.deployments.docker import docker_client
 

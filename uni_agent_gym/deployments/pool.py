@@ -28,6 +28,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
+from uni_agent_gym.config import CONTAINER_SITES
 from uni_agent_gym.deployments.base import Deployment
 
 logger = logging.getLogger(__name__)
@@ -202,7 +203,7 @@ _pools: dict[tuple[int, str], SandboxPool] = {}
 def pool_for(config: Any) -> SandboxPool | None:
     """The pool of this deployment config on the running event loop (containers' sessions belong to
     it), or None when pooling is off."""
-    if config.type not in ("docker", "ray") or not getattr(config, "pool_size", 0):
+    if config.images not in CONTAINER_SITES or not config.pool_size:
         return None
     key = (id(asyncio.get_running_loop()), config.model_dump_json())
     if key not in _pools:
@@ -243,7 +244,7 @@ def _remove_idle_containers() -> None:
     from uni_agent_gym.deployments.docker import docker_client
 
     for pool in _pools.values():
-        if pool.config.type != "docker":  # a Ray node's containers: its host removes them once this job ends
+        if pool.config.images != "here":  # a Ray node's containers: its host removes them once this job ends
             continue
         for deployment in [*pool.idle, *pool.scrubbing.values()]:
             try:

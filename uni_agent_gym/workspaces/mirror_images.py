@@ -49,7 +49,7 @@ async def ensure_workspace_image(image: str, repo: str, history: CleanHistory, r
     async with machine_lock(f"workspace image {name}"):
         if key not in _made or config.pull == "always":
             archive = await _checkout_archive(history)
-            if config.type == "ray":
+            if config.images == "nodes":
                 from uni_agent_gym.deployments.ray import run_on_a_node
 
                 if not config.registry:

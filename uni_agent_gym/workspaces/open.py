@@ -25,7 +25,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from uni_agent_gym.config import GymConfig
+from uni_agent_gym.config import CONTAINER_SITES, GymConfig
 from uni_agent_gym.datasets import Task, normalise
 from uni_agent_gym.deployments import Deployment, make_deployment
 from uni_agent_gym.deployments.pool import acquire
@@ -47,19 +47,19 @@ async def workspace_mode(instance: Task, config: GymConfig) -> str:
     """'image' or 'mirror' for this instance under this config (see the module docstring)."""
     mirror = config.env.mirrors.get(instance.repo) or instance.mirror
     if instance.hidden_paths:  # R2E-Gym: the tests exist only in the task's image
-        if config.deployment.type == "local" or config.env.workspace == "mirror":
+        if config.deployment.images == "none" or config.env.workspace == "mirror":
             raise WorkspaceError(
                 f"Instance {instance.instance_id!r} ({instance.family}) runs only in its image, where its tests are: "
                 "use a docker deployment with env.workspace image or auto"
             )
         return "image"
-    if config.deployment.type == "local":
+    if config.deployment.images == "none":
         return "mirror"
     if config.env.workspace != "auto":
         return config.env.workspace
     if not mirror:
         return "image"
-    if config.deployment.type == "docker":
+    if config.deployment.images == "here":
         from uni_agent_gym.deployments.docker import image_exists
 
         image = instance.image
@@ -74,7 +74,7 @@ async def open_workspace(instance: Task | Mapping[str, Any], config: GymConfig, 
     instance = normalise(instance)
     deployment_config = config.deployment
     mode = await workspace_mode(instance, config)
-    if mode == "mirror" and deployment_config.type != "local" and instance.needs_environment:
+    if mode == "mirror" and deployment_config.images != "none" and instance.needs_environment:
         mode = await _environment_image(instance, config)
     if mode == "image":
         return await _open_image(instance, config, grading)
@@ -87,14 +87,14 @@ async def open_workspace(instance: Task | Mapping[str, Any], config: GymConfig, 
         )
     cache = await mirror_repository(instance.repo, source, config.env.cache_dir, instance.base_commit)
     history = await clean_history(cache, instance.base_commit, history_mode(instance, config), instance.instance_id)
-    if deployment_config.type == "local":
+    if deployment_config.images == "none":
         return (*await _open_local(instance, config, history), instance)
 
-    if deployment_config.type in ("docker", "ray"):  # the checkout in an image's layers, not the container's (mirror_images.py)
+    if deployment_config.images in CONTAINER_SITES:  # the checkout in an image's layers, not the container's (mirror_images.py)
         from uni_agent_gym.workspaces.mirror_images import ensure_workspace_image
 
         image = await ensure_workspace_image(deployment_config.image, instance.repo, history, repo_dir, deployment_config)
-        pull = "never" if deployment_config.type == "docker" else "missing"
+        pull = "never" if deployment_config.images == "here" else "missing"
         return await acquire(deployment_config.model_copy(update={"image": image, "workdir": repo_dir, "pull": pull}), repo_dir), repo_dir, instance
     deployment = await acquire(deployment_config.model_copy(update={"workdir": repo_dir}), repo_dir)
     try:
@@ -115,9 +115,9 @@ async def _environment_image(instance: Task, config: GymConfig) -> str:
     else is an error naming what is missing, never a sandbox without the environment (its tests could not run: a
     correct patch graded 0)."""
     kind, instance_id = config.deployment.type, instance.instance_id
-    if kind == "ray":
+    if config.deployment.images == "nodes":
         return "image"
-    if kind != "docker":
+    if config.deployment.images != "here":
         raise EnvironmentUnavailable(
             f"Instance {instance_id!r} needs its environment (toolchain or venv, install, build), which a mirror checked out "
             f"into a {kind} deployment's image does not have: run it on its instance image (env.workspace: image)"
@@ -145,12 +145,12 @@ async def _open_image(instance: Task, config: GymConfig, grading: bool) -> tuple
         raise WorkspaceError(f"Instance {instance.instance_id!r}: its row does not say where its image {image} keeps the repository")
     update = {"image": image, "workdir": workdir}
     hidden = instance.hidden_paths if not grading else None
-    if deployment_config.type == "ray":  # made on a sandbox node, pushed to the registry the others pull from
+    if deployment_config.images == "nodes":  # made on a sandbox node, pushed to the registry the others pull from
         from uni_agent_gym.workspaces.node_images import image_for_the_nodes
 
         made, found = await image_for_the_nodes(image, history_mode(instance, config), instance.base_commit, workdir, hidden, deployment_config)
         update.update(image=made, pull="missing" if made != image else deployment_config.pull)
-    elif deployment_config.type == "docker":  # an image not built clean is derived clean once (not modal: its images are remote)
+    elif deployment_config.images == "here":  # an image not built clean is derived clean once (not modal: its images are remote)
         from uni_agent_gym.workspaces.history_images import ensure_clean_image
 
         clean = await ensure_clean_image(image, history_mode(instance, config), instance.base_commit, workdir, deployment_config.pull)
@@ -188,7 +188,7 @@ def _checked(instance: Task, image: str, found: tuple[str, dict[str, str]] | Non
     """The task as its image holds it (`recorded_environment.task_on_image`), and under `env.validation: require` only an
     image whose environment passed `validate` here (docker and ray)."""
     task = task_on_image(instance, image, found, load_environments(config.env.environments), workdir)
-    if config.env.validation == "require" and config.deployment.type in ("docker", "ray"):
+    if config.env.validation == "require" and config.deployment.images in CONTAINER_SITES:
         if not is_validated(config.env.cache_dir, task.image_environment, task.image_id):
             raise EnvironmentUnavailable(
                 f"Instance {instance.instance_id!r}: its image {image} has not passed `uni-agent-gym validate` on this machine "
