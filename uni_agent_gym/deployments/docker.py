@@ -29,7 +29,7 @@ from uni_agent_gym.deployments import overlay, owner
 from uni_agent_gym.deployments.owner import OWNER_LABEL
 from uni_agent_gym.deployments.base import Deployment
 from uni_agent_gym.deployments.container import ArchiveTooLarge, ContainerSandbox
-from uni_agent_gym.deployments.session import READ_SIZE, ShellProcess
+from uni_agent_gym.deployments.session import READ_SIZE, ShellProcess, StreamShell
 from uni_agent_gym.errors import ConfigError, DeploymentError, ImageNotFoundError, SandboxDiedError, UniAgentGymError
 
 logger = logging.getLogger(__name__)
@@ -112,17 +112,13 @@ def _process_run_id() -> str:
     return f"{time.strftime('%Y%m%d-%H%M%S')}-{secrets.token_hex(3)}"
 
 
-class _DockerShell(ShellProcess):
+class _DockerShell(StreamShell):
     """bash behind the hijacked socket of `docker exec`, with docker's stream frames removed."""
 
     def __init__(self, exec_id: str, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        super().__init__(reader, writer)
         self.exec_id = exec_id
-        self._reader, self._writer = reader, writer
         self._buffer = bytearray()
-
-    async def write(self, data: bytes) -> None:
-        self._writer.write(data)
-        await self._writer.drain()
 
     async def read(self) -> bytes:
         # Frames are an 8-byte header (stream, 0, 0, 0, size as big-endian uint32) then the payload.
@@ -153,14 +149,6 @@ class _DockerShell(ShellProcess):
                 return info.get("ExitCode")
             await asyncio.sleep(0.05)
         return None
-
-    async def kill(self) -> None:
-        if not self._writer.is_closing():
-            self._writer.close()
-        try:
-            await self._writer.wait_closed()
-        except OSError:
-            pass
 
 
 class DockerDeployment(Deployment):

@@ -35,7 +35,7 @@ from uni_agent_gym.deployments.base import Deployment
 from uni_agent_gym.deployments.container import ContainerSandbox
 from uni_agent_gym.deployments.docker import Cleanup, default_run_id
 from uni_agent_gym.deployments.ray_host import NAMESPACE, SandboxHost, alive_nodes, ended_jobs, host_name, sandbox_state
-from uni_agent_gym.deployments.session import READ_SIZE, ShellProcess
+from uni_agent_gym.deployments.session import READ_SIZE, ShellProcess, StreamShell
 from uni_agent_gym.errors import DeploymentError, SandboxDiedError
 
 logger = logging.getLogger(__name__)
@@ -181,19 +181,15 @@ def _forget_host(node_id: str, resource: str) -> None:
     _hosts.pop((resource, node_id), None)
 
 
-class _RelayedShell(ShellProcess):
+class _RelayedShell(StreamShell):
     """The sandbox's bash, its bytes relayed by the node's host over TCP. While a read waits longer than a quarter of
     `call_timeout`, the host is asked whether it still answers: a node that froze or vanished shows within
     `call_timeout`, not the command's timeout."""
 
     def __init__(self, deployment: "RayDeployment", exec_id: str, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        super().__init__(reader, writer)
         self._deployment = deployment
         self.exec_id = exec_id
-        self._reader, self._writer = reader, writer
-
-    async def write(self, data: bytes) -> None:
-        self._writer.write(data)
-        await self._writer.drain()
 
     async def read(self) -> bytes:
         beat = self._deployment.config.call_timeout / 4
@@ -212,14 +208,6 @@ class _RelayedShell(ShellProcess):
             return await self._deployment._host_call("exit_code", self.exec_id, sandbox=False)
         except DeploymentError:
             return None
-
-    async def kill(self) -> None:
-        if not self._writer.is_closing():
-            self._writer.close()
-        try:
-            await self._writer.wait_closed()
-        except OSError:
-            pass
 
 
 class RayDeployment(Deployment):

@@ -111,6 +111,25 @@ class ShellProcess(abc.ABC):
         """End the shell process and release the pipe; safe to call twice."""
 
 
+class StreamShell(ShellProcess):
+    """A shell behind a socket's asyncio streams (docker's exec, a Ray node's relay): writing and closing are the stream's."""
+
+    def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        self._reader, self._writer = reader, writer
+
+    async def write(self, data: bytes) -> None:
+        self._writer.write(data)
+        await self._writer.drain()
+
+    async def kill(self) -> None:
+        if not self._writer.is_closing():
+            self._writer.close()
+        try:
+            await self._writer.wait_closed()
+        except OSError:
+            pass
+
+
 SpawnShell = Callable[[], Awaitable[ShellProcess]]
 RunBeside = Callable[[list[str]], Awaitable[None]]
 
