@@ -164,11 +164,15 @@ async def host_on(node_id: str, resource: str, seconds: float) -> tuple[Any, dic
         try:
             where = await asyncio.wait_for(_awaited(host.serve.remote()), seconds)
         except asyncio.TimeoutError:
-            raise SandboxDiedError(f"The sandbox host on node {node_id[:12]} did not answer within {seconds:g} s") from None
+            raise HostGone(f"The sandbox host on node {node_id[:12]} did not answer within {seconds:g} s") from None
         except ray.exceptions.RayError as exc:
-            raise SandboxDiedError(f"The sandbox host on node {node_id[:12]} is gone ({type(exc).__name__}: {str(exc)[:300]})") from None
+            raise HostGone(f"The sandbox host on node {node_id[:12]} is gone ({type(exc).__name__}: {str(exc)[:300]})") from None
         _hosts[key] = (host, where)
     return _hosts[key]
+
+
+class HostGone(SandboxDiedError):
+    """A node's host is dead or does not answer (the node is lost, frozen or partitioned)."""
 
 
 @functools.cache
@@ -234,24 +238,29 @@ class RayDeployment(Deployment):
         loop = asyncio.get_running_loop()
         deadline = loop.time() + config.start_timeout
         sandbox_id = secrets.token_hex(8)
+        unreachable: dict[str, str] = {}  # node id -> why its host did not answer, this round
         try:
             while True:
+                unreachable.clear()
                 for node_id in self._in_order(nodes):
                     seconds = max(1.0, deadline - loop.time())
                     try:
                         self.host, self.node = await host_on(node_id, config.resource, min(seconds, config.call_timeout))
-                    except SandboxDiedError as exc:
-                        logger.warning("skipping node %s: %s", node_id[:12], exc)
-                        continue
-                    self.sandbox_id = sandbox_id
-                    self.container_id = await self._host_call("open", job, docker_config, config.registry, config.per_sandbox, seconds=seconds)
+                        self.sandbox_id = sandbox_id
+                        self.container_id = await self._host_call("open", job, docker_config, config.registry, config.per_sandbox, seconds=seconds)
+                    except HostGone as exc:  # a node dying, or its host: another node may take the sandbox
+                        unreachable[node_id] = str(exc)
+                        if self.host is not None and self.sandbox_id is not None:  # a start it may still finish: closed then
+                            self.host.close.remote(sandbox_id)
+                        self.container_id = None
                     if self.container_id is not None:
                         return
                     self.host = self.sandbox_id = None
                 if loop.time() >= deadline:
+                    why = f"every sandbox slot stayed taken{'; ' if unreachable else ''}{'; '.join(unreachable.values())}"
                     raise DeploymentError(
                         f"No node offered a free {config.per_sandbox:g} of resource {config.resource!r} within deployment.start_timeout "
-                        f"({config.start_timeout:g} s){self._pinned()}: every sandbox slot stayed taken"
+                        f"({config.start_timeout:g} s){self._pinned()}: {why}"
                     )
                 await asyncio.sleep(min(0.5, max(0.0, deadline - loop.time())))
                 nodes = self._nodes_with_room()
@@ -328,11 +337,11 @@ class RayDeployment(Deployment):
         try:
             value = await asyncio.wait_for(_awaited(getattr(host, method).remote(*args)), seconds)
         except asyncio.TimeoutError:
-            raise SandboxDiedError(f"The sandbox on {self.where()} did not answer {method} within {seconds:g} s: the node is lost or hung") from None
+            raise HostGone(f"The sandbox on {self.where()} did not answer {method} within {seconds:g} s: the node is lost or hung") from None
         except ray.exceptions.RayError as exc:
             if self.node:
                 _forget_host(self.node["node_id"], self.config.resource)
-            raise SandboxDiedError(f"The sandbox on {self.where()} is gone ({type(exc).__name__}: {str(exc)[:300]})") from None
+            raise HostGone(f"The sandbox on {self.where()} is gone ({type(exc).__name__}: {str(exc)[:300]})") from None
         return _unwrapped(value) if method in _ANSWERED else value
 
     async def _heartbeat(self, seconds: float) -> None:

@@ -122,7 +122,6 @@ class SandboxHost:
         self.sandboxes: dict[str, _Sandbox] = {}
         self.shells: dict[str, ShellProcess] = {}  # token -> a shell waiting for its driver to connect
         self.relay_port: int | None = None
-        self.reaped = 0
         self._serving: asyncio.Task | None = None
 
     async def serve(self) -> dict[str, Any]:
@@ -146,9 +145,6 @@ class SandboxHost:
     async def alive(self) -> bool:
         """The heartbeat a driver asks for while its command runs (this event loop answers beside it)."""
         return True
-
-    async def stats(self) -> dict[str, Any]:
-        return {"sandboxes": len(self.sandboxes), "used": self.used, "capacity": self.capacity, "reaped": self.reaped, "pid": os.getpid()}
 
     # ----- sandboxes -----
 
@@ -309,5 +305,4 @@ class SandboxHost:
         reaped += await asyncio.to_thread(orphans)
         if reaped:
             logger.info("removed %d sandbox(es) of ended jobs or dead nodes", reaped)
-        self.reaped += reaped
         return reaped
