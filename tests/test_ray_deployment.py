@@ -392,3 +392,28 @@ async def test_a_driver_killed_by_sigkill_leaves_no_container_of_its_job_and_spa
         driver.kill()
         driver.wait()
         await asyncio.gather(*(deployment.stop() for deployment in ours))
+
+
+async def test_a_shells_relay_answers_only_the_token_its_driver_got(ray_cluster, docker_image):
+    """The node's relay listens on the node's address: a connection that does not bring a token the host gave out
+    (a guess, or a token used once already) is closed without reaching any shell."""
+    deployment = make_deployment(ray_cluster.deployment(image=docker_image))
+    await deployment.start()
+    try:
+        _, token = await deployment._host_call("shell")
+        address = (deployment.node["address"], deployment.node["relay_port"])
+
+        async def claim(with_token: str) -> bytes:
+            reader, writer = await asyncio.open_connection(*address)
+            writer.write(with_token.encode() + b"echo relayed-$((6*7))\n")
+            try:
+                return await asyncio.wait_for(reader.read(1 << 16), 30)
+            finally:
+                writer.close()
+
+        assert await claim(secrets.token_hex(16)) == b"", "a guessed token"
+        assert b"relayed-42" in await claim(token), "the token the host gave out"
+        assert await claim(token) == b"", "a token used once already"
+        assert (await deployment.run("echo still")).output == "still\n", "the sandbox's own shell is untouched"
+    finally:
+        await deployment.stop()
