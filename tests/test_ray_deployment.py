@@ -357,7 +357,7 @@ asyncio.run(main())
 
 
 async def test_a_driver_killed_by_sigkill_leaves_no_container_of_its_job_and_spares_another_drivers(
-    ray_cluster, docker_image, extra_node, container_run_id
+    ray_cluster, docker_image, extra_node, container_run_id, tmp_path
 ):
     """A driver process opens 16 sandboxes and is SIGKILLed: within 60 s no container of its job is left on the node,
     though nobody called `stop` or `cleanup`; this process's sandboxes on the same node and host run on. While the
@@ -371,10 +371,12 @@ async def test_a_driver_killed_by_sigkill_leaves_no_container_of_its_job_and_spa
     extra_node({resource: 18}, ip="127.0.0.11")
     doomed_run = f"{container_run_id}-doomed"
     config = ray_cluster.deployment(image=docker_image, resource=resource, run_id=doomed_run)
-    driver = subprocess.Popen([sys.executable, "-c", DRIVER, json.dumps(config), "16"], stdout=subprocess.PIPE, text=True)
+    errors = open(tmp_path / "driver.err", "w+")
+    driver = subprocess.Popen([sys.executable, "-c", DRIVER, json.dumps(config), "16"], stdout=subprocess.PIPE, stderr=errors, text=True)
     ours = [make_deployment(ray_cluster.deployment(image=docker_image, resource=resource)) for _ in range(2)]
     try:
         line = await asyncio.wait_for(asyncio.to_thread(driver.stdout.readline), 300)
+        assert line, f"the driver exited before its sandboxes were open: {(tmp_path / 'driver.err').read_text()[-2000:]}"
         opened = json.loads(line)
         assert len(opened["containers"]) == 16 and len(containers_of(doomed_run)) == 16
         await asyncio.gather(*(deployment.start() for deployment in ours))
@@ -391,6 +393,7 @@ async def test_a_driver_killed_by_sigkill_leaves_no_container_of_its_job_and_spa
     finally:
         driver.kill()
         driver.wait()
+        errors.close()
         await asyncio.gather(*(deployment.stop() for deployment in ours))
 
 
