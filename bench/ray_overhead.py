@@ -1,7 +1,7 @@
 """The ray deployment on the test cluster of this machine (tests/ray_cluster.py: a head and two worker nodes on
 loopback, each with its own dockerd, and a registry), against the docker deployment in the same run:
 
-1. a command's round trip (`true`) through the node's actor vs the docker deployment directly;
+1. a command's round trip (`true`) relayed by the node's host vs the docker deployment directly;
 2. a sandbox's start on a worker node that has the image, vs a docker start here;
 3. getting an image onto a node whose engine has none (pulled from the registry: the base image, and an
    instance image, pytest-7168's);
@@ -134,7 +134,7 @@ async def measure(cluster: harness.Cluster, image: str, instance_image: str, run
     docker_ms = await round_trips({"type": "docker", "image": image}, runs)
     ray_ms = await round_trips(cluster.deployment(image=image), runs)
     floor_ms = await bare_ray_call(cluster, runs)
-    print(f"round trip of `true`: docker {docker_ms:.3f} ms, ray (through the node's actor) {ray_ms:.3f} ms: "
+    print(f"round trip of `true`: docker {docker_ms:.3f} ms, ray (relayed by the node's host) {ray_ms:.3f} ms: "
           f"+{ray_ms - docker_ms:.3f} ms, {ray_ms / docker_ms:.1f}x; a no-op Ray actor call alone: {floor_ms:.3f} ms "
           f"({runs} runs each, medians)")  # fmt: skip
     docker_start = await starts({"type": "docker", "image": image}, 5)
