@@ -93,3 +93,15 @@ def test_no_layer_branches_on_a_deployment_types_name():
                 if constants:
                     found.append(f"{path.relative_to(PACKAGE)}:{node.lineno}")
     assert found == ["rewards/swebench.py:276"] * 2, found  # the agent's sandbox and the gym's, both local
+
+
+def test_each_config_names_the_deployment_it_makes():
+    import importlib
+
+    from uni_agent_gym.config import DockerDeploymentConfig, LocalDeploymentConfig, ModalDeploymentConfig, RayDeploymentConfig
+    from uni_agent_gym.deployments.base import Deployment
+
+    for model in (LocalDeploymentConfig, DockerDeploymentConfig, ModalDeploymentConfig, RayDeploymentConfig):
+        module, name = model.implementation.split(":")
+        made = getattr(importlib.import_module(module), name)
+        assert issubclass(made, Deployment) and name.lower() == f"{model().type}deployment", model

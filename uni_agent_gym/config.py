@@ -69,6 +69,9 @@ class _SandboxOptions(_Strict):
     # of a cluster's nodes: images derived on a node and shared through a registry; containers labelled); "remote" (a
     # cloud's registry: nothing here reads them).
     images: ClassVar[ImageSite] = "none"
+    # The deployment this config makes (`module:Class`, imported when first made) and the extra that installs its SDK.
+    implementation: ClassVar[str] = "uni_agent_gym.deployments.local:LocalDeployment"
+    extra: ClassVar[str | None] = None
 
 
 # Host variables that change how Python and test runners behave (shell-style patterns): a local sandbox does
@@ -96,6 +99,8 @@ class DockerDeploymentConfig(_SandboxOptions):
 
     type: Literal["docker"] = "docker"
     images: ClassVar[ImageSite] = "here"
+    implementation: ClassVar[str] = "uni_agent_gym.deployments.docker:DockerDeployment"
+    extra: ClassVar[str | None] = "docker"
     image: str = Field("uni-agent-gym/base:py3.11", description="Image to run; must exist locally or be pullable.")
     pull: Literal["missing", "never", "always"] = Field(
         "missing", description="Pull the image when it is missing (default), never, or before every start."
@@ -150,6 +155,8 @@ class ModalDeploymentConfig(_SandboxOptions):
 
     type: Literal["modal"] = "modal"
     images: ClassVar[ImageSite] = "remote"
+    implementation: ClassVar[str] = "uni_agent_gym.deployments.modal:ModalDeployment"
+    extra: ClassVar[str | None] = "modal"
     image: str = Field("python:3.11-slim", description="Registry image name (it must contain bash).")
     app_name: str = Field("uni-agent-gym", description="Modal app the sandboxes are created under.")
     workdir: str | None = Field(None, description="Directory the shell starts in; the image's WORKDIR when unset.")
@@ -165,6 +172,8 @@ class RayDeploymentConfig(DockerDeploymentConfig):
 
     type: Literal["ray"] = "ray"  # type: ignore[assignment]
     images: ClassVar[ImageSite] = "nodes"
+    implementation: ClassVar[str] = "uni_agent_gym.deployments.ray:RayDeployment"
+    extra: ClassVar[str | None] = "ray"
     address: str = Field(
         "auto",
         description="The cluster to connect to: `auto` (the one this process is in, or $RAY_ADDRESS), or HOST:PORT of its head. "

@@ -16,21 +16,14 @@ from uni_agent_gym.deployments.base import CommandResult, Deployment
 
 __all__ = ["CommandResult", "Deployment", "make_deployment"]
 
-_IMPLEMENTATIONS = {
-    "local": ("uni_agent_gym.deployments.local", "LocalDeployment", None),
-    "docker": ("uni_agent_gym.deployments.docker", "DockerDeployment", "docker"),
-    "modal": ("uni_agent_gym.deployments.modal", "ModalDeployment", "modal"),
-    "ray": ("uni_agent_gym.deployments.ray", "RayDeployment", "ray"),
-}
-
-
 def make_deployment(config: dict[str, Any] | BaseModel) -> Deployment:
-    """A deployment, not yet started, from a config model or a dict like `{"type": "docker", "image": ...}`."""
+    """A deployment, not yet started, from a config model or a dict like `{"type": "docker", "image": ...}`: the
+    config names its implementation (`implementation`, `extra`), so a new kind of sandbox is one config model."""
     config = deployment_config(config)
-    module_name, class_name, extra = _IMPLEMENTATIONS[config.type]
+    module_name, class_name = config.implementation.split(":")
     try:
         module = importlib.import_module(module_name)
     except ModuleNotFoundError as exc:
-        hint = f" Install it with `pip install 'uni-agent-gym[{extra}]'`." if extra else ""
+        hint = f" Install it with `pip install 'uni-agent-gym[{config.extra}]'`." if config.extra else ""
         raise ImportError(f"The {config.type} deployment needs the package {exc.name!r}.{hint}") from None
     return getattr(module, class_name)(config)
