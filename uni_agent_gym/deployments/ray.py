@@ -230,7 +230,7 @@ class RayDeployment(Deployment):
     async def _provision(self) -> None:
         config = self.config
         connect(config.address)  # once per process; in this thread, where Ray can set its signal handlers
-        nodes = self._nodes_with_room()
+        nodes = self._nodes_that_fit()
         docker_config = DockerDeploymentConfig.model_validate(
             {**config.model_dump(include=set(DockerDeploymentConfig.model_fields)), "type": "docker", "run_id": self.run_id}
         ).model_dump()
@@ -263,14 +263,14 @@ class RayDeployment(Deployment):
                         f"({config.start_timeout:g} s){self._pinned()}: {why}"
                     )
                 await asyncio.sleep(min(0.5, max(0.0, deadline - loop.time())))
-                nodes = self._nodes_with_room()
+                nodes = self._nodes_that_fit()
         except BaseException:
             await self._release()
             raise
 
-    def _nodes_with_room(self) -> list[str]:
-        """The alive nodes that offer a sandbox's `per_sandbox` of the resource; none is an error at once (waiting would
-        never end)."""
+    def _nodes_that_fit(self) -> list[str]:
+        """The alive nodes whose total of the resource holds a sandbox's `per_sandbox` (whether they have room now, their
+        hosts say); none is an error at once (waiting would never end)."""
         resource = self.config.resource
         nodes = sorted(n["NodeID"] for n in _alive_nodes_offering(resource, self.config.node) if n["Resources"][resource] >= self.config.per_sandbox)
         if not nodes:

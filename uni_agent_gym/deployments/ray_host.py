@@ -35,7 +35,7 @@ from typing import Any
 import ray
 
 from uni_agent_gym.config import DockerDeploymentConfig
-from uni_agent_gym.deployments.docker import LABEL, DockerDeployment, docker_client, remove_container
+from uni_agent_gym.deployments.docker import DockerDeployment, cleanup, docker_client
 from uni_agent_gym.deployments.owner import OwnerState
 from uni_agent_gym.deployments.session import READ_SIZE, ShellProcess
 from uni_agent_gym.errors import DeploymentError
@@ -154,15 +154,16 @@ class SandboxHost:
         if self.used + amount > self.capacity + 1e-9:
             return True, None
         self.used += amount
-        sandbox = _Sandbox(DockerDeployment(DockerDeploymentConfig.model_validate(config), {JOB_LABEL: job, NODE_LABEL: self.node_id}), job, amount)
+        wanted = DockerDeploymentConfig.model_validate(config)
+        labels = {JOB_LABEL: job, NODE_LABEL: self.node_id}
+        sandbox = _Sandbox(DockerDeployment(wanted.model_copy(update={"pull": "never"}), labels), job, amount)  # pulled below
         self.sandboxes[sandbox_id] = sandbox
 
         async def start() -> str:
             from uni_agent_gym.deployments.registry import ensure_from_registry
 
+            await asyncio.to_thread(ensure_from_registry, wanted.image, registry, wanted.pull)
             deployment = sandbox.deployment
-            await asyncio.to_thread(ensure_from_registry, deployment.config.image, registry, deployment.config.pull)
-            deployment.config = deployment.config.model_copy(update={"pull": "never"})
             await deployment._provision()  # the docker deployment's container, without its shell session
             if sandbox.closed:  # the driver gave up meanwhile (its start_timeout, a cancelled start)
                 await deployment._release()
@@ -294,15 +295,9 @@ class SandboxHost:
             if sandbox.job in ended:
                 await self.close(sandbox_id)
                 reaped += 1
-        ours = {sandbox.deployment.container_id for sandbox in self.sandboxes.values()}
-
-        def orphans() -> int:
-            api = docker_client().api
-            found = api.containers(all=True, filters={"label": [f"{LABEL}=1", JOB_LABEL]})
-            gone = [c["Id"] for c in found if c["Id"] not in ours and sandbox_state(c.get("Labels") or {}, ended, alive) == "gone"]
-            return sum(remove_container(api, container_id) for container_id in gone)
-
-        reaped += await asyncio.to_thread(orphans)
+        # What the engine still holds for ended jobs or dead nodes: a host's that died with its node.
+        left = await asyncio.to_thread(cleanup, owner_state=lambda labels: sandbox_state(labels, ended, alive))
+        reaped += len(left.removed)
         if reaped:
             logger.info("removed %d sandbox(es) of ended jobs or dead nodes", reaped)
         return reaped
