@@ -158,18 +158,6 @@ async def measure(cluster: harness.Cluster, image: str, instance_image: str, run
 
 SCALE_RESOURCE = "uag_bench_scale"
 SCALE_NODES = {"scale-a": ("127.0.0.12", "node1"), "scale-b": ("127.0.0.13", "node2")}  # name: (address, whose engine)
-DOOMED_DRIVER = """
-import asyncio, json, sys
-from uni_agent_gym.deployments import make_deployment
-
-async def main():
-    deployments = [make_deployment(json.loads(sys.argv[1])) for _ in range(int(sys.argv[2]))]
-    await asyncio.gather(*(deployment.start() for deployment in deployments))
-    print("open", flush=True)
-    await asyncio.sleep(3600)
-
-asyncio.run(main())
-"""
 
 
 def rss_mib(pids: list[int]) -> float:
@@ -253,9 +241,9 @@ async def scale(cluster: harness.Cluster, image: str, runs: int) -> None:
         finally:
             await stop_all(sandboxes)
         run_id = f"bench-doomed-{os.getpid()}"
-        driver = subprocess.Popen([sys.executable, "-c", DOOMED_DRIVER, json.dumps({**ray_config, "run_id": run_id}), "32"], stdout=subprocess.PIPE, text=True)
+        driver = subprocess.Popen([sys.executable, "-c", harness.DRIVER, json.dumps({**ray_config, "run_id": run_id}), "32"], stdout=subprocess.PIPE, text=True)
         try:
-            assert (await asyncio.to_thread(driver.stdout.readline)).strip() == "open"
+            assert len(json.loads(await asyncio.to_thread(driver.stdout.readline))["containers"]) == 32
             assert containers_of_run(cluster, run_id) == 32
         finally:
             driver.kill()

@@ -101,6 +101,24 @@ class Cluster:
         return self.record(f"ray-{name}", pid)
 
 
+# A driver of its own (`python -c DRIVER CONFIG_JSON COUNT`): opens COUNT sandboxes of the ray deployment CONFIG, prints
+# {"job": its Ray job, "containers": their ids} on one line, then waits to be killed (the leak checks kill it).
+DRIVER = """
+import asyncio, json, sys
+import ray
+from uni_agent_gym.deployments import make_deployment
+
+async def main():
+    config, count = json.loads(sys.argv[1]), int(sys.argv[2])
+    deployments = [make_deployment(config) for _ in range(count)]
+    await asyncio.gather(*(deployment.start() for deployment in deployments))
+    print(json.dumps({"job": ray.get_runtime_context().get_job_id(), "containers": [d.container_id for d in deployments]}), flush=True)
+    await asyncio.sleep(3600)
+
+asyncio.run(main())
+"""
+
+
 def _log(message: str) -> None:
     print(f"ray_cluster: {message}", file=sys.stderr, flush=True)
 

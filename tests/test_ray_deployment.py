@@ -340,22 +340,6 @@ async def test_a_cluster_without_the_resource_and_a_wrong_address_are_clear_erro
     assert done.returncode != 0 and "Cannot join a Ray cluster at deployment.address '127.0.0.9:1': nothing answers there" in done.stderr, done.stderr[-2000:]
 
 
-DRIVER = """
-import asyncio, json, sys
-import ray
-from uni_agent_gym.deployments import make_deployment
-
-async def main():
-    config, count = json.loads(sys.argv[1]), int(sys.argv[2])
-    deployments = [make_deployment(config) for _ in range(count)]
-    await asyncio.gather(*(deployment.start() for deployment in deployments))
-    print(json.dumps({"job": ray.get_runtime_context().get_job_id(), "containers": [d.container_id for d in deployments]}), flush=True)
-    await asyncio.sleep(3600)
-
-asyncio.run(main())
-"""
-
-
 async def test_a_driver_killed_by_sigkill_leaves_no_container_of_its_job_and_spares_another_drivers(
     ray_cluster, docker_image, extra_node, container_run_id, tmp_path
 ):
@@ -372,7 +356,7 @@ async def test_a_driver_killed_by_sigkill_leaves_no_container_of_its_job_and_spa
     doomed_run = f"{container_run_id}-doomed"
     config = ray_cluster.deployment(image=docker_image, resource=resource, run_id=doomed_run)
     errors = open(tmp_path / "driver.err", "w+")
-    driver = subprocess.Popen([sys.executable, "-c", DRIVER, json.dumps(config), "16"], stdout=subprocess.PIPE, stderr=errors, text=True)
+    driver = subprocess.Popen([sys.executable, "-c", harness.DRIVER, json.dumps(config), "16"], stdout=subprocess.PIPE, stderr=errors, text=True)
     ours = [make_deployment(ray_cluster.deployment(image=docker_image, resource=resource)) for _ in range(2)]
     try:
         line = await asyncio.wait_for(asyncio.to_thread(driver.stdout.readline), 300)
