@@ -52,7 +52,7 @@ from tests.weight_sync import SyncingServer
 pytestmark = pytest.mark.slow  # verl's worker and trainer on UniAgentLoop episodes: not in make test-fast
 from uni_agent_gym.verl.training import check_training, load_training
 
-CONFIGS = Path(__file__).resolve().parents[1] / "configs"
+CONFIGS = Path(__file__).resolve().parents[1] / "uni_agent_gym" / "configs"
 # docs/training.md's worked group: rewards of 8 trajectories of one prompt, the 4th and the 7th masked
 WORKED = [1.0, 0.0, 1.0, 0.0, 0.0, 1.0, 0.0, 0.0]
 DEAD = [3, 6]

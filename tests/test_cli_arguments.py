@@ -107,8 +107,8 @@ def valid(tmp_path_factory) -> dict[str, str]:
               "model": {"base_url": "http://127.0.0.1:9", "max_retries": 0, "timeout": 5}}  # fmt: skip
     return {
         "--config": str(_write(tmp / "config.yaml", json.dumps(config))),
-        "--settings": str(ROOT / "configs" / "settings.json"),
-        "--training": str(ROOT / "configs" / "config.toml"),
+        "--settings": str(ROOT / "uni_agent_gym" / "configs" / "settings.json"),
+        "--training": str(ROOT / "uni_agent_gym" / "configs" / "config.toml"),
         "--dataset": str(_write(tmp / "rows.jsonl", json.dumps(row) + "\n")),
         "--predictions": str(_write(tmp / "predictions.jsonl", json.dumps({"instance_id": row["instance_id"], "model_patch": ""}) + "\n")),
         "--environments": str(_write(tmp / "environments.json", "[]")),
@@ -275,8 +275,8 @@ def test_the_real_process_exits_non_zero_and_verbose_adds_the_traceback(tmp_path
 def _typo_agent_name(tmp: Path, valid: dict[str, str]) -> list[str]:
     data = tmp / "train.parquet"
     assert main(["prepare-data", "--dataset", valid["--dataset"], "--agent-name", "uni_agnet", "--output", str(data)]) == 0
-    text = (ROOT / "configs" / "config.toml").read_text()
-    for old, new in (("../data/swe_train.parquet", data), ("../data/swe_val.parquet", data), ("uni_agent_loop.yaml", ROOT / "configs" / "uni_agent_loop.yaml")):
+    text = (ROOT / "uni_agent_gym" / "configs" / "config.toml").read_text()
+    for old, new in (("../data/swe_train.parquet", data), ("../data/swe_val.parquet", data), ("uni_agent_loop.yaml", ROOT / "uni_agent_gym" / "configs" / "uni_agent_loop.yaml")):
         text = text.replace(f'"{old}"', json.dumps(str(new)))
     return ["check-config", "--training", str(_write(tmp / "config.toml", text))]
 
@@ -313,10 +313,10 @@ MISUSES = {
         lambda tmp, valid, url: ["ping", "-c", str(_write(tmp / "c.json", json.dumps({"model": {"base_url": url}})))],
         "/v1/chat/completions answered 501 Unsupported method ('POST')", "check model.base_url (an OpenAI-compatible server"),
     "-c given verl's config.toml": (
-        lambda tmp, valid, url: ["check-config", "-c", str(ROOT / "configs" / "config.toml")], "is verl's training config",
+        lambda tmp, valid, url: ["check-config", "-c", str(ROOT / "uni_agent_gym" / "configs" / "config.toml")], "is verl's training config",
         f"check it with `uni-agent-gym check-config --training {ROOT / 'configs' / 'config.toml'}`"),
     "-c given the agent-loop YAML": (
-        lambda tmp, valid, url: ["demo", "-c", str(ROOT / "configs" / "uni_agent_loop.yaml")], "is an agent-loop YAML",
+        lambda tmp, valid, url: ["demo", "-c", str(ROOT / "uni_agent_gym" / "configs" / "uni_agent_loop.yaml")], "is an agent-loop YAML",
         "check the run with `uni-agent-gym check-config --training CONFIG.toml`"),
     "a mistyped deployment type": (
         lambda tmp, valid, url: ["check-config", "-c", str(_write(tmp / "c.yaml", "deployment:\n  type: lcoal\n"))],
@@ -353,7 +353,7 @@ def test_what_a_first_trial_ran_into_is_one_error_line_saying_what_to_do(case, v
 
 @pytest.mark.parametrize("command, module", [
     (["probe", "--tokenizer", str(ROOT.parent / "shared" / "tokenizers" / "qwen2.5-instruct")], "transformers"),
-    (["check-config", "--training", str(ROOT / "configs" / "config.toml")], "verl"),
+    (["check-config", "--training", str(ROOT / "uni_agent_gym" / "configs" / "config.toml")], "verl"),
 ], ids=["probe-without-transformers", "check-config-training-without-verl"])  # fmt: skip
 def test_a_command_whose_extra_is_not_installed_names_the_extra(command, module):
     """A fresh process where `module` cannot be imported (as without the extra): one line naming the extra."""

@@ -76,7 +76,7 @@ def test_options_without_a_type_merge_with_the_default_type():
     assert deployment_config({"cpus": 1}) == DockerDeploymentConfig(cpus=1)
 
 
-SHIPPED = __import__("pathlib").Path(__file__).parent.parent / "configs" / "deployment"
+SHIPPED = __import__("pathlib").Path(__file__).parent.parent / "uni_agent_gym" / "configs" / "deployment"
 
 
 @pytest.mark.parametrize(
@@ -271,13 +271,13 @@ def test_the_shipped_ray_config_lists_every_option_with_its_default():
 def test_shipped_deployment_configs_are_valid(name):
     from pathlib import Path
 
-    config = load_config(Path(__file__).parent.parent / "configs" / "deployment" / f"{name}.yaml").deployment
+    config = load_config(Path(__file__).parent.parent / "uni_agent_gym" / "configs" / "deployment" / f"{name}.yaml").deployment
     assert config.type == name
 
 
 def test_shipped_settings_are_valid():
     from pathlib import Path
 
-    config = load_config(Path(__file__).parent.parent / "configs" / "settings.json", environ={"OPENAI_API_KEY": "sk-x"})
+    config = load_config(Path(__file__).parent.parent / "uni_agent_gym" / "configs" / "settings.json", environ={"OPENAI_API_KEY": "sk-x"})
     assert config.model.api_key.get_secret_value() == "sk-x" and config.model.native_tools == "auto"
     assert "sk-x" not in repr(config) and "sk-x" not in config.model_dump_json()

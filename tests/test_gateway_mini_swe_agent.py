@@ -45,7 +45,7 @@ async def instance() -> dict:
 
 def make_worker(tmp_path: Path, server: TokenServer, model_dir: Path, gym: dict) -> AgentLoopWorker:
     """The shipped agent-loop entry, with this test's gym settings and mini's trajectory kept in tmp_path."""
-    (entry,) = yaml.safe_load((ROOT / "configs" / "gateway_agent_loop.yaml").read_text())
+    (entry,) = yaml.safe_load((ROOT / "uni_agent_gym" / "configs" / "gateway_agent_loop.yaml").read_text())
     entry = {**entry, "settings": "gym.json", "deployment": None, "overrides": []}
     harness = entry["harness"]
     harness["command"] += f' && cp "$UNI_AGENT_GYM_OUTPUT_DIR/mini.traj.json" {shlex.quote(str(tmp_path))}/'

@@ -20,7 +20,7 @@ pytestmark = pytest.mark.slow  # the probe plays a UniAgentLoop episode per toke
 
 TOKENIZERS = Path(__file__).resolve().parents[2] / "shared" / "tokenizers"
 TEMPLATES = Path(__file__).parent / "chat_templates"
-CONFIGS = Path(__file__).resolve().parents[1] / "configs"
+CONFIGS = Path(__file__).resolve().parents[1] / "uni_agent_gym" / "configs"
 PLAIN_TURN = "{{- '<|im_start|>' + message.role + '\\n' + message.content + '<|im_end|>' + '\\n' }}"
 
 

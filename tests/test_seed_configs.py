@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import logging
 import shutil
+import sys
 import tomllib
 from pathlib import Path
 
@@ -262,14 +263,14 @@ def test_the_set_init_writes_works_from_any_directory(seed, tmp_path, monkeypatc
     assert run.gym_config().env.max_turns == 12
 
 
-SHIPPED = Path(__file__).resolve().parents[1] / "configs"
+SHIPPED = Path(__file__).resolve().parents[1] / "uni_agent_gym" / "configs"
 
 
 def test_init_alone_writes_the_shipped_set_and_it_is_consistent(tmp_path, capsys, monkeypatch):
     monkeypatch.chdir(tmp_path)
     assert main(["init"]) == 0, capsys.readouterr().out
     out = capsys.readouterr().out
-    written = tmp_path / "uni-agent-gym-configs"
+    written = tmp_path / "configs"  # where the docs' commands read it
     shipped = sorted(path.relative_to(SHIPPED) for path in SHIPPED.rglob("*") if path.is_file())
     assert shipped and sorted(path.relative_to(written) for path in written.rglob("*") if path.is_file()) == shipped
     assert all((written / name).read_bytes() == (SHIPPED / name).read_bytes() for name in shipped)  # comments and all
@@ -284,6 +285,25 @@ def test_init_from_the_shipped_configs_copies_the_deployment_its_entry_names(tmp
     assert load_training(tmp_path / "out" / "config.toml").gym_config().deployment.type == "docker"
 
 
+def test_init_without_the_verl_extra_writes_the_gyms_settings_and_init_again_adds_the_rest(tmp_path, capsys, monkeypatch):
+    """A core install: settings.json and the deployments (what eval, ping and check-config read), the training
+    configs left out with the extra they need; once it is there, init again adds them (equal files are no clash)."""
+    monkeypatch.chdir(tmp_path)
+    with monkeypatch.context() as core:
+        core.setitem(sys.modules, "verl", None)  # as without the extra: find_spec finds no verl, `import verl` fails
+        assert main(["init"]) == 0, capsys.readouterr().out
+        out = " ".join(capsys.readouterr().out.split())
+        assert "they need the verl extra (verl is not installed here); pip install 'uni-agent-gym[verl]', then uni-agent-gym init again" in out
+        assert sorted(str(path.relative_to(tmp_path / "configs")) for path in (tmp_path / "configs").rglob("*")) == [
+            "deployment", "deployment/docker.yaml", "deployment/local.yaml", "deployment/modal.yaml", "deployment/ray.yaml", "settings.json"]
+        assert main(["check-config", "-c", "configs/settings.json"]) == 0
+        assert main(["init", "--from-seed", str(SEED / "configs")]) == 1  # nothing written that cannot be checked
+        assert "init needs verl" in capsys.readouterr().out and not (tmp_path / "configs-from-seed").exists()
+    assert main(["init"]) == 0, capsys.readouterr().out
+    assert "wrote a consistent set to configs" in capsys.readouterr().out
+    assert all((tmp_path / "configs" / name).read_bytes() == (SHIPPED / name).read_bytes() for name in ("config.toml", "uni_agent_loop.yaml"))
+
+
 def _seed_naming_a_missing_deployment(seed: Path) -> list[str]:
     loop_yaml = seed / "uni_agent_loop.yaml"
     entries = yaml.safe_load(loop_yaml.read_text())
@@ -292,8 +312,10 @@ def _seed_naming_a_missing_deployment(seed: Path) -> list[str]:
     return ["init", "--from-seed", str(seed), "--output", "out"]
 
 
-def _shipped_set_written_before(seed: Path) -> list[str]:
+def _shipped_set_written_before_and_edited(seed: Path) -> list[str]:
     assert main(["init", "--output", "out"]) == 0
+    with (Path("out") / "config.toml").open("a") as toml:
+        toml.write("# my edit\n")
     return ["init", "--output", "out"]
 
 
@@ -305,9 +327,9 @@ INIT_MISUSES = {
         "wrote the set to out, but 3 problem(s) are left (above); fix them there, then check it", "with the line to add"),
     "an entry naming a deployment file that is not there": (
         _seed_naming_a_missing_deployment, "wrote the set to out, but 4 problem(s) are left (above); fix them there", "with the line to add"),
-    "the shipped set over a set": (
-        _shipped_set_written_before,
-        "error: --output: out already has config.toml, deployment/docker.yaml", "Traceback"),
+    "the shipped set over an edited set": (
+        _shipped_set_written_before_and_edited,
+        "error: --output: out already has config.toml: choose another --output, or --force to replace them", "Traceback"),
 }  # fmt: skip
 
 

@@ -54,7 +54,7 @@ from uni_agent_gym.verl.training import load_training
 
 pytestmark = pytest.mark.slow  # verl's worker and trainer on UniAgentLoop episodes: not in make test-fast
 
-CONFIGS = Path(__file__).resolve().parents[1] / "configs"
+CONFIGS = Path(__file__).resolve().parents[1] / "uni_agent_gym" / "configs"
 SHARED = Path(__file__).resolve().parents[2] / "shared"
 HARNESS = Path(__file__).parent / "gateway_harness.py"
 INSTANCE_ID = "pytest-dev__pytest-7168"

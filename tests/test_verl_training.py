@@ -18,7 +18,7 @@ from uni_agent_gym.verl.training import check_training, load_training
 
 pytestmark = pytest.mark.slow  # each check composes verl's trainer config: not in make test-fast
 
-CONFIGS = Path(__file__).resolve().parents[1] / "configs"
+CONFIGS = Path(__file__).resolve().parents[1] / "uni_agent_gym" / "configs"
 SEED_TOML = (CONFIGS / "config.toml").read_text()
 SHARED = Path(__file__).resolve().parents[2] / "shared"
 

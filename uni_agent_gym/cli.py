@@ -189,9 +189,14 @@ def cmd_init(args: argparse.Namespace, console: Console) -> None:
     from uni_agent_gym.verl.from_seed import write_from_seed, write_shipped
 
     seed = input_directory("--from-seed", args.from_seed) if args.from_seed else None
-    output = output_directory("--output", args.output or ("configs-from-seed" if seed else "uni-agent-gym-configs"))
+    output = output_directory("--output", args.output or ("configs-from-seed" if seed else "configs"))
     with argument("--from-seed" if seed else "--output"):
         said, check = write_from_seed(seed, output, force=args.force) if seed else write_shipped(output, force=args.force)
+    if check is None:  # no verl here: the gym's settings and deployments only (the note says why)
+        _print_check(console, said, [], [])
+        console.print(f"[green]wrote the gym's settings and deployments to {escape(str(output))}[/green] (check them: uni-agent-gym check-config "
+                      f"-c {escape(str(output / 'settings.json'))})")  # fmt: skip
+        return
     _print_check(console, said, check.warnings, check.problems)
     if check.problems:
         raise ConfigContradiction(f"wrote the set to {output}, but {len(check.problems)} problem(s) are left (above); fix them there, "
@@ -561,7 +566,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     init = commands.add_parser("init", help="write a complete, consistent config set: the shipped one, or one from the seed article's three files")
     init.add_argument("--from-seed", metavar="DIR", help="the article's config.toml, uni_agent_loop.yaml and settings.json (default: the shipped set)")
-    init.add_argument("--output", help="where the set is written (default: configs-from-seed with --from-seed, else uni-agent-gym-configs)")
+    init.add_argument("--output", help="where the set is written (default: configs-from-seed with --from-seed, else configs, where the docs' commands read it)")
     init.add_argument("--force", action="store_true", help="replace files of that name in --output")
     init.set_defaults(func=cmd_init)
 
