@@ -19,6 +19,7 @@ PACKAGE = Path(__file__).resolve().parent.parent / "uni_agent_gym"
 # Top to bottom; a name imports only names on later lines. `__init__` is the package's own front door
 # (`make_env`, re-exports), `cli` the command line.
 LAYERS = [
+    ["__main__"],
     ["cli", "__init__"],
     ["viewer"],
     ["demo", "dataset_summary", "validation"],

@@ -472,11 +472,18 @@ def cmd_eval(args: argparse.Namespace, console: Console) -> None:
 
 
 def cmd_build_images(args: argparse.Namespace, console: Console) -> None:
+    from uni_agent_gym.toy import is_toy
     from uni_agent_gym.workspaces.image_builder import build_instance_images
 
     config = _load(args)
     config.env.mirrors.update(mirror(text) for text in args.mirror)
     rows = _instances(args.dataset, "test", config.env.dataset_format, ids=args.instance_ids, pattern=args.pattern, slice_spec=args.slice)
+    for task in filter(is_toy, rows):
+        console.print(f"{task.instance_id}: the toy needs no image: its tests need only python3, which the deployment's base image has "
+                      "(on docker the repository goes into a workspace image of its own at the first reset)")  # fmt: skip
+    rows = [task for task in rows if not is_toy(task)]
+    if not rows:
+        return
     environments = _environments(args.environments)
     names, failures = asyncio.run(build_instance_images(rows, config, environments, force=args.force, workers=args.workers, log=console.print))
     console.print(f"{len(names)} image(s) ready, {len(failures)} failed")
@@ -542,9 +549,20 @@ def cmd_view(args: argparse.Namespace, console: Console) -> None:
     run(args, console)
 
 
+def _version() -> str:
+    """The installed distribution's version (pyproject.toml's: one place says it)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("uni-agent-gym")
+    except PackageNotFoundError:  # a source tree on sys.path that pip never installed
+        return "(not installed: pip install -e . in a checkout)"
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="uni-agent-gym", description="SWE-bench environment and reward gym for agentic RL")
     parser.set_defaults(verbose=False)
+    parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
     commands = parser.add_subparsers(dest="command", required=True)  # subcommands are _Parsers too (argparse uses the parent's class)
 
     demo = commands.add_parser("demo", help="run the main job on a built-in default task")

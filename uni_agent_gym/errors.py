@@ -37,8 +37,10 @@ class ToolCallFormatError(UniAgentGymError, ValueError):
 
 
 # optional dependencies (their top-level import names) -> the extra of pyproject.toml that installs them
+# (tests/test_packaging.py: each is declared in that extra; an import not named here is declared in the core)
 EXTRA_OF = {"verl": "verl", "transformers": "verl", "torch": "verl", "hydra": "verl", "omegaconf": "verl", "ray": "ray",
-            "modal": "modal", "fastapi": "view", "uvicorn": "view", "orjson": "view", "swesmith": "swesmith"}  # fmt: skip
+            "modal": "modal", "fastapi": "view", "uvicorn": "view", "orjson": "view", "swesmith": "swesmith",
+            "aiohttp": "verl", "jinja2": "verl", "tokenizers": "verl", "huggingface_hub": "verl", "httpx": "verl"}  # fmt: skip
 
 
 class MissingExtraError(UniAgentGymError, ModuleNotFoundError):
