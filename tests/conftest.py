@@ -116,7 +116,7 @@ def run_to_completion(coroutine):
 FIXTURE_GRADINGS = ("test_grade.py", "test_reward_attacks.py")
 LONGEST_FIRST = ["languages on ray", "languages on ray, redis", "languages on docker, redis", "fixture gradings on local", "fixture gradings on docker", "languages on docker",
                  "test_language_attacks.py", "language attacks on java", "fixture gradings on ray",
-                 "test_rollout_cache.py", "test_verl_agent_loop.py", "test_deployment_contract.py", "test_families.py"]  # fmt: skip
+                 "test_rollout_cache.py", "test_verl_agent_loop.py", "test_deployment_contract.py", "test_wheel.py", "test_families.py"]  # fmt: skip
 
 
 def worker_group(nodeid: str) -> str:

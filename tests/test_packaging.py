@@ -171,15 +171,19 @@ def test_the_checks_see_an_undeclared_import_and_one_in_the_wrong_extra(tmp_path
     assert start_imports({"uni_agent_gym.cli": cli}) == {"rich": "uni_agent_gym.cli", "torch": "uni_agent_gym.cli"}
 
 
-@pytest.fixture(scope="module")
-def built(tmp_path_factory) -> tuple[Path, Path]:
-    """(sdist, wheel built from that sdist), as pip builds a package from PyPI's sdist; this venv's setuptools."""
-    out = tmp_path_factory.mktemp("dist")
+def build_dists(out: Path) -> tuple[Path, Path]:
+    """(sdist of this tree, the wheel built from that sdist), as pip builds a package from PyPI's sdist, with this
+    venv's setuptools (nothing downloaded)."""
     subprocess.run([sys.executable, "-c", f"import setuptools.build_meta as b; b.build_sdist({str(out)!r})"], cwd=ROOT, check=True, capture_output=True)
     (sdist,) = out.glob("*.tar.gz")
     subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation", "-w", str(out), str(sdist)], check=True, capture_output=True)
     (wheel,) = out.glob("*.whl")
     return sdist, wheel
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory) -> tuple[Path, Path]:
+    return build_dists(tmp_path_factory.mktemp("dist"))
 
 
 def test_the_sdist_holds_what_builds_the_wheel_and_no_tests(built):
