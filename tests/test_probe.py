@@ -81,7 +81,7 @@ def test_every_section_holds_on_each_tool_call_format(tmp_path, capsys, template
     templates with no generation prompt (Mistral), a turn that ends at the next message's header (GLM: the model
     samples `<|observation|>`) and tool calls made of special tokens (DeepSeek)."""
     code, report = probe(capsys, "--tokenizer", str(family_tokenizer(tmp_path, template)), "--set", f"env.cache_dir={tmp_path / 'cache'}")
-    boundary, cache, episode = report["sections"]
+    _, boundary, cache, episode = report["sections"]
     assert code == 0 and report["ok"], [line for section in report["sections"] for line in section["lines"] if "FAILED" in line]
     assert boundary["tool_call_format"] == FAMILIES[template][0]
     assert cache["response_logprobs"] == len(cache["response_mask"]) == cache["prompt_ids"] - cache["initial_prompt_ids"]
@@ -94,7 +94,7 @@ def test_every_section_holds_where_the_deepseek_markers_decode_with_spaces(tmp_p
     from tests.metaspace_tokenizer import metaspace_tokenizer
 
     code, report = probe(capsys, "--tokenizer", str(metaspace_tokenizer(tmp_path / "tokenizer", "deepseek-v3")), "--set", f"env.cache_dir={tmp_path / 'cache'}")
-    boundary, cache, episode = report["sections"]
+    _, boundary, cache, episode = report["sections"]
     assert code == 0 and report["ok"], [line for section in report["sections"] for line in section["lines"] if "FAILED" in line]
     assert boundary["tool_call_format"] == "deepseek-v3" and episode["traj_exit_reason"] == "finished" and episode["reward"] == 1.0
 
@@ -110,8 +110,8 @@ def qwen_template() -> str:
 ])  # fmt: skip
 def test_every_section_holds_on_the_shared_tokenizers(tmp_path, capsys, name, tool_format, record):
     code, report = probe(capsys, "--tokenizer", str(TOKENIZERS / name), "--set", f"env.cache_dir={tmp_path / 'cache'}")
-    boundary, cache, episode = report["sections"]
-    assert code == 0 and report["ok"] and [s["name"] for s in report["sections"]] == ["boundary", "cache", "episode"], report
+    _, boundary, cache, episode = report["sections"]
+    assert code == 0 and report["ok"] and [s["name"] for s in report["sections"]] == ["tokenizer", "boundary", "cache", "episode"], report
     assert boundary["tool_call_format"] == tool_format and boundary["generation_prompt"] and boundary["stop"]
     assert cache["response_logprobs"] == len(cache["response_mask"]) == cache["prompt_ids"] - cache["initial_prompt_ids"]
     assert cache["response_mask"][0] == 1 and cache["response_mask"][-1] == 0 and sorted(cache["response_mask"], reverse=True) == cache["response_mask"]
@@ -120,10 +120,11 @@ def test_every_section_holds_on_the_shared_tokenizers(tmp_path, capsys, name, to
     assert any(record in line for line in cache["lines"]) and any(record in line for line in episode["lines"])
 
 
-def test_the_text_report_prints_the_three_sections(tmp_path, capsys):
+def test_the_text_report_prints_the_four_sections(tmp_path, capsys):
     assert main(["probe", "--tokenizer", str(TOKENIZERS / "qwen2.5-instruct"), "--set", f"env.cache_dir={tmp_path / 'cache'}"]) == 0
     out = capsys.readouterr().out
-    for line in ("episode sandbox: local (probe's default: nothing to build;", 'boundary ok', 'generation prompt: [151644, 77091, 198] "<|im_start|>assistant\\n"', 'stop: [151645] "<|im_end|>"',
+    for line in ("episode sandbox: local (probe's default: nothing to build;", "tokenizer ok", "Qwen2Tokenizer runs tokenizer.json as declared",
+                 "round trip holds (code, spaces, newlines, tabs, non-ASCII)", 'boundary ok', 'generation prompt: [151644, 77091, 198] "<|im_start|>assistant\\n"', 'stop: [151645] "<|im_end|>"',
                  "cache ok", "mask: 1 x 21, 0 x 24", "invariant 3 (the ids are the template's rendering of the conversation): holds",
                  "episode ok", "traj_exit_reason finished, traj_masked False, reward 1.0"):  # fmt: skip
         assert line in out, out
@@ -155,4 +156,4 @@ def test_the_episode_runs_on_the_deployment_a_config_names_and_says_which(tmp_pa
     captured = capsys.readouterr()
     assert "episode sandbox: docker (from --config/--set/--deployment)" in captured.err
     report = json.loads(next(line for line in captured.out.splitlines() if line.startswith("{")))
-    assert report["ok"] and report["sections"][2]["reward"] == 1.0, report
+    assert report["ok"] and report["sections"][3]["reward"] == 1.0, report

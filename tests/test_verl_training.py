@@ -194,6 +194,7 @@ def test_train_runs_verl_and_reports_its_failure(tmp_path, monkeypatch):
     launched = []
     monkeypatch.setattr(subprocess, "call", lambda command: launched.append(command) or 3)
     monkeypatch.setattr(training, "visible_gpus", lambda: 4)
+    monkeypatch.setenv("MODEL_PATH", str(SHARED / "tokenizers" / "qwen2.5-instruct"))  # train checks the tokenizer verl loads
     toml = ppo_toml(tmp_path, ("train_batch_size = 0", "train_batch_size = 8"), ("hybrid_engine = false", "hybrid_engine = true"))
     assert main(["train", "--config", str(toml), "--output", str(tmp_path / "runs")]) == 1
     assert launched[0][1:3] == ["-m", "verl.trainer.main_ppo"] and "data.train_batch_size=8" in launched[0]
@@ -346,6 +347,7 @@ def test_train_checks_the_gpus_this_machine_shows_before_it_starts_verl(case, tm
     launched = []
     monkeypatch.setattr(subprocess, "call", lambda command: launched.append(command) or 0)
     monkeypatch.setattr(training, "visible_gpus", lambda: shown)
+    monkeypatch.setenv("MODEL_PATH", str(SHARED / "tokenizers" / "qwen2.5-instruct"))  # train checks the tokenizer verl loads
     monkeypatch.delenv("RAY_ADDRESS", raising=False)
     if ray_address:
         monkeypatch.setenv("RAY_ADDRESS", ray_address)

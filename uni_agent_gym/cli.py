@@ -165,6 +165,11 @@ def cmd_train(args: argparse.Namespace, console: Console) -> None:
 
         require_visible_gpus(run)
     experiment = run.values.get("trainer.experiment_name", "uni-agent-gym")
+    from uni_agent_gym.verl.training import faithful_tokenizer
+
+    said = faithful_tokenizer(run, Path(args.output) / str(experiment) / "tokenizer", launch=not args.dry_run)  # as tokenizer.json declares it
+    if said:
+        console.print(said, markup=False, highlight=False, soft_wrap=True)
     generated, text = run.write_loop_yaml(Path(args.output) / str(experiment))
     console.print(f"agent loop config: {generated}", markup=False, highlight=False, soft_wrap=True)
     if args.dry_run:

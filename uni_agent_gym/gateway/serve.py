@@ -25,12 +25,15 @@ from uni_agent_gym.gateway.session import Limits
 
 
 def load_tokenizer(source: str) -> Any:
-    """The served model's tokenizer (a hub name fails at once where the hub does not answer), its chat template
-    probed (a template the rollout cache cannot follow fails here, not at the first request)."""
+    """The served model's tokenizer as its tokenizer.json declares it (a hub name fails at once where the hub does not
+    answer), its round trip checked (recorded ids must be the text the model saw) and its chat template probed (a
+    template the rollout cache cannot follow fails here, not at the first request)."""
+    from uni_agent_gym.tokenizer_loading import load_tokenizer as load
+    from uni_agent_gym.tokenizer_loading import require_round_trip
     from uni_agent_gym.tokens.boundary import probe
-    from uni_agent_gym.toolcalls import load_tokenizer as load
 
     tokenizer = load(source)
+    require_round_trip(tokenizer, f"the tokenizer {source}")
     probe(tokenizer)
     return tokenizer
 

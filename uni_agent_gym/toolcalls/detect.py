@@ -12,11 +12,11 @@ from __future__ import annotations
 
 import hashlib
 import json
-from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from uni_agent_gym.errors import ConfigError, ToolCallFormatError
+from uni_agent_gym.errors import ToolCallFormatError
+from uni_agent_gym.tokenizer_loading import load_tokenizer
 from uni_agent_gym.toolcalls.base import ToolCall, ToolCallFormat, UnknownToolCallFormatError
 from uni_agent_gym.toolcalls.registry import LENIENT, TEMPLATE_FORMATS, get_format
 from uni_agent_gym.toolcalls.schema import ResponseSchemaFormat, has_tool_call_schema
@@ -64,45 +64,6 @@ def _detect(tokenizer: Any) -> ToolCallFormat | None:
         f"{rendered}\nKnown shapes: {', '.join(fmt.name for fmt in TEMPLATE_FORMATS)}. Set model.tool_format to one of them "
         "if the model was trained on it, or give the tokenizer a response_schema (transformers' parse_response)."
     )
-
-
-@lru_cache(maxsize=8)
-def load_tokenizer(path: str) -> Any:
-    """A tokenizer from a local directory or a hub name, for its chat template. A hub name comes from the
-    local cache where it is there; else the hub is asked once whether it has the model, so a hub that does not
-    answer fails at once (its client retries every file for about a minute before it gives up)."""
-    from transformers import AutoTokenizer
-
-    try:
-        if not Path(path).expanduser().exists():
-            try:
-                return AutoTokenizer.from_pretrained(path, local_files_only=True)
-            except OSError:
-                _ask_the_hub(path)
-        return AutoTokenizer.from_pretrained(path)
-    except (OSError, ValueError) as exc:
-        raise ConfigError(f"model.tokenizer: cannot load a tokenizer from {path!r}: {exc}") from None
-
-
-def _ask_the_hub(name: str) -> None:
-    """One request: does the hub answer, and does it have `name`? (`ConfigError` saying which is not so; the
-    caller names the tokenizer.)"""
-    import httpx
-    from huggingface_hub import constants, model_info
-    from huggingface_hub.errors import HfHubHTTPError, RepositoryNotFoundError
-
-    where = "it is not in the local Hugging Face cache"
-    if constants.HF_HUB_OFFLINE:
-        raise ConfigError(f"{where} and HF_HUB_OFFLINE is set: give a tokenizer directory, or download it where the hub answers")
-    try:
-        model_info(name, timeout=constants.HF_HUB_ETAG_TIMEOUT)
-    except httpx.TransportError as exc:
-        raise ConfigError(f"{where}, and the hub at {constants.ENDPOINT} does not answer ({exc or type(exc).__name__}): give a "
-                          "tokenizer directory, or run where the hub answers") from None  # fmt: skip
-    except RepositoryNotFoundError:
-        raise ConfigError(f"{where}, and the hub at {constants.ENDPOINT} has no model of that name (or it is private: hf auth login)") from None
-    except HfHubHTTPError:
-        return  # the hub answers; the download says what is wrong
 
 
 def resolve_format(name: str, tokenizer: Any = None) -> ToolCallFormat:

@@ -2,6 +2,9 @@
 
 The seed's checks before GPU time, as one command for any tokenizer:
 
+    tokenizer  text survives the tokenizer: decode(encode(text)) is the text for code, spaces, newlines, tabs and
+               non-ASCII, and what tokenizer.json declares beside what the loaded class runs (a class that
+               replaces the file's pipeline records ids that are not the text the model saw)
     boundary   the glue after an assistant turn and the generation prompt, found from the template's own
                renders, and the tool-call format it writes (§5.1: print these when lengths disagree)
     cache      prepare a one-message conversation, append one sampled turn (the template's own rendering
@@ -30,6 +33,7 @@ from typing import Any
 
 from uni_agent_gym.config import GymConfig
 from uni_agent_gym.errors import UniAgentGymError
+from uni_agent_gym.tokenizer_loading import FAITHFUL_CLASS, read_fidelity
 from uni_agent_gym.toolcalls import ToolCall, ToolCallFormat, UnknownToolCallFormatError, call_text, detect_format, resolve_format
 from uni_agent_gym.toolcalls.template import CALL_ID, assistant_call_message
 from uni_agent_gym.tools import make_tools
@@ -43,7 +47,7 @@ TOOL_OUTPUT = "stats.py\ntest_stats.py\n"
 
 @dataclass
 class Section:
-    """One of the probe's three checks: whether it holds, what it printed, and the same as data (--json)."""
+    """One of the probe's four checks: whether it holds, what it printed, and the same as data (--json)."""
 
     name: str
     ok: bool = True
@@ -73,6 +77,20 @@ def mask_runs(mask: list[int]) -> str:
         else:
             runs.append([bit, 1])
     return ", ".join(f"{bit} x {count}" for bit, count in runs) or "(empty)"
+
+
+def check_tokenizer(tokenizer: Any) -> Section:
+    """The round trip, and what tokenizer.json declares beside what the loaded class runs."""
+    section = Section("tokenizer")
+    fidelity = read_fidelity(tokenizer)
+    section.lines.append(fidelity.summary())
+    section.data.update(loaded=fidelity.loaded, named=fidelity.named, declared=fidelity.declared, installed=fidelity.installed,
+                        agrees=fidelity.agrees, round_trip=fidelity.holds)  # fmt: skip
+    if not fidelity.holds:
+        fix = "" if fidelity.agrees else (f": load it with uni_agent_gym.tokenizer_loading.load_tokenizer (probe, gateway serve and view "
+                                          f"do), which loads {FAITHFUL_CLASS} where the class named replaces tokenizer.json's pipeline")  # fmt: skip
+        section.fail(f"round trip: {fidelity.explanation()}{fix}")
+    return section
 
 
 def check_boundary(tokenizer: Any) -> tuple[Section, Boundary | None, ToolCallFormat | None]:
@@ -246,8 +264,9 @@ class ScriptedTokens:
         return TokenOutput(token_ids=ids[: sampling_params["max_tokens"]], log_probs=None, stop_reason="completed")
 
 
-async def check_episode(tokenizer: Any, boundary: Boundary, fmt: ToolCallFormat, config: GymConfig) -> Section:
-    """§4.3: a whole `UniAgentLoop.run()` on the toy task."""
+async def play_toy_episode(tokenizer: Any, boundary: Boundary, fmt: ToolCallFormat, config: GymConfig) -> tuple[Any, Any]:
+    """`UniAgentLoop.run()` on the toy task as verl's worker builds the loop, sampled by `ScriptedTokens`: (verl's
+    `AgentLoopOutput`, the loop, whose `trajectory` holds the conversation and the rollout cache)."""
     from omegaconf import OmegaConf
     from verl.experimental.agent_loop.agent_loop import DictConfigWrap
     from verl.utils.dataset.rl_dataset import RLHFDataset
@@ -255,7 +274,6 @@ async def check_episode(tokenizer: Any, boundary: Boundary, fmt: ToolCallFormat,
     from uni_agent_gym import toy
     from uni_agent_gym.verl.agent_loop import UniAgentLoop
 
-    section = Section("episode")
     with tempfile.TemporaryDirectory(prefix="uni-agent-gym-probe-") as scratch:
         (Path(scratch) / "gym.json").write_text(json.dumps(config.model_dump(mode="json")))
         loop_yaml = Path(scratch) / "uni_agent_loop.yaml"
@@ -273,6 +291,13 @@ async def check_episode(tokenizer: Any, boundary: Boundary, fmt: ToolCallFormat,
                                              settings="gym.json", name="uni_agent")  # fmt: skip
         source.fmt = loop.tool_format  # the format the loop parses (the config's model.tool_format may name one)
         output = await loop.run({"temperature": 1.0}, extra_info={"index": 0, "instance_id": toy.INSTANCE_ID}, raw_prompt=[])
+    return output, loop
+
+
+async def check_episode(tokenizer: Any, boundary: Boundary, fmt: ToolCallFormat, config: GymConfig) -> Section:
+    """§4.3: a whole `UniAgentLoop.run()` on the toy task."""
+    section = Section("episode")
+    output, loop = await play_toy_episode(tokenizer, boundary, fmt, config)
     extra, trajectory = output.extra_fields, loop.trajectory
     section.lines += [
         f"prompt_ids {len(output.prompt_ids)}, response_ids {len(output.response_ids)}, response_mask {len(output.response_mask)}, "
@@ -306,9 +331,12 @@ async def check_episode(tokenizer: Any, boundary: Boundary, fmt: ToolCallFormat,
 
 
 def run_probe(tokenizer: Any, config: GymConfig) -> list[Section]:
-    """The three sections; a later one runs only where the ones before it hold."""
+    """The four sections; a later one runs only where the ones before it hold."""
+    sections = [check_tokenizer(tokenizer)]
+    if not sections[0].ok:
+        return sections
     boundary_section, boundary, fmt = check_boundary(tokenizer)
-    sections = [boundary_section]
+    sections.append(boundary_section)
     if not boundary_section.ok:
         return sections
     sections.append(check_cache(tokenizer, boundary, fmt))

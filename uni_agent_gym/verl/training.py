@@ -23,6 +23,7 @@ import re
 import shlex
 import sys
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -30,6 +31,7 @@ import yaml
 
 from uni_agent_gym.config import GymConfig, interpolate, read_config_file
 from uni_agent_gym.errors import ConfigError, UniAgentGymError
+from uni_agent_gym.tokenizer_loading import FAITHFUL_CLASS, Fidelity, TokenizerCorruptsText, faithful_copy, reach, read_fidelity
 from uni_agent_gym.toolchains import PYTHON
 from uni_agent_gym.verl.trainer_config import ASYNC_ENTRY, PPO_ENTRY, compose_trainer_config
 
@@ -284,6 +286,7 @@ def check_training(run: TrainingRun) -> TrainingCheck:
             )
         problems += _gym_problems(run, trainer, notes, additions)
     _advantage_estimator(run, trainer, problems, warnings)
+    _tokenizer_lines(run, problems, warnings, notes)
     _policy_loss_readings(trainer, warnings, notes)
     _clip_ratio_reading(run, trainer, warnings)
     if run.async_training:
@@ -408,6 +411,102 @@ def _number(text: str) -> int | float | None:
         except ValueError:
             continue
     return None
+
+
+TOKENIZER_PATH = "actor_rollout_ref.model.tokenizer_path"  # verl's tokenizer for the rollouts; model.path where unset
+
+
+@dataclass(frozen=True)
+class TokenizerReading:
+    """The tokenizer verl loads for the rollouts, read as verl's `hf_tokenizer` loads it: what it does to text, and
+    what `PreTrainedTokenizerFast` (tokenizer.json as declared) does where verl's class replaces the file's pipeline.
+    `error` says why it could not be loaded here."""
+
+    key: str  # the verl key that names it
+    source: str
+    fidelity: Fidelity | None
+    faithful: Fidelity | None = None
+    error: str | None = None
+
+    @property
+    def fixable(self) -> bool:
+        """Text does not survive verl's class, and it does survive tokenizer.json as declared (a copy naming it fixes it)."""
+        return self.fidelity is not None and not self.fidelity.holds and self.faithful is not None and self.faithful.holds
+
+
+def read_verl_tokenizer(run: TrainingRun) -> TokenizerReading | None:
+    """The reading of the tokenizer the run's verl loads (None where model.path is unset: a problem of its own)."""
+    key = TOKENIZER_PATH if run.values.get(TOKENIZER_PATH) else "actor_rollout_ref.model.path"
+    source = run.values.get(key)
+    if not isinstance(source, str):
+        return None
+    return _verl_reading(key, source, bool(run.values.get("actor_rollout_ref.model.trust_remote_code", False)))
+
+
+@lru_cache(maxsize=4)
+def _verl_reading(key: str, source: str, trust_remote_code: bool) -> TokenizerReading:
+    """Read once per command: check-config and train read the same files."""
+    from transformers import PreTrainedTokenizerFast
+    from verl.utils import hf_tokenizer
+
+    table, name = toml_place(key)
+    try:
+        tokenizer = reach(source, lambda path, **kwargs: hf_tokenizer(path, trust_remote_code=trust_remote_code, **kwargs), what=f"[{table}] {name}")
+    except ConfigError as exc:
+        return TokenizerReading(key, source, None, error=str(exc))
+    fidelity = read_fidelity(tokenizer)
+    if fidelity.holds or fidelity.agrees:
+        return TokenizerReading(key, source, fidelity)
+    return TokenizerReading(key, source, fidelity, read_fidelity(reach(source, PreTrainedTokenizerFast.from_pretrained, local_only=True)))
+
+
+def _tokenizer_lines(run: TrainingRun, problems: list[str], warnings: list[str], notes: list[str]) -> None:
+    """Whether text survives the tokenizer verl loads: the rollout cache records the ids verl's tokenizer gives, so a
+    class that replaces tokenizer.json's pipeline trains on ids that are not the text the model saw."""
+    reading = read_verl_tokenizer(run)
+    if reading is None:
+        return
+    where = f"the tokenizer verl loads ({toml_place(reading.key)[1]} = {reading.source}, by verl's hf_tokenizer)"
+    if reading.fidelity is None:
+        notes.append(f"{where} was not checked here: {reading.error}. train checks it before it starts verl, and refuses where it cannot.")
+    elif reading.fidelity.holds:
+        notes.append(f"{where}: {reading.fidelity.summary()}")
+    elif reading.fixable:
+        warnings.append(f"{where}: {reading.fidelity.explanation()}. train writes a copy of it whose tokenizer_config.json names "
+                        f"{FAITHFUL_CLASS} beside the agent-loop YAML it hands verl, and sets model.tokenizer_path to it; to launch "
+                        "verl yourself, set [model] tokenizer_path to the copy train --dry-run writes.")  # fmt: skip
+    else:
+        faithful = f" {FAITHFUL_CLASS} loses text too: {reading.faithful.explanation()}" if reading.faithful else ""
+        problems.append(f"{where}: {reading.fidelity.explanation()}.{faithful}")
+
+
+def faithful_tokenizer(run: TrainingRun, directory: Path, *, launch: bool = True) -> str | None:
+    """Before train starts verl: where verl's `hf_tokenizer` would run another pipeline than tokenizer.json's, a copy of
+    the tokenizer whose tokenizer_config.json names `PreTrainedTokenizerFast`, written in `directory` and set as
+    model.tokenizer_path once verl's own loader is seen to round-trip text with it. Returns a line saying so (None:
+    verl loads the tokenizer as it is). `ConfigError` where it cannot be made faithful, and for a `launch`, where it
+    cannot be loaded here (a dry run says so and goes on)."""
+    from verl.utils import hf_tokenizer
+
+    reading = read_verl_tokenizer(run)
+    if reading is None or (reading.fidelity is not None and reading.fidelity.holds):
+        return None
+    if reading.fidelity is None and not launch:
+        return f"tokenizer: not checked here ({reading.error}); train without --dry-run refuses to start verl until it can check it"
+    if reading.fidelity is None:
+        raise ConfigError(f"train checks the tokenizer verl loads before it starts verl (a class that replaces tokenizer.json's pipeline "
+                          f"trains on token ids that are not the text the model saw), and cannot load it here: {reading.error}")  # fmt: skip
+    if not reading.fixable:
+        raise TokenizerCorruptsText(f"{reading.source}: {reading.fidelity.explanation()}")
+    copy = faithful_copy(reading.source, directory)
+    trust = bool(run.values.get("actor_rollout_ref.model.trust_remote_code", False))
+    loaded = hf_tokenizer(str(copy), trust_remote_code=trust, local_files_only=True)
+    fidelity = read_fidelity(loaded)
+    if not fidelity.holds:
+        raise TokenizerCorruptsText(f"verl's hf_tokenizer on the copy {copy}: {fidelity.explanation()}")
+    run.values[TOKENIZER_PATH] = str(copy)
+    return (f"tokenizer: verl's hf_tokenizer loads {reading.source} as {reading.fidelity.loaded}, which does not round-trip text; verl "
+            f"loads the copy {copy} instead (model.tokenizer_path): {fidelity.summary()}")  # fmt: skip
 
 
 class NotEnoughGPUs(UniAgentGymError):

@@ -360,10 +360,11 @@ def _token_record(data: dict[str, Any], where: str) -> Trajectory:
 
 
 def load_tokenizer(directory: str | Path) -> Any:
-    """A tokenizer from a local directory (nothing is downloaded)."""
-    from transformers import AutoTokenizer
+    """A tokenizer from a local directory (nothing is downloaded), as its tokenizer.json declares it: token texts
+    decoded by a class that replaces the file's pipeline lose their spaces and newlines."""
+    from uni_agent_gym.tokenizer_loading import load_tokenizer as load
 
-    return AutoTokenizer.from_pretrained(str(directory), local_files_only=True)
+    return load(str(directory), local_only=True)
 
 
 def add_token_texts(records: list[Trajectory], tokenizer: Any) -> None:
