@@ -755,15 +755,17 @@ def _advantage_estimator(run: TrainingRun, trainer: Any, problems: list[str], wa
     trajectory is a reward-0 member of its group's mean and std (docs/training.md); ours leave it out."""
     from verl.trainer.ppo.core_algos import ADV_ESTIMATOR_REGISTRY
 
-    from uni_agent_gym.advantages.estimators import REPLACEMENTS
+    from uni_agent_gym.advantages.estimators import ESTIMATORS, REPLACEMENTS
     from uni_agent_gym.verl.agent_loop import gym_config_of_entry
 
     estimator = trainer.algorithm.adv_estimator
     if estimator not in ADV_ESTIMATOR_REGISTRY:
+        why = _plugin_missing() if ESTIMATORS.keys() - ADV_ESTIMATOR_REGISTRY.keys() else \
+            "install the package (pip install -e .) and leave VERL_USE_EXTERNAL_PLUGINS unset or naming uni_agent_gym"  # fmt: skip
         problems.append(
             f"algorithm.adv_estimator = {estimator!r} is not an estimator verl knows ({', '.join(sorted(ADV_ESTIMATOR_REGISTRY))}): "
-            "verl would stop at the first training step. grpo_drop_masked and rloo_drop_masked come from uni-agent-gym's verl.plugins "
-            "entry point: install the package (pip install -e .) and leave VERL_USE_EXTERNAL_PLUGINS unset or naming uni_agent_gym."
+            f"verl would stop at the first training step. grpo_drop_masked and rloo_drop_masked come from uni-agent-gym's verl.plugins "
+            f"entry point: {why}."
         )
     if estimator not in REPLACEMENTS:
         return
@@ -789,6 +791,28 @@ def _advantage_estimator(run: TrainingRun, trainer: Any, problems: list[str], wa
             f"algorithm.adv_estimator = {estimator!r} is verl's own: each masked trajectory stays in its group's statistics as a fake "
             f"reward 0 and shifts every real member's advantage. Write {line} (verl's {estimator} over the real members)."
         )
+
+
+PLUGIN = "uni_agent_gym"  # our entry point's name in verl.plugins (pyproject.toml)
+
+
+def _plugin_missing() -> str:
+    """Why verl's registry lacks our estimators: the entry point not installed, left out by VERL_USE_EXTERNAL_PLUGINS,
+    or its import failing, which `import verl` logs only at debug level (so the error is shown here)."""
+    from importlib.metadata import entry_points
+
+    found = [point for point in entry_points(group="verl.plugins") if point.name == PLUGIN]
+    if not found:
+        return "it is not installed in this environment: install the package (pip install -e . in a checkout)"
+    policy = os.environ.get("VERL_USE_EXTERNAL_PLUGINS", "auto").strip().lower()
+    if policy == "none" or (policy != "auto" and PLUGIN not in {name.strip() for name in policy.split(",")}):
+        return f"VERL_USE_EXTERNAL_PLUGINS={policy!r} leaves it out: unset it, or name {PLUGIN} in it"
+    try:
+        found[0].load()
+    except Exception as exc:  # what verl's loader caught and logged at debug level
+        return (f"importing it ({found[0].value}) fails with {type(exc).__name__}: {exc} (verl logs that only at debug level and "
+                "goes on without it): fix that import")  # fmt: skip
+    return "it imports here, so verl imported before it was installed: run in a fresh process"
 
 
 TOKEN_LEVEL_LOSSES = ("vanilla", "dppo_tv", "dppo_kl", "clip_cov", "kl_cov", "dro", "cispo")
