@@ -173,8 +173,16 @@ def test_the_checks_see_an_undeclared_import_and_one_in_the_wrong_extra(tmp_path
 
 def build_dists(out: Path) -> tuple[Path, Path]:
     """(sdist of this tree, the wheel built from that sdist), as pip builds a package from PyPI's sdist, with this
-    venv's setuptools (nothing downloaded)."""
-    subprocess.run([sys.executable, "-c", f"import setuptools.build_meta as b; b.build_sdist({str(out)!r})"], cwd=ROOT, check=True, capture_output=True)
+    venv's setuptools (nothing downloaded). The sdist is made from a copy of the files git would take (tracked, or
+    new and not ignored): setuptools keeps in an sdist whatever a `*.egg-info/SOURCES.txt` left in the tree by an
+    earlier build lists, which would hide a file pyproject.toml no longer ships."""
+    files = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"], cwd=ROOT, check=True, capture_output=True).stdout
+    source = out / "source"
+    for name in filter(None, files.decode().split("\0")):
+        if (ROOT / name).is_file():  # not one deleted in the tree but not yet in git
+            (source / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(ROOT / name, source / name)
+    subprocess.run([sys.executable, "-c", f"import setuptools.build_meta as b; b.build_sdist({str(out)!r})"], cwd=source, check=True, capture_output=True)
     (sdist,) = out.glob("*.tar.gz")
     subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation", "-w", str(out), str(sdist)], check=True, capture_output=True)
     (wheel,) = out.glob("*.whl")

@@ -30,7 +30,8 @@ pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]  # the install alone i
 
 
 class Installed:
-    """A venv holding the wheel and what pip resolved for it, and an empty folder to run the commands from."""
+    """A venv holding the wheel and what pip resolved for it, and an empty folder to run the commands from; no
+    trace of this process's environment (PYTHONPATH would show pip this tree as installed already)."""
 
     def __init__(self, venv: Path, folder: Path) -> None:
         self.venv, self.folder = venv, folder
@@ -51,14 +52,12 @@ class Installed:
 def installed(tmp_path_factory) -> Installed:
     base = tmp_path_factory.mktemp("wheel")
     _, wheel = build_dists(base / "dist")
-    venv = base / "venv"
-    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
-    done = subprocess.run([str(venv / "bin" / "python"), "-m", "pip", "install", "-q", "--no-compile", str(wheel)], capture_output=True, text=True)
-    assert done.returncode == 0, done.stderr[-4000:]
-    package = venv / "lib" / f"python{sys.version_info.major}.{sys.version_info.minor}" / "site-packages" / "uni_agent_gym"
-    subprocess.run([str(venv / "bin" / "python"), "-m", "compileall", "-q", str(package)], check=True)
     (base / "empty").mkdir()
-    return Installed(venv, base / "empty")
+    venv = Installed(base / "venv", base / "empty")
+    venv.run(sys.executable, "-m", "venv", str(venv.venv))
+    venv.run("python", "-m", "pip", "install", "-q", "--no-compile", str(wheel))
+    venv.run("python", "-m", "compileall", "-q", venv.python("import sysconfig; print(sysconfig.get_paths()['purelib'])") + "/uni_agent_gym")
+    return venv
 
 
 def test_the_wheel_installed_by_pip_runs_the_docs_commands_from_an_empty_folder(installed, tmp_path):
