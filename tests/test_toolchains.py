@@ -101,7 +101,7 @@ def test_a_toolchain_setup_runs_after_the_packages_and_names_its_own_image():
     "command, fetching",
     [("composer install --no-interaction", "composer install --no-interaction"), ("make distclean && make", None),
      ("npm ci --offline", None), ("cd x && npm install --unsafe-perm", "npm install --unsafe-perm"), ("mvn -o -B test", None),
-     ("mvn clean install -B", "mvn clean install -B"), ("go test -count=1 -run '^$' .", None), ("go mod download", "go mod download"),
+     ("mvn clean install -B", "mvn clean install -B"), ("GO111MODULE=off go test -count=1 -run '^$' .", None), ("go mod download", "go mod download"),
      ("cargo test --offline", None), ("RUSTFLAGS=-Awarnings cargo test --no-run", "RUSTFLAGS=-Awarnings cargo test --no-run"),
      ("bundle install --local", None), ("bundle install --jobs=4", "bundle install --jobs=4"), ("yarn", "yarn"), ("yarn test", None),
      ("git submodule update --init", "git submodule update --init"), ("pip install --no-index -e .", None)],

@@ -217,12 +217,16 @@ def _toolchain_spec(
     pre_install = list(override.get("pre_install") or spec.get("pre_install") or [])
     install = _joined(override["install_cmd"], " && ") if "install_cmd" in override else _joined([*spec.get("install", []), *spec.get("build", [])], " && ")
     build = build_of_tests(instance, environments)
-    fetching = next(filter(None, map(network_step, [*pre_install, install, build])), None)
+    env = dict(override.get("env") or {})
+    fetching = next(filter(None, (network_step(step, env) for step in [*pre_install, install, build])), None)
     if fetching:
+        from uni_agent_gym.toolchains import offline_way
+
+        way = offline_way(fetching)
         raise SpecError(
             f"Instance {instance_id!r}: its environment cannot be built offline: `{fetching}` fetches from the network, and images "
-            "build with it off; give offline install steps in an environments file (toolchain, install_cmd, build_cmd), "
-            "or run it on its own image (env.workspace: image)"
+            "build with it off; give offline install steps in an environments file (toolchain, install_cmd, build_cmd, env)"
+            f"{f': {way}' if way else ''}, or run it on its own image (env.workspace: image)"
         )
     return EnvironmentSpec(
         python=TOOLCHAIN_PYTHON,
@@ -230,7 +234,7 @@ def _toolchain_spec(
         install=install or "true",
         test_command=command_of_tests(instance, environments),
         pre_install=pre_install,
-        env=dict(override.get("env") or {}),
+        env=env,
         source="environments file" if override else "swebench spec",
         language=language,
         toolchain=packages,

@@ -79,7 +79,9 @@ def toolchain_caches(packages: list[str] | tuple[str, ...]) -> list[str]:
 # Install steps that fetch from a package registry: an image builds with the network off (only Debian's mirror,
 # for the toolchain layer, is reached), so a spec that runs one cannot build here, and a row that needs one is not
 # buildable offline. A step that says it works offline (`mvn -o`, `npm ci --offline`, `bundle install --local`,
-# `cargo --offline`) is not one of them.
+# `cargo --offline`) is not one of them. Go in module mode (the default since Go 1.16) fetches the modules `go.mod`
+# names for any command that loads packages (`go test -c`, `go build`, `go vet`, `go mod tidy`: swebench's Go specs
+# run these), unless it builds in GOPATH mode (`GO111MODULE=off`) or from a vendor directory (`-mod=vendor`).
 _NETWORK_STEPS = (
     ("composer", r"\bcomposer\s+(install|update|require|create-project)\b", None),
     ("npm", r"\bnpm\s+(install|i|ci|add)\b", r"--offline\b"),
@@ -90,18 +92,35 @@ _NETWORK_STEPS = (
     ("maven", r"\bmvnd?\s", r"(^|\s)(-o|--offline)\b"),
     ("gradle", r"(\bgradle|gradlew)\s", r"--offline\b"),
     ("cargo", r"\bcargo\s+(build|test|fetch|install)\b", r"--(offline|frozen)\b"),
-    ("go", r"\bgo\s+(mod\s+download|get|install)\b", None),
+    ("go", r"\bgo\s+(build|test|run|vet|list|get|install|mod\s+(download|tidy|vendor|verify|why|graph))\b", r"-mod[= ]vendor\b"),
     ("pip", r"\bpip3?\s+install\b", r"--no-index\b"),
     ("git", r"\bgit\s+(clone|fetch|pull|submodule\s+update)\b", None),
     ("a download", r"\b(curl|wget)\s", None),
 )
+# Settings that make a whole command or environment build Go offline: GOPATH mode, or a vendor directory through GOFLAGS.
+_GO_OFFLINE_SETTING = re.compile(r"""\bGO111MODULE=["']?off\b|\bGOFLAGS=["']?[^;&|\n]*-mod=vendor\b""")
+# How a step of a tool can be had offline, where the general advice (an environments file) needs more words.
+_OFFLINE_WAYS = {
+    "go": "build Go offline in GOPATH mode (the entry's `env`: GO111MODULE=off, GOPATH=/go:/usr/share/gocode; its "
+    "dependencies as Debian's golang-*-dev packages in its `toolchain`; the row's `workdir` at its import path under "
+    "/go/src) or from the repository's vendor directory (`-mod=vendor`, or GOFLAGS=-mod=vendor in `env`)",
+}
 
 
-def network_step(command: str) -> str | None:
-    """The part of a shell command that fetches from a registry or the internet (`composer install`), or None."""
+def network_step(command: str, env: Mapping[str, str] | None = None) -> str | None:
+    """The part of a shell command that fetches from a registry or the internet (`composer install`), or None. `env` is
+    the environment the command runs in (an environments entry's `env`): it can put Go in GOPATH or vendor mode."""
+    settings = "\n".join(f"{key}={value}" for key, value in (env or {}).items())
+    go_offline = bool(_GO_OFFLINE_SETTING.search(command) or _GO_OFFLINE_SETTING.search(settings))
     for part in re.split(r"&&|\|\||;|\n", command):
-        for _, pattern, offline in _NETWORK_STEPS:
+        for tool, pattern, offline in _NETWORK_STEPS:
             found = re.search(pattern, part)
-            if found and not (offline and re.search(offline, part)):
+            if found and not (offline and re.search(offline, part)) and not (tool == "go" and go_offline):
                 return part.strip()
     return None
+
+
+def offline_way(step: str) -> str:
+    """How the tool of a step `network_step` found can work offline, where there is more to say than "give offline
+    steps in an environments file" ("" where not)."""
+    return next((_OFFLINE_WAYS.get(tool, "") for tool, pattern, _ in _NETWORK_STEPS if re.search(pattern, step)), "")

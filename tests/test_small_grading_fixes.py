@@ -1,0 +1,70 @@
+"""Issue 67's smaller items, each as the user meets it: Go's module-mode fetches count as network (and the failure says
+how to build offline); an image records the directory it keeps the repository in, and a task looking elsewhere is
+refused naming both; an environments file's unknown keys are named; `validate`'s table shows an error's last line;
+`datasets`' "images here" counts images by whether they hold the row's environment."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from tests.test_datasets import table_rows
+from tests.test_languages_datasets import multilingual
+from uni_agent_gym.datasets import normalise
+from uni_agent_gym.specs import SpecError, environment_spec, load_environments
+from uni_agent_gym.toolchains import network_step
+
+GIN = "gin-gonic__gin-3227"
+GOPATH_MODE = {"GO111MODULE": "off", "GOPROXY": "off", "GOPATH": "/go:/usr/share/gocode", "GOFLAGS": ""}  # tests/languages/environments.json's
+
+
+# --- a. Go in module mode fetches what go.mod names --------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "command, env, fetching",
+    [("go test -c ./binding", None, "go test -c ./binding"),  # swebench's gin, caddy, ... specs
+     ("go build ./...", None, "go build ./..."), ("go mod tidy", None, "go mod tidy"), ("go vet ./...", None, "go vet ./..."),
+     ("make && go run ./cmd/gen", None, "go run ./cmd/gen"), ("go test -v ./...", {"GOPROXY": "off"}, "go test -v ./..."),
+     ("go test -count=1 -run '^$' .", GOPATH_MODE, None),  # GOPATH mode: the gin fixtures' entry
+     ("GO111MODULE=off go test -c .", None, None), ("export GO111MODULE=off && go build .", None, None),
+     ("go build -mod=vendor ./...", None, None), ("go test -c .", {"GOFLAGS": "-mod=vendor"}, None),
+     ("GOFLAGS='-mod=vendor -v' go test -c .", None, None), ("go version && go env GOPATH", None, None)],
+    ids=["test-c", "build", "mod-tidy", "vet", "run", "goproxy-off-still-fetches", "gopath-env", "gopath-inline", "gopath-export",
+         "vendor-flag", "vendor-goflags-env", "vendor-goflags-inline", "version-env"],
+)  # fmt: skip
+def test_go_commands_that_load_packages_in_module_mode_fetch(command, env, fetching):
+    assert network_step(command, env) == fetching
+
+
+def test_a_swebench_go_row_is_not_buildable_offline_and_the_error_says_how_to_build_it(tmp_path, capsys, monkeypatch):
+    """swebench's gin spec installs with `go test -c .`: in module mode it fetches gin's modules, and the image builds with
+    the network off. `datasets` said "buildable offline" once given a mirror, and `images build` then failed in docker's
+    output; now both say the step and how to build Go offline. The fixtures' GOPATH-mode entry builds."""
+    from uni_agent_gym import dataset_summary
+    from uni_agent_gym.cli import main
+    from tests import language_fixtures
+
+    row = multilingual(GIN)
+    with pytest.raises(SpecError, match=re.escape("`go test -c .` fetches from the network")) as refused:
+        environment_spec(normalise(row))
+    for advice in ("GOPATH mode", "GO111MODULE=off", "golang-*-dev", "-mod=vendor"):
+        assert advice in str(refused.value), str(refused.value)
+    entry = load_environments(language_fixtures.ENVIRONMENTS)
+    assert environment_spec(normalise(language_fixtures.derived_rows()[GIN]), entry).env["GO111MODULE"] == "off"
+
+    monkeypatch.setenv("COLUMNS", "2000")
+    monkeypatch.setattr(dataset_summary, "_image_checker", lambda: None)
+    dataset = tmp_path / "gin.jsonl"
+    dataset.write_text(json.dumps(row) + "\n")
+    assert main(["datasets", "--dataset", str(dataset), "--mirror", f"gin-gonic/gin={tmp_path}"]) == 0
+    (cells,) = table_rows(capsys.readouterr().out)
+    assert cells[3:6] == ["1", "?", "0"] and "`go test -c .` fetches from the network" in cells[7], cells
+
+    assert main(["images", "build", "--dataset", str(dataset), "--force", "--mirror", f"gin-gonic/gin={tmp_path}"]) == 1
+    out = capsys.readouterr()
+    assert f"{GIN}: FAILED: " in out.out and "GOPATH mode" in out.out, out
