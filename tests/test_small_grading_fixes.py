@@ -68,3 +68,44 @@ def test_a_swebench_go_row_is_not_buildable_offline_and_the_error_says_how_to_bu
     assert main(["images", "build", "--dataset", str(dataset), "--force", "--mirror", f"gin-gonic/gin={tmp_path}"]) == 1
     out = capsys.readouterr()
     assert f"{GIN}: FAILED: " in out.out and "GOPATH mode" in out.out, out
+
+
+# --- c. an environments file's unknown keys --------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "entry, named",
+    [({"install_comand": "make"}, "'install_comand' in 'x__y-1' (did you mean 'install_cmd'?)"),
+     ({"workdir": "/go/src/x"}, "'workdir' in 'x__y-1' (a column of the row: give it in the dataset)"),
+     ({"pip_requirement": ["a==1"]}, "'pip_requirement' in 'x__y-1' (did you mean 'pip_requirements'?)"),
+     ({"compiler": "gcc"}, "'compiler' in 'x__y-1'.")],
+    ids=["typo", "row-column", "singular", "unknown"],
+)  # fmt: skip
+def test_an_unknown_key_of_an_entry_is_named_with_the_known_ones(tmp_path, entry, named):
+    """Accepted silently, a typo'd `install_comand` built the spec's install instead of the one written."""
+    path = tmp_path / "environments.json"
+    path.write_text(json.dumps([{"instance_id": "x__y-1", "python": "3.11", "pip_requirements": [], **entry}]))
+    with pytest.raises(SpecError) as refused:
+        load_environments(path)
+    message = str(refused.value)
+    assert message.startswith(f"Environments file {path}: unknown key(s) {named}") and "An entry's keys: instance_id, python, " in message
+    assert "notes for its reader, not read: notes, why" in message
+
+
+def test_notes_for_the_reader_are_allowed_and_every_environments_file_of_the_suite_loads(tmp_path):
+    """The suite's fixtures record where each base came from and its counts (`sdist`, `notes`, ...); the language
+    fixtures' file has a top-level `why`. A key at the top other than those is named too."""
+    shared = Path(__file__).resolve().parents[2] / "shared" / "swebench" / "fixtures.json"
+    here = Path(__file__).resolve().parent
+    files = [here / "languages" / "environments.json", here / "java_toy_environments.json", *([shared] if shared.exists() else [])]
+    for path in files:
+        assert load_environments(path), path
+    if shared.exists():
+        assert {"sdist", "notes"} <= set(load_environments(shared)["pallets__flask-4045"])
+    path = tmp_path / "environments.json"
+    path.write_text(json.dumps({"why": "w", "instance": [], "instances": [{"instance_id": "a", "notes": ["n"], "env": {}}]}))
+    with pytest.raises(SpecError, match=re.escape("unknown key(s) 'instance' at the top")):
+        load_environments(path)
+    path.write_text(json.dumps({"instancs": [{"instance_id": "a"}]}))  # not an object of entries: said, not a TypeError
+    with pytest.raises(SpecError, match=re.escape('expects a list of objects with an instance_id, or {"instances": [...]}')):
+        load_environments(path)

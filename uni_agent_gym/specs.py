@@ -60,7 +60,8 @@ class EnvironmentSpec:
 def load_environments(path: str | Path | None) -> dict[str, dict[str, Any]]:
     """Per-instance overrides from an environments file, by instance id ({} without a file). Read once per version of
     the file (its size and modification time): every sandbox opened and every grading asks for it. The dicts are
-    shared: read them, do not change them."""
+    shared: read them, do not change them. A key neither read (`ENVIRONMENT_KEYS`) nor a note (`NOTE_KEYS`) is a
+    `SpecError` naming it: a typo'd key would build another environment than the one written."""
     if path is None:
         return {}
     try:
@@ -77,11 +78,39 @@ def _read_environments(path: str, mtime_ns: int = 0, size: int = 0) -> dict[str,
     except json.JSONDecodeError as exc:
         raise SpecError(f"Environments file {path} is not valid JSON: {exc}") from None
     items = data.get("instances", data) if isinstance(data, dict) else data
-    if isinstance(items, dict):
+    if isinstance(items, dict) and all(isinstance(value, dict) for value in items.values()):  # {instance_id: entry}
         items = [{"instance_id": key, **value} for key, value in items.items()]
     if not isinstance(items, list) or not all(isinstance(item, dict) and "instance_id" in item for item in items):
-        raise SpecError(f"Environments file {path}: expects a list of objects with an instance_id")
+        raise SpecError(f'Environments file {path}: expects a list of objects with an instance_id, or {{"instances": [...]}}')
+    unknown = [f"{key!r} at the top" for key in (data if isinstance(data, dict) and "instances" in data else {}) if key not in ("instances", *NOTE_KEYS)]
+    unknown += [f"{key!r} in {item['instance_id']!r}{_meant(key)}" for item in items for key in item if key not in (*ENVIRONMENT_KEYS, *NOTE_KEYS)]
+    if unknown:
+        raise SpecError(
+            f"Environments file {path}: unknown key(s) {'; '.join(unknown[:5])}{' ...' if len(unknown) > 5 else ''}. An entry's keys: "
+            f"{', '.join(ENVIRONMENT_KEYS)}; notes for its reader, not read: {', '.join(NOTE_KEYS)}"
+        )
     return {item["instance_id"]: item for item in items}
+
+
+# What an environments entry gives (the module docstring says what each is for).
+ENVIRONMENT_KEYS = ("instance_id", "python", "pip_requirements", "build_requirements", "install_cmd", "pre_install", "env", "test_cmd",
+                    "test_cmd_as_run", "toolchain", "toolchain_setup", "build_cmd")  # fmt: skip
+# Keys that describe an entry (or the file) for its reader and are not read: notes, and what the suite's offline fixtures
+# record of each instance (../shared/swebench/fixtures.json: the sdist and commit of its base, its test counts and time).
+NOTE_KEYS = ("notes", "why", "repo", "base_commit", "sdist", "n_fail_to_pass", "n_pass_to_pass", "test_seconds_gold", "fuzz_needed_to_rebase")
+
+
+def _meant(key: str) -> str:
+    """What an unknown key of an entry was probably meant as: a known key spelt alike, or a column of the row."""
+    import dataclasses
+    import difflib
+
+    close = difflib.get_close_matches(key, ENVIRONMENT_KEYS, n=1)
+    if close:
+        return f" (did you mean {close[0]!r}?)"
+    if key in {field.name for field in dataclasses.fields(Task)}:
+        return " (a column of the row: give it in the dataset)"
+    return ""
 
 
 def _major_minor(version: str) -> str:
