@@ -109,3 +109,39 @@ def test_notes_for_the_reader_are_allowed_and_every_environments_file_of_the_sui
     path.write_text(json.dumps({"instancs": [{"instance_id": "a"}]}))  # not an object of entries: said, not a TypeError
     with pytest.raises(SpecError, match=re.escape('expects a list of objects with an instance_id, or {"instances": [...]}')):
         load_environments(path)
+
+
+# --- d. validate's table: an error's last line ----------------------------------------------------------------------------
+
+
+def test_validates_table_shows_the_last_line_of_an_error(tmp_path, capsys, monkeypatch):
+    """The toy with a gold patch that does not apply: the report keeps the tail of git apply's and patch's output; the
+    table showed its first 200 characters (the middle of `git apply --reject`'s output), and shows its last line."""
+    import asyncio
+
+    from uni_agent_gym.cli import main
+    from uni_agent_gym.toy import toy_instance
+
+    row = asyncio.run(toy_instance(str(tmp_path / "cache")))
+    broken = {**row, "instance_id": "toy-bad-gold", "patch": row["patch"].replace("(len(values) - 1)\n+", "(len(values) - 2)\n+")}
+    assert broken["patch"] != row["patch"]
+    dataset = tmp_path / "rows.jsonl"
+    dataset.write_text(json.dumps(broken) + "\n")
+    monkeypatch.setenv("COLUMNS", "300")
+    code = main(["validate", "--dataset", str(dataset), "--deployment", "local", "--set", f"env.cache_dir={tmp_path / 'cache'}",
+                 "--output", str(tmp_path / "out")])  # fmt: skip
+    out = capsys.readouterr().out
+    assert code == 1
+    reason = json.loads((tmp_path / "out" / "validation.json").read_text())["results"][0]["reasons"][0]
+    last = reason.splitlines()[-1]
+    assert last == "1 out of 1 hunk FAILED -- saving rejects to file stats.py.rej", reason
+    (cells,) = [cells for cells in table_rows(out) if cells[0] == "toy-bad-gold"]
+    assert cells[3] == f"gold not resolved: {last}", cells
+
+
+def test_a_long_last_line_is_cut_to_the_width():
+    from uni_agent_gym.validation import Validation, table_reason
+
+    result = Validation("t", "python", False, ["build: cc -c a.c\nerror: " + "x" * 300])
+    assert table_reason(result, width=40) == "build fails: error: " + "x" * 19 + "…"
+    assert table_reason(Validation("t", "python", True)) == ""

@@ -350,7 +350,7 @@ def cmd_validate(args: argparse.Namespace, console: Console) -> None:
     from rich.table import Table
 
     from uni_agent_gym.rewards.swebench import SWEBenchReward
-    from uni_agent_gym.validation import REASONS, ValidationFailed, summary, validate_tasks
+    from uni_agent_gym.validation import ValidationFailed, summary, table_reason, validate_tasks
 
     config = _run_config(args)
     tasks, unloadable = _dataset_tasks(args.dataset, config, args.instance_ids)
@@ -371,9 +371,8 @@ def cmd_validate(args: argparse.Namespace, console: Console) -> None:
     path.write_text(json.dumps(report, indent=1))
     table = Table("instance", "language", "result", "why", "seconds")
     for result in results:
-        kind, _, detail = (result.reasons[0] if result.reasons else "::").partition(": ")
-        why = f"{REASONS.get(kind, kind)}: {detail}" if result.reasons else ""
-        table.add_row(result.instance_id, result.language or "", "validated" if result.validated else "[red]failed[/red]", escape(why[:200]), f"{result.seconds:.0f}")
+        table.add_row(result.instance_id, result.language or "", "validated" if result.validated else "[red]failed[/red]",
+                      escape(table_reason(result)), f"{result.seconds:.0f}")  # fmt: skip
     console.print(table)
     for instance_id, why in unloadable.items():
         console.print(f"{instance_id}: makes no task: {escape(why)}", highlight=False)

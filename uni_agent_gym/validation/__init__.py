@@ -146,6 +146,17 @@ async def validate_tasks(
     return list(await asyncio.gather(*(one(task) for task in tasks)))
 
 
+def table_reason(result: Validation, width: int = 200) -> str:
+    """A task's first reason as `validate`'s table shows it: what its kind means, then the last line of its detail (an
+    error's most telling one: the exception, the hunk that failed; the report keeps the rest), cut to `width`."""
+    if not result.reasons:
+        return ""
+    kind, _, detail = result.reasons[0].partition(": ")
+    lines = [line.strip() for line in detail.splitlines() if line.strip()]
+    text = f"{REASONS.get(kind, kind)}: {lines[-1] if lines else ''}"
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
 def summary(results: list[Validation], unloadable: dict[str, str]) -> dict[str, Any]:
     """The JSON report: counts, each task's row, and the rows that made no task."""
     failed = [result for result in results if not result.validated]
