@@ -145,3 +145,107 @@ def test_a_long_last_line_is_cut_to_the_width():
     result = Validation("t", "python", False, ["build: cc -c a.c\nerror: " + "x" * 300])
     assert table_reason(result, width=40) == "build fails: error: " + "x" * 19 + "…"
     assert table_reason(Validation("t", "python", True)) == ""
+
+
+# --- b and e: what an image records of itself, on real images -------------------------------------------------------------
+
+IMPORT_PATH = "/go/src/example.com/toy"
+
+
+@pytest.fixture(scope="module")
+def repo_image(docker_image, tmp_path_factory):
+    """An image holding a one-commit repository at IMPORT_PATH (as a Go fixture in GOPATH mode has it), and its commit."""
+    import docker
+
+    from uni_agent_gym.workspaces.image_builder import docker_build
+
+    name = "uag-test/small-fixes:workdir"
+    context = tmp_path_factory.mktemp("workdir-image")
+    (context / "Dockerfile").write_text(
+        f"FROM {docker_image}\nRUN mkdir -p {IMPORT_PATH} && cd {IMPORT_PATH} && git init -q && echo 'x = 1' > toy.py && git add -A && "
+        "git -c user.name=t -c user.email=t@t commit -qm base\n"
+    )
+    docker_build(context, name, lambda message: None)
+    commit = subprocess.run(["docker", "run", "--rm", name, "git", "-C", IMPORT_PATH, "rev-parse", "HEAD"], capture_output=True, text=True,
+                            check=True).stdout.strip()  # fmt: skip
+    yield name, commit
+    docker.from_env().images.remove(name, force=True)
+
+
+def labelled(source: str, name: str, row: dict, workdir: str, environments: dict | None = None, **extra: str) -> str:
+    """`source` tagged `name` and labelled as `images build` labels the image of `row` built with its repository at
+    `workdir` (and `extra` labels)."""
+    import docker
+
+    from uni_agent_gym.workspaces.history import HISTORY_LABEL
+    from uni_agent_gym.workspaces.image_builder import _relabel
+    from uni_agent_gym.workspaces.recorded_environment import environment_labels
+
+    task = normalise(row)
+    docker.from_env().images.get(source).tag(name)
+    labels = environment_labels(environment_spec(task, environments or {}), task, workdir, name) if workdir else {}
+    _relabel(name, {**labels, HISTORY_LABEL: "ancestry", **extra})
+    return name
+
+
+def python_row(commit: str, image: str, **columns) -> dict:
+    return {"instance_id": "example__toy-1", "repo": "example/toy", "base_commit": commit, "version": "0", "problem_statement": "p",
+            "test_patch": "", "FAIL_TO_PASS": ["t"], "PASS_TO_PASS": [], "image_name": image, **columns}  # fmt: skip
+
+
+ENTRY = {"instance_id": "example__toy-1", "python": "3.11", "pip_requirements": [], "install_cmd": "true", "test_cmd_as_run": "python3 toy.py"}
+
+
+@pytest.mark.parametrize("with_environments", [False, True], ids=["spec-defaults", "environments-file"])
+async def test_a_row_without_the_images_workdir_is_refused_naming_both_directories(repo_image, tmp_path, with_environments):
+    """Built from a row with `workdir: /go/src/example.com/toy`, opened from a copy without it: the episode opened in a
+    /testbed the image does not have (its grading then failed: "`git rev-parse HEAD` failed in /testbed"), or, with the
+    environments file, the image was refused blaming the toolchain (the digests differ by the directory alone). The row
+    with the workdir opens."""
+    import docker
+
+    from uni_agent_gym.config import GymConfig
+    from uni_agent_gym.envs import AsyncSWEEnv
+    from uni_agent_gym.errors import DeploymentError
+
+    source, commit = repo_image
+    name = labelled(source, "uag-test/small-fixes:built-with-workdir", python_row(commit, "x", workdir=IMPORT_PATH), IMPORT_PATH,
+                    {ENTRY["instance_id"]: ENTRY})  # fmt: skip
+    env_config = {"cache_dir": str(tmp_path / "cache"), "workspace": "image"}
+    if with_environments:
+        (tmp_path / "environments.json").write_text(json.dumps([ENTRY]))
+        env_config["environments"] = str(tmp_path / "environments.json")
+    config = GymConfig.model_validate({"deployment": {"type": "docker"}, "env": env_config})
+    client = docker.from_env()
+    before = {container.id for container in client.containers.list(all=True)}
+    try:
+        env = AsyncSWEEnv(config)
+        try:
+            with pytest.raises(DeploymentError) as refused:
+                await env.reset(options={"instance": python_row(commit, name)})
+        finally:
+            await env.close()
+        message = str(refused.value)
+        assert f"keeps the repository in {IMPORT_PATH}, the task looks for it in /testbed" in message, message
+        assert f"give the row `workdir: {IMPORT_PATH}`" in message and "images build --force" in message, message
+        env = AsyncSWEEnv(config)
+        try:
+            observation, _ = await env.reset(options={"instance": python_row(commit, name, workdir=IMPORT_PATH)})
+            assert env.repo_dir == IMPORT_PATH
+        finally:
+            await env.close()
+    finally:
+        client.images.remove(name, force=True)
+    assert {container.id for container in client.containers.list(all=True)} == before
+
+
+def test_an_image_labelled_before_the_workdir_label_is_checked_as_before():
+    """Old images record no working directory: nothing to compare, the digest check alone (as today)."""
+    from tests.test_recorded_environment import ENTRY as REDIS_ENTRY
+    from tests.test_recorded_environment import REDIS, built_with
+    from uni_agent_gym.workspaces.recorded_environment import DIGEST_LABEL, WORKDIR_LABEL, task_on_image
+
+    image_id, labels = built_with(REDIS_ENTRY)
+    assert labels[WORKDIR_LABEL] == "/testbed"
+    old = {key: value for key, value in labels.items() if key != WORKDIR_LABEL}
+    assert task_on_image(REDIS, "redis-image", (image_id, old), {}, "/testbed").image_environment == labels[DIGEST_LABEL]

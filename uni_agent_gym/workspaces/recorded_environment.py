@@ -2,10 +2,12 @@
 
 `images build` labels every instance image with the digest of the task's environment (the spec: toolchain or
 Python and packages, install, build and test commands, variables; the repository, its commit and working
-directory) and with the commands grading needs (the test command and the build run after the patches). A sandbox
-opened on such an image is checked against its task before anything runs in it:
+directory), with that directory, and with the commands grading needs (the test command and the build run after the
+patches). A sandbox opened on such an image is checked against its task before anything runs in it:
 
 - an image of another commit (a rebuild under the same name, a re-based row) is refused;
+- an image that keeps the repository in another directory than the task's `workdir` (a row that lost its `workdir`,
+  graded on an image built from one that had it) is refused, naming both directories;
 - a task whose environment is given explicitly (an environments-file entry, a recipe or command the row
   carries) must have the image's digest, else the image is refused naming both;
 - a task that gives none (only swebench's spec defaults, or no spec at all: a version swebench lacks) takes the
@@ -31,6 +33,7 @@ from uni_agent_gym.workspaces.host_git import WorkspaceError
 
 DIGEST_LABEL = "uni-agent-gym.task-environment"
 COMMIT_LABEL = "uni-agent-gym.base-commit"
+WORKDIR_LABEL = "uni-agent-gym.workdir"  # where the image keeps the repository (the task's `workdir` when it was built)
 TEST_LABEL = "uni-agent-gym.test-command"
 BUILD_LABEL = "uni-agent-gym.build-command"
 NAME_LABEL = "uni-agent-gym.image"  # the name it was built under: an image made FROM it (or tagged anew) inherits the
@@ -55,7 +58,7 @@ def environment_digest(spec: EnvironmentSpec, instance: Task, workdir: str) -> s
 
 def environment_labels(spec: EnvironmentSpec, instance: Task, workdir: str, image: str) -> dict[str, str]:
     """The labels an instance image built from `spec` under the name `image` carries."""
-    return {DIGEST_LABEL: environment_digest(spec, instance, workdir), COMMIT_LABEL: instance.base_commit,
+    return {DIGEST_LABEL: environment_digest(spec, instance, workdir), COMMIT_LABEL: instance.base_commit, WORKDIR_LABEL: workdir,
             TEST_LABEL: spec.test_command, BUILD_LABEL: spec.build, NAME_LABEL: canonical_name(image)}  # fmt: skip
 
 
@@ -101,6 +104,13 @@ def task_on_image(
         raise EnvironmentMismatch(
             f"Instance {instance_id!r}: its image {image} holds the repository at {commit} (environment {recorded}), the task at "
             f"{instance.base_commit} (environment {wanted}): rebuild it (`uni-agent-gym images build --force`) or use the row it was built for"
+        )
+    built_in = labels.get(WORKDIR_LABEL)  # None: labelled before the working directory was (nothing to compare)
+    if built_in is not None and built_in != workdir:
+        raise EnvironmentMismatch(
+            f"Instance {instance_id!r}: its image {image} keeps the repository in {built_in}, the task looks for it in {workdir}: "
+            f"give the row `workdir: {built_in}` (as the row it was built from does), or rebuild the image for this row "
+            "(`uni-agent-gym images build --force`)"
         )
     if instance.image_environment == recorded:  # already read from this image (the agent's sandbox, now the grader's)
         return instance.replace(**checked)
