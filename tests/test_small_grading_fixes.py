@@ -249,3 +249,30 @@ def test_an_image_labelled_before_the_workdir_label_is_checked_as_before():
     assert labels[WORKDIR_LABEL] == "/testbed"
     old = {key: value for key, value in labels.items() if key != WORKDIR_LABEL}
     assert task_on_image(REDIS, "redis-image", (image_id, old), {}, "/testbed").image_environment == labels[DIGEST_LABEL]
+
+
+def test_images_here_counts_images_that_hold_the_rows_environment(docker_image, tmp_path, capsys, monkeypatch):
+    """Three redis rows, each with an image of its name here: one built for its environment, one built for another
+    commit, one pulled (no labels). "images here" said 3; it counts the first and the pulled one, and says which."""
+    from uni_agent_gym.cli import main
+
+    redis = multilingual("redis__redis-12272")
+    rows = {kind: {**redis, "instance_id": f"redis__redis-{number}", "image_name": f"uag-test/small-fixes:images-here-{kind}"}
+            for number, kind in ((1, "matching"), (2, "other-commit"), (3, "pulled"))}  # fmt: skip
+    built = [labelled(docker_image, rows["matching"]["image_name"], rows["matching"], "/testbed"),
+             labelled(docker_image, rows["other-commit"]["image_name"], {**rows["other-commit"], "base_commit": "b" * 40}, "/testbed"),
+             labelled(docker_image, rows["pulled"]["image_name"], rows["pulled"], "")]  # fmt: skip
+    try:
+        dataset = tmp_path / "rows.jsonl"
+        dataset.write_text("".join(json.dumps(row) + "\n" for row in rows.values()))
+        monkeypatch.setenv("COLUMNS", "400")
+        assert main(["datasets", "--dataset", str(dataset)]) == 0
+        out = capsys.readouterr().out
+        (cells,) = table_rows(out)
+        assert cells[:5] == ["swe-bench", "redis/redis", "c", "3", "2 (1 unlabelled, 1 for another environment)"], cells
+        assert "images here: unlabelled = an image not built here" in out and "for another environment = built here for another" in out
+    finally:
+        import docker
+
+        for name in built:
+            docker.from_env().images.remove(name, force=True)

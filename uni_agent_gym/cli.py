@@ -498,7 +498,7 @@ def cmd_build_images(args: argparse.Namespace, console: Console) -> None:
 def cmd_datasets(args: argparse.Namespace, console: Console) -> None:
     from rich.table import Table
 
-    from uni_agent_gym.dataset_summary import canaries_cell, family_table, summarise
+    from uni_agent_gym.dataset_summary import canaries_cell, family_table, images_cell, images_notes, summarise
     from uni_agent_gym.toy import dataset_rows
 
     if not args.dataset:
@@ -514,12 +514,11 @@ def cmd_datasets(args: argparse.Namespace, console: Console) -> None:
     table = Table("family", "repository", "language", "rows", "images here", "buildable offline", "canaries", "why not",
                   title=f"{args.dataset}: {len(rows)} row{'s' * (len(rows) != 1)}")  # fmt: skip
     for line in lines:
-        present = "?" if line.images_present is None else str(line.images_present)
         why = "; ".join(f"{count}: {reason}" for reason, count in line.reasons.most_common(3))
-        table.add_row(line.family, line.repo, line.language, str(line.rows), present, str(line.buildable), canaries_cell(line), escape(why))
+        table.add_row(line.family, line.repo, line.language, str(line.rows), images_cell(line), str(line.buildable), canaries_cell(line), escape(why))
     _print_table(console, table)
-    if any(line.images_present is None for line in lines):
-        console.print("images here: ? (no Docker engine answered)")
+    for note in images_notes(lines):
+        console.print(note, highlight=False)
 
 
 def _print_table(console: Console, table) -> None:

@@ -1,7 +1,9 @@
 """`uni-agent-gym datasets`: the dataset families, and what a given file or dataset name holds.
 
 For a dataset: its rows by family, repository and language, whether each row's image is on this
-machine, whether `images build` can make it here (its environment known with exact pins, a base
+machine and holds the row's environment (as a sandbox opened on it checks: `workspaces/recorded_environment.py`; an
+image that records nothing of itself, a pulled one, is counted by its name, and said to be), whether `images build`
+can make it here (its environment known with exact pins, a base
 image for its Python, a mirror of its repository) or, if not, why not, and how many rows' gradings plant
 canaries (tests that must fail: `rewards/canaries.py`), under which runner. A row that does not make a task
 (no spec for its repository and version, no harness for it, nothing to show a fix) is counted on its
@@ -27,7 +29,9 @@ class RepoLine:
     repo: str
     language: str  # "?" where the family cannot tell
     rows: int = 0
-    images_present: int | None = 0  # None: no Docker engine to ask
+    images_present: int | None = 0  # images here a sandbox of the row would take (None: no Docker engine to ask)
+    images_unrecorded: int = 0  # of those, images that record no environment (pulled, or built before the labels)
+    images_elsewhere: int = 0  # images under the rows' names built here for another environment: not counted
     buildable: int = 0
     reasons: Counter = field(default_factory=Counter)  # why rows cannot be built here, by reason
     canaries: Counter = field(default_factory=Counter)  # rows whose gradings plant canaries, by runner (None: none planted)
@@ -62,8 +66,8 @@ def summarise(rows: list[dict[str, Any]], config: GymConfig, environments: dict[
         line.canaries[_canary_runner(task, environments)] += 1
         if present is None:
             line.images_present = None
-        elif present(task.image_name):
-            line.images_present += 1
+        else:
+            _count_image(line, task, present(task.image), environments)
         reason = None
         if task.hidden_paths:
             reason = "its tests exist only in its image"
@@ -83,6 +87,51 @@ def summarise(rows: list[dict[str, Any]], config: GymConfig, environments: dict[
         else:
             line.reasons[reason] += 1
     return list(lines.values())
+
+
+def _count_image(line: RepoLine, task: Task, found: tuple[str, dict[str, str]] | None, environments: dict[str, dict[str, Any]]) -> None:
+    """Count the row's image (`found`: its id and labels, None where there is none) as grading would take it."""
+    from uni_agent_gym.datasets.base import IMAGE_REPO_DIR
+    from uni_agent_gym.workspaces.recorded_environment import EnvironmentMismatch, recorded_digest, task_on_image
+
+    if found is None:
+        return
+    if recorded_digest(task.image, found[1]) is None:
+        line.images_unrecorded += 1
+    else:
+        try:
+            task_on_image(task, task.image, found, environments, task.workdir or IMAGE_REPO_DIR)
+        except EnvironmentMismatch:
+            line.images_elsewhere += 1
+            return
+    line.images_present += 1
+
+
+def images_cell(line: RepoLine) -> str:
+    """How many of a line's rows have their image here (`3`), and how many of those are unlabelled or how many images
+    are for another environment (`3 (1 unlabelled)`, `0 (2 for another environment)`); `?` without a Docker engine."""
+    if line.images_present is None:
+        return "?"
+    notes = []
+    if line.images_unrecorded:
+        notes.append(f"{line.images_unrecorded} unlabelled")
+    if line.images_elsewhere:
+        notes.append(f"{line.images_elsewhere} for another environment")
+    return f"{line.images_present} ({', '.join(notes)})" if notes else str(line.images_present)
+
+
+def images_notes(lines: list[RepoLine]) -> list[str]:
+    """What the "images here" column's words mean, for those it uses."""
+    notes = []
+    if any(line.images_present is None for line in lines):
+        notes.append("images here: ? (no Docker engine answered)")
+    if any(line.images_unrecorded for line in lines):
+        notes.append("images here: unlabelled = an image not built here (pulled, or built before the labels): counted by its name; "
+                     "nothing says which environment it holds")
+    if any(line.images_elsewhere for line in lines):
+        notes.append("images here: for another environment = built here for another commit, working directory or environment than "
+                     "the row's, so a sandbox of the row refuses it: `images build --force` rebuilds it")
+    return notes
 
 
 def canaries_cell(line: RepoLine) -> str:
@@ -121,15 +170,15 @@ def _family_and_language(row: dict[str, Any], dataset_format: str) -> tuple[str,
 
 
 def _image_checker():
-    """`image_exists` when a Docker engine answers, else None."""
-    from uni_agent_gym.deployments.docker import docker_client, image_exists
+    """`image_identity` (an image's id and labels, or None) when a Docker engine answers, else None."""
+    from uni_agent_gym.deployments.docker import docker_client, image_identity
     from uni_agent_gym.errors import DeploymentError
 
     try:
         docker_client()
     except DeploymentError:
         return None
-    return image_exists
+    return image_identity
 
 
 def _short(message: str) -> str:
