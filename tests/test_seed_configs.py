@@ -304,6 +304,16 @@ def test_init_without_the_verl_extra_writes_the_gyms_settings_and_init_again_add
     assert all((tmp_path / "configs" / name).read_bytes() == (SHIPPED / name).read_bytes() for name in ("config.toml", "uni_agent_loop.yaml"))
 
 
+def test_an_installation_without_its_configs_is_said_so_not_blamed_on_an_argument(tmp_path, capsys, monkeypatch):
+    from uni_agent_gym.verl import from_seed
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(from_seed, "SHIPPED", tmp_path / "site-packages" / "uni_agent_gym" / "configs")
+    assert main(["init"]) == 1
+    out = " ".join(capsys.readouterr().out.split())
+    assert "error: this installation of uni-agent-gym has no shipped configs" in out and "--output" not in out, out
+
+
 def _seed_naming_a_missing_deployment(seed: Path) -> list[str]:
     loop_yaml = seed / "uni_agent_loop.yaml"
     entries = yaml.safe_load(loop_yaml.read_text())

@@ -191,12 +191,13 @@ class TrainingFailed(UniAgentGymError):
 
 
 def cmd_init(args: argparse.Namespace, console: Console) -> None:
-    from uni_agent_gym.verl.from_seed import write_from_seed, write_shipped
+    from uni_agent_gym.verl.from_seed import shipped_files, write_from_seed, write_shipped
 
     seed = input_directory("--from-seed", args.from_seed) if args.from_seed else None
     output = output_directory("--output", args.output or ("configs-from-seed" if seed else "configs"))
+    shipped = None if seed else shipped_files()  # the installation's own: no argument is wrong where it lacks them
     with argument("--from-seed" if seed else "--output"):
-        said, check = write_from_seed(seed, output, force=args.force) if seed else write_shipped(output, force=args.force)
+        said, check = write_from_seed(seed, output, force=args.force) if seed else write_shipped(shipped, output, force=args.force)
     if check is None:  # no verl here: the gym's settings and deployments only (the note says why)
         _print_check(console, said, [], [])
         console.print(f"[green]wrote the gym's settings and deployments to {escape(str(output))}[/green] (check them: uni-agent-gym check-config "

@@ -78,12 +78,12 @@ def write_from_seed(seed_dir: Path, output: Path, *, force: bool = False, rounds
     return said, check
 
 
-def write_shipped(output: Path, *, force: bool = False) -> tuple[list[str], TrainingCheck | None]:
-    """Write the shipped set (comments and all) into `output` and check it as `check-config --training` would;
-    (what was written, one line each; the check, None where the verl extra is missing and the training files
+def write_shipped(shipped: dict[str, bytes], output: Path, *, force: bool = False) -> tuple[list[str], TrainingCheck | None]:
+    """Write the shipped set (`shipped_files()`, comments and all) into `output` and check it as `check-config --training`
+    would; (what was written, one line each; the check, None where the verl extra is missing and the training files
     were left out). A file already there with the shipped content is no clash: `init` again adds what is missing."""
     missing = _training_extra_missing()
-    files = {name: data for name, data in shipped_files().items() if not (missing and name in TRAINING_FILES)}
+    files = {name: data for name, data in shipped.items() if not (missing and name in TRAINING_FILES)}
     _refuse_clobbering(output, [name for name, data in files.items() if _differs(output / name, data)], force)
     for name, data in files.items():
         (output / name).parent.mkdir(parents=True, exist_ok=True)
@@ -100,6 +100,9 @@ def write_shipped(output: Path, *, force: bool = False) -> tuple[list[str], Trai
 
 def shipped_files() -> dict[str, bytes]:
     """The shipped set by path inside it (`deployment/docker.yaml`), from the installed package."""
+    if not SHIPPED.is_dir():
+        raise ConfigError(f"this installation of uni-agent-gym has no shipped configs ({SHIPPED}): install it again "
+                          "(pip install --force-reinstall uni-agent-gym), or give init --from-seed DIR")  # fmt: skip
 
     def walk(folder: Traversable, prefix: str) -> Iterator[tuple[str, bytes]]:
         for item in sorted(folder.iterdir(), key=lambda item: item.name):
