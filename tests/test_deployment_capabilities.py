@@ -23,7 +23,7 @@ def test_docker_and_ray_implement_every_member_with_its_signature(module, name):
     import importlib
 
     implementation = getattr(importlib.import_module(f"uni_agent_gym.deployments.{module}"), name)
-    assert MEMBERS == ["changes", "container_id", "isolate_network", "on_this_engine", "pause", "read_archive", "restore_network", "unpause", "write_archive"]
+    assert MEMBERS == ["changes", "container_id", "isolate_network", "on_this_engine", "pause", "read_archive", "read_heads", "restore_network", "unpause", "write_archive"]
     assert implementation.container.fget(object()) is not None  # the property answers the sandbox itself
     for member in MEMBERS:
         declared = getattr(ContainerSandbox, member, None)
@@ -92,7 +92,8 @@ def test_no_layer_branches_on_a_deployment_types_name():
                 constants += [e for c in node.comparators if isinstance(c, ast.Tuple) for e in c.elts if isinstance(e, ast.Constant) and e.value in names]
                 if constants:
                     found.append(f"{path.relative_to(PACKAGE)}:{node.lineno}")
-    assert found == ["rewards/swebench.py:276"] * 2, found  # the agent's sandbox and the gym's, both local
+    # the agent's sandbox and the gym's, both local: one comparison of two (its line is not pinned: the module changes)
+    assert len(found) == 2 and len(set(found)) == 1 and found[0].startswith("rewards/swebench.py:"), found
 
 
 def test_each_config_names_the_deployment_it_makes():

@@ -34,6 +34,10 @@ class ContainerSandbox(Protocol):
     def read_archive(self, path: str, max_bytes: int) -> bytes | None:
         """A tar of `path` read by the engine; None when it does not exist; `ArchiveTooLarge` past `max_bytes`. Blocking."""
 
+    def read_heads(self, paths: list[str], size: int) -> dict[str, tuple[int, bytes]]:
+        """{path: (mode, the first `size` bytes of a regular file, else b"")} of those of `paths` that exist, read by
+        the engine (what a file is, without copying it whole). Blocking."""
+
     def write_archive(self, directory: str, data: bytes) -> None:
         """Unpack a tar into `directory` (the engine does it; nothing inside runs). Blocking."""
 

@@ -12,11 +12,14 @@ import asyncio
 import contextlib
 import dataclasses
 import functools
+import io
 import logging
 import os
 import re
 import secrets
 import socket
+import stat
+import tarfile
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -37,6 +40,8 @@ logger = logging.getLogger(__name__)
 LABEL = "uni-agent-gym"
 RUN_ID_LABEL = "uni-agent-gym.run-id"
 _UNKNOWN = object()
+_TAR_TYPES = {tarfile.DIRTYPE: stat.S_IFDIR, tarfile.SYMTYPE: stat.S_IFLNK, tarfile.LNKTYPE: stat.S_IFREG,
+              tarfile.CHRTYPE: stat.S_IFCHR, tarfile.BLKTYPE: stat.S_IFBLK, tarfile.FIFOTYPE: stat.S_IFIFO}  # fmt: skip
 RUN_ID_VARIABLE = "UNI_AGENT_GYM_RUN_ID"  # a job sets it once; every process it starts labels its containers with it
 
 
@@ -354,6 +359,39 @@ class DockerDeployment(Deployment):
         if data is None:  # a 404 means the path or the container is gone: only the former is an answer
             self._api("inspect", api.inspect_container, self.container_id)
         return data
+
+    def read_heads(self, paths: list[str], size: int) -> dict[str, tuple[int, bytes]]:
+        """{path: (mode, the first `size` bytes of a regular file, else b"")} of those of `paths` that exist: from the
+        container's own layer where this host reads it, else the start of the daemon's archive of each. Blocking."""
+        layers = self._layers()
+        api = docker_client().api
+
+        def read(path: str) -> tuple[int, bytes] | None:
+            response = api.get(api._url("/containers/{0}/archive", self.container_id), params={"path": path}, stream=True)
+            with contextlib.closing(response):  # closed before the whole file is read: the daemon's lock goes with it
+                if response.status_code == 404:
+                    return None
+                api._raise_for_status(response)
+                start = bytearray()  # the tar's headers (a long name's too) and the file's first bytes
+                for chunk in response.iter_content(1 << 16):
+                    start += chunk
+                    if len(start) >= size + (1 << 16):
+                        break
+            with tarfile.open(fileobj=io.BytesIO(bytes(start)), mode="r|") as tar:
+                member = tar.next()
+                if member is None:
+                    return None
+                mode = member.mode | _TAR_TYPES.get(member.type, stat.S_IFREG)
+                return mode, tar.extractfile(member).read(size) if member.isreg() else b""
+
+        found = {}
+        for path in paths:
+            head = overlay.head(layers, path, size) if layers is not None else None
+            if head is None:
+                head = self._api(f"read {path}", read, path)
+            if head is not None:
+                found[path] = head
+        return found
 
     def write_archive(self, directory: str, data: bytes) -> None:
         """Unpack a tar into `directory` of the container (the daemon does it; nothing inside runs). Blocking."""

@@ -85,6 +85,23 @@ def archive(layers: Layers, path: str, max_bytes: int) -> bytes | None:
     return out.getvalue()
 
 
+def head(layers: Layers, path: str, size: int) -> tuple[int, bytes] | None:
+    """(mode, the first `size` bytes of a regular file, else b"") of `path` (absolute, in the container) as the upper
+    layer holds it (links not followed); None when the upper layer lacks it or a link on the way leads out of it."""
+    source = layers.upper / path.lstrip("/")
+    upper = os.path.realpath(layers.upper)
+    if os.path.commonpath([upper, os.path.realpath(source.parent)]) != upper or not os.path.lexists(source) or _whiteout(source):
+        return None
+    info = os.lstat(source)
+    if not stat.S_ISREG(info.st_mode):
+        return info.st_mode, b""
+    descriptor = os.open(source, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    try:
+        return info.st_mode, os.read(descriptor, size)
+    finally:
+        os.close(descriptor)
+
+
 def _whiteout(path: Path) -> bool:
     info = os.lstat(path)
     return stat.S_ISCHR(info.st_mode) and info.st_rdev == 0

@@ -414,6 +414,9 @@ class RayDeployment(Deployment):
     def read_archive(self, path: str, max_bytes: int) -> bytes | None:
         return self._blocking("read_archive", path, max_bytes)
 
+    def read_heads(self, paths: list[str], size: int) -> dict[str, tuple[int, bytes]]:
+        return self._blocking("read_heads", paths, size)
+
     def write_archive(self, directory: str, data: bytes) -> None:
         self._blocking("write_archive", directory, data)
 

@@ -53,7 +53,7 @@ _CODE = sorted(Path(__file__).parent.glob("*.py")) + [Path(__file__).parent.pare
 CODE_VERSION = hashlib.sha256(b"".join(path.read_bytes() for path in _CODE)).hexdigest()[:10]
 # What a driver may ask of a sandbox's container: coroutines, and blocking calls (run in a thread here).
 ASYNC_CALLS = {"engine_answers", "isolate_network", "restore_network"}
-BLOCKING_CALLS = {"changes", "read_archive", "write_archive", "pause", "unpause"}
+BLOCKING_CALLS = {"changes", "read_archive", "read_heads", "write_archive", "pause", "unpause"}
 
 
 def host_name(resource: str, node_id: str) -> str:
