@@ -8,7 +8,8 @@ dataset rows share a few hundred environments, so each added instance costs its 
 install only. Packages are downloaded on the host (wheels for the image's Python and glibc; an sdist
 where a release has no wheel) and installed during `docker build` with the network off. Like the
 official images, /testbed ends with one commit on top of `base_commit` that holds the `pre_install`
-edits, so `git diff HEAD` is the agent's work alone. The repository is built clean (`env.history`,
+edits (the tracked files it and the install changed; what they made is recorded as ignored, never committed:
+`RECORD_OUTPUTS`), so `git diff HEAD` is the agent's work alone. The repository is built clean (`env.history`,
 see `history.py`: a checkout of the clean repository, then the in-place clean script after the
 environment commit) and the image labelled with the mode, so it needs no derivation. Images get their
 family's names (SWE-bench's
@@ -224,11 +225,24 @@ def dockerfile(environment: str, spec: EnvironmentSpec, history: str = "ancestry
     lines += [
         f"RUN {OFFLINE_PIP} {spec.install}" if spec.language == PYTHON else f"RUN {spec.install}",
         "RUN git config --global user.email env@uni-agent-gym.invalid && git config --global user.name uni-agent-gym "
-        "&& git config --global --add safe.directory '*' && git add -A && git commit --allow-empty -qm 'uni-agent-gym environment' "
+        f"&& git config --global --add safe.directory '*' && git add -u && {RECORD_OUTPUTS} && git commit --allow-empty -qm 'uni-agent-gym environment' "
         f"&& sh {SCRIPT_PATH} {repo_dir} ancestry && rm -f {SCRIPT_PATH}",
         f'LABEL {HISTORY_LABEL}="{history}"',
     ]
     return "\n".join(lines) + "\n"
+
+
+# The environment commit holds the tracked files `pre_install` and the install changed (`git add -u`, as swebench's
+# `git commit -am`), never what they made: a build's outputs committed there made an agent's rebuild a change of its
+# own (gin's 19 MB test binary in the patch). What they left untracked is written into `.git/info/exclude` instead,
+# one anchored literal pattern a path (a directory whole), so the agent's `git status` is clean and the capture
+# leaves those paths out (`rewards/capture.py`). A name holding a newline (which no pattern can hold) stays untracked:
+# the capture still leaves it out on docker and ray, where it sees that the image holds it.
+RECORD_OUTPUTS = (
+    "mkdir -p .git/info && { echo '# uni-agent-gym: what the image build made (untracked at the environment commit)'; "
+    "git ls-files -z --others --exclude-standard --directory | tr '\\n\\0' '\\1\\n' | { grep -v \"$(printf '\\1')\" || true; } "
+    "| sed -e 's/[][*?\\\\]/\\\\&/g' -e 's/ $/\\\\ /' -e 's|^|/|'; } >> .git/info/exclude"
+)
 
 
 async def ensure_environment_image(spec: EnvironmentSpec, base: str, cache_dir: Path, log: Callable[[str], None]) -> str:
