@@ -25,7 +25,16 @@ Paths are C-quoted (`core.quotePath`), so a name that is not UTF-8 (or holds a n
 patch; a file whose content is not UTF-8 is written as a binary section (marked `binary` in the private
 `info/attributes`, which no `.gitattributes` of the agent's overrides), so the patch is text and applies
 to the same bytes. A symlink that leaves the repository, a special file, or more than
-`max_bytes` of changed files or patch is `PatchRejected`: a clear status, never a crash.
+`max_bytes` of changed files or patch is `PatchRejected`: a clear status, never a crash (the message names the
+largest file).
+
+What the agent's build made is not its fix (`build_outputs.py`): the patch leaves out what the start's rules
+ignore (the repository's `.gitignore` files and the start's `.git/info/exclude`, where an image built here records
+what its install made), a file the image holds untracked (a pulled image records nothing: docker and ray, whose
+capture sees the image), and a new file that is compiled code or a library archive. The result (`Captured`) is the
+patch with `left_out`, {path: why}; on docker and ray it names every path left out (an ignored directory once), in a
+sandbox's or the host's git the build outputs (there `git add` drops ignored paths unseen, the start's with the
+agent's). Leaving a file out never helps the agent: the grading sandbox then lacks it, as if it was never made.
 """
 
 from __future__ import annotations
@@ -45,6 +54,7 @@ from uni_agent_gym.deployments import Deployment
 from uni_agent_gym.deployments.container import ArchiveTooLarge
 from uni_agent_gym.diffs import attribute_pattern, file_diffs
 from uni_agent_gym.errors import DeploymentError, UniAgentGymError
+from uni_agent_gym.rewards.build_outputs import HEAD_BYTES, MAX_CLASSIFIED, output_kind, regular_output_kind
 from uni_agent_gym.rewards.patches import GIT, GIT_ENV
 
 # A bash with nothing of the calling shell: no functions, aliases or variables (GIT_DIR, PATH, BASH_ENV).
@@ -61,8 +71,32 @@ _PRIVATE_GIT = (
 )
 
 
+UNTRACKED_AT_THE_START = "untracked in the start commit: the image's own file"
+# the new files against the start (the private index staged): those a build may have made
+ADDED = "diff --cached --name-only -z --no-renames --diff-filter=A"
+
+
 class PatchRejected(UniAgentGymError, ValueError):
     """The agent's changes cannot be graded as a patch (too large, or leaving the repository)."""
+
+
+class Captured(str):
+    """The agent's patch (its text), with the files of its sandbox the capture left out of it: {path: why}."""
+
+    left_out: dict[str, str]
+
+    def __new__(cls, patch: str, left_out: dict[str, str] | None = None) -> "Captured":
+        captured = super().__new__(cls, patch)
+        captured.left_out = dict(sorted((left_out or {}).items()))
+        return captured
+
+
+def _noting(exc: PatchRejected, left_out: dict[str, str]) -> PatchRejected:
+    """`exc` with what was left out named (it is the agent's other work, not what made the patch too large)."""
+    if not left_out:
+        return exc
+    shown = ", ".join(list(left_out)[:5]) + (f" and {len(left_out) - 5} more" if len(left_out) > 5 else "")
+    return PatchRejected(f"{exc}; left out as not the agent's fix: {shown}")
 
 
 def _clean(scratch: str, body: str) -> str:
@@ -77,19 +111,39 @@ def _private_git(scratch: str, repo_dir: str) -> str:
     return f"mkdir -p {shlex.quote(scratch)} && R={shlex.quote(repo_dir)} && {_PRIVATE_GIT}"
 
 
-async def capture_in_sandbox(deployment: Deployment, repo_dir: str, start: str, max_bytes: int) -> str:
+async def capture_in_sandbox(deployment: Deployment, repo_dir: str, start: str, max_bytes: int) -> Captured:
     """The patch, computed in `deployment` by `/usr/bin/git` with a private index (see the module docstring)."""
     scratch = f"/tmp/uni-agent-gym-capture-{secrets.token_hex(6)}"
+    cd = f"cd {shlex.quote(repo_dir)} &&"
     try:
         await _must(deployment, scratch, _private_git(scratch, repo_dir), "make the capture's git directory", where="sandbox")
-        stage = f"cd {shlex.quote(repo_dir)} && {GIT} read-tree {start} && {GIT} --work-tree=. add -A"
+        stage = f"{cd} {GIT} read-tree {start} && {GIT} --work-tree=. add -A"
         await _must(deployment, scratch, stage, "stage the agent's files", where="sandbox")
-        return await _diff(deployment, scratch, start, max_bytes)
+        added = await _listed(deployment, scratch, f"{cd} {GIT} {ADDED} {start}", "list the new files", where="sandbox")
+        await _write_list(deployment, f"{scratch}/added", added[:MAX_CLASSIFIED])
+        heads = (
+            f"{cd} while IFS= read -r -d '' f; do if [ -f \"$f\" ] && [ ! -L \"$f\" ]; then printf '%s\\0' \"$f\"; "
+            f"head -c {HEAD_BYTES} -- \"$f\" | od -An -v -tx1 | tr -d ' \\n'; printf '\\0'; fi; done < $S/added > $S/heads"
+        )
+        await _must(deployment, scratch, heads, "read the new files' first bytes", where="sandbox")
+        fields = (await deployment.read_file(f"{scratch}/heads")).split(b"\0")
+        left_out = {}
+        for name, head in zip(fields[0::2], fields[1::2]):
+            kind = output_kind(os.fsdecode(name), bytes.fromhex(head.decode()))  # regular files only (the loop's test)
+            if kind:
+                left_out[os.fsdecode(name)] = kind
+        if left_out:
+            await _write_list(deployment, f"{scratch}/left", list(left_out))
+            await _must(deployment, scratch, f"{cd} {GIT} update-index -z --force-remove --stdin < $S/left", "unstage build outputs", where="sandbox")
+        try:
+            return Captured(await _diff(deployment, scratch, start, max_bytes), left_out)
+        except PatchRejected as exc:
+            raise _noting(exc, left_out) from None
     finally:
         await deployment.run(f"rm -rf {scratch}")
 
 
-async def capture_on_host(git_dir: Path, work_tree: str, start: str, max_bytes: int) -> str:
+async def capture_on_host(git_dir: Path, work_tree: str, start: str, max_bytes: int) -> Captured:
     """The patch of a host checkout (`local`), computed by the host's git with `git_dir`'s objects."""
     with tempfile.TemporaryDirectory(prefix="uni-agent-gym-capture-") as scratch:
         private = Path(scratch) / "git"
@@ -106,6 +160,10 @@ async def capture_on_host(git_dir: Path, work_tree: str, start: str, max_bytes: 
         git = [*GIT.split(), "-C", work_tree]
         for arguments in (["read-tree", start], ["add", "-A"]):
             await _host(git + arguments, env)
+        added = [os.fsdecode(path) for path in (await _host(git + ADDED.split() + [start], env)).split(b"\0") if path]
+        left_out = {path: kind for path in added[:MAX_CLASSIFIED] if (kind := _host_output_kind(work_tree, path))}
+        if left_out:
+            await _host(git + ["update-index", "-z", "--force-remove", "--stdin"], env, stdin=b"".join(os.fsencode(path) + b"\0" for path in left_out))
         raw = await _host(git + ["diff", "--cached", "--raw", "-z", "--no-renames", "--no-abbrev", start], env)
         fields = raw.split(b"\0")
         for header, path in zip(fields[0::2], fields[1::2]):
@@ -119,7 +177,9 @@ async def capture_on_host(git_dir: Path, work_tree: str, start: str, max_bytes: 
             with patch.open("wb") as out:
                 await _host([*DIFF.split(), start], {**env, "PWD": work_tree}, stdout=out, cwd=work_tree)
             if patch.stat().st_size > max_bytes:
-                raise PatchRejected(f"the patch is {patch.stat().st_size} bytes, more than reward.max_patch_bytes ({max_bytes})")
+                raw = await _host(git + ["diff", "--cached", "--raw", "-z", "--no-renames", "--no-abbrev", start], env)
+                sizes = await _host(git + ["cat-file", "--batch-check=%(objectsize) %(objectname)"], env, stdin="".join(f"{blob}\n" for blob in _new_blobs(raw)).encode())
+                raise _noting(PatchRejected(f"the patch is {patch.stat().st_size} bytes, more than reward.max_patch_bytes ({max_bytes}){_largest(raw, sizes)}"), left_out)
             return patch.read_bytes()
 
         data = await diff()
@@ -127,22 +187,35 @@ async def capture_on_host(git_dir: Path, work_tree: str, start: str, max_bytes: 
         if offending:
             (private / "info/attributes").write_text("".join(f"{attribute_pattern(path)} binary\n" for path in offending))
             data = await diff()
-        return _as_text(data)
+        return Captured(_as_text(data), left_out)
 
 
-async def _host(argv: list[str], env: dict[str, str], stdout=None, cwd: str | None = None) -> bytes:
-    """Run git on the host with exactly `env` (plus PATH and HOME); its output, or `DeploymentError`."""
+def _host_output_kind(work_tree: str, path: str) -> str | None:
+    """`build_outputs.output_kind` of a regular file of the host's checkout (links not followed)."""
+    try:
+        descriptor = os.open(os.path.join(work_tree, path), os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError:
+        return None
+    try:
+        return regular_output_kind(path, os.fstat(descriptor).st_mode, os.read(descriptor, HEAD_BYTES))
+    finally:
+        os.close(descriptor)
+
+
+async def _host(argv: list[str], env: dict[str, str], stdout=None, cwd: str | None = None, stdin: bytes | None = None) -> bytes:
+    """Run git on the host with exactly `env` (plus PATH and HOME), `stdin` its input; its output, or `DeploymentError`."""
     process = await asyncio.create_subprocess_exec(
         *argv, env={"PATH": "/usr/bin:/bin", "HOME": "/nonexistent", "LANG": "C.UTF-8", **env}, cwd=cwd,
-        stdin=asyncio.subprocess.DEVNULL, stdout=stdout or asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+        stdin=asyncio.subprocess.DEVNULL if stdin is None else asyncio.subprocess.PIPE,
+        stdout=stdout or asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
     )  # fmt: skip
-    out, err = await process.communicate()
+    out, err = await process.communicate(stdin)
     if process.returncode != 0:
         raise DeploymentError(f"`{' '.join(argv[-3:])}` failed ({process.returncode}): {err.decode(errors='replace')[-1000:]}")
     return out or b""
 
 
-async def capture_from_container(agent: Deployment, fresh: Deployment, repo_dir: str, start: str, max_bytes: int) -> str:
+async def capture_from_container(agent: Deployment, fresh: Deployment, repo_dir: str, start: str, max_bytes: int) -> Captured:
     """The patch of the container sandbox `agent` (docker, ray: its `container`), computed in the fresh one `fresh`
     of the same instance (its repository at `start`, untouched by the agent). `agent` is frozen meanwhile."""
     root = repo_dir.rstrip("/")
@@ -150,7 +223,7 @@ async def capture_from_container(agent: Deployment, fresh: Deployment, repo_dir:
     changed = dict(sorted((path[len(root) + 1 :], kind) for kind, path in changes if path.startswith(root + "/")))
     changed = {path: kind for path, kind in changed.items() if path != ".git" and not path.startswith(".git/")}
     if not changed:
-        return ""
+        return Captured("")
     scratch = f"/tmp/uni-agent-gym-capture-{secrets.token_hex(6)}"
     tree, cd = f"{scratch}/tree", f"cd {shlex.quote(repo_dir)} &&"
     try:
@@ -161,13 +234,16 @@ async def capture_from_container(agent: Deployment, fresh: Deployment, repo_dir:
         start_ignores = [path for path in listed if path not in changed]
         await _write_list(fresh, f"{scratch}/ignores", start_ignores)
         await _must(fresh, scratch, f"{cd} {GIT} checkout-index -z --stdin --prefix={tree}/ < {scratch}/ignores", "lay out .gitignore files")
+        left_out: dict[str, str] = {}
         await asyncio.to_thread(agent.container.pause)
         try:
             copier = _Copier(agent, root, max_bytes)
             agent_ignores = [path for path, kind in changed.items() if posixpath.basename(path) == ".gitignore" and kind != "D"]
             await copier.copy(fresh, tree, agent_ignores)
-            copy, index_paths = await _plan(fresh, cd, scratch, changed)
+            copy, index_paths, left_out = await _plan(agent, fresh, cd, scratch, changed, root)
             await copier.copy(fresh, tree, [path for path in copy if path not in agent_ignores])
+        except PatchRejected as exc:
+            raise _noting(exc, left_out) from None
         finally:
             await asyncio.to_thread(agent.container.unpause)
         # The index holds the start commit; git looks at the scratch tree only for the changed paths.
@@ -178,7 +254,10 @@ async def capture_from_container(agent: Deployment, fresh: Deployment, repo_dir:
             f"&& {GIT} --work-tree={tree} add -A"
         )
         await _must(fresh, scratch, stage, "stage the agent's files")
-        return await _diff(fresh, scratch, start, max_bytes)
+        try:
+            return Captured(await _diff(fresh, scratch, start, max_bytes), left_out)
+        except PatchRejected as exc:
+            raise _noting(exc, left_out) from None
     finally:
         await fresh.run(f"rm -rf {scratch}")
 
@@ -188,42 +267,77 @@ async def _write_list(deployment: Deployment, path: str, items: list[str]) -> No
     await deployment.write_file(path, b"".join(os.fsencode(item) + b"\0" for item in items))
 
 
-async def _listed(deployment: Deployment, scratch: str, command: str, what: str, ok: tuple[int, ...] = (0,)) -> list[str]:
+async def _listed(
+    deployment: Deployment, scratch: str, command: str, what: str, ok: tuple[int, ...] = (0,), where: str = "grading sandbox"
+) -> list[str]:
     """The NUL-separated paths `command` prints, read as bytes (a name that is not UTF-8 stays itself)."""
     output = f"{scratch}/listed"
     result = await deployment.run(_clean(scratch, f"{command} > {output}"), timeout=300)
     if result.exit_code not in ok:
-        raise DeploymentError(f"Could not {what} in the grading sandbox ({result.exit_code}): {result.output[-1000:]}")
+        raise DeploymentError(f"Could not {what} in the {where} ({result.exit_code}): {result.output[-1000:]}")
     return [os.fsdecode(path) for path in (await deployment.read_file(output)).split(b"\0") if path]
 
 
-async def _plan(fresh: Deployment, cd: str, scratch: str, changed: dict[str, str]) -> tuple[list[str], list[str]]:
-    """(the paths to copy, the index paths the patch may change). Deleted and ignored paths are not
-    copied (tracked files always count); a new directory is copied whole when nothing in it is
-    ignored, else entry by entry; a changed directory is not a path of its own (its entries are)."""
+async def _plan(
+    agent: Deployment, fresh: Deployment, cd: str, scratch: str, changed: dict[str, str], root: str
+) -> tuple[list[str], list[str], dict[str, str]]:
+    """(the paths to copy, the index paths the patch may change, the paths left out and why). Deleted paths are
+    not copied, nor what is left out: what the start's rules ignore (a directory named once), a file of the image
+    that the start commit does not track, a new file that is compiled code (`build_outputs.py`, read by the engine
+    from `agent`); tracked files always count. A new directory is copied whole when nothing in it is left out,
+    else entry by entry; a changed directory is not a path of its own (its entries are)."""
     directories = {path for path in changed if any(other.startswith(path + "/") for other in changed)}
     queries = [path + "/" if path in directories else path for path, kind in changed.items() if kind != "D"]
     await _write_list(fresh, f"{scratch}/queries", queries)
-    check = f"{cd} {GIT} --work-tree={scratch}/tree check-ignore -z --stdin < {scratch}/queries"
-    ignored = {path.rstrip("/") for path in await _listed(fresh, scratch, check, "run git check-ignore", ok=(0, 1))}
+    check = f"{cd} {GIT} --work-tree={scratch}/tree check-ignore -v -z --stdin < {scratch}/queries"
+    fields = await _listed(fresh, scratch, check, "run git check-ignore", ok=(0, 1))
+    ignored = {
+        path.rstrip("/"): f"ignored by {'.git/info/exclude' if source.endswith('/info/exclude') else source} ({pattern})"
+        for source, pattern, path in zip(fields[0::4], fields[2::4], fields[3::4])
+        if not pattern.startswith("!")  # the last pattern that matched a path un-ignores it
+    }  # fmt: skip
 
     def under(path: str, parents) -> bool:
         return any(path == parent or path.startswith(parent + "/") for parent in parents)
+
+    def below_one_of(path: str, paths) -> bool:
+        parent = posixpath.dirname(path)
+        while parent:
+            if parent in paths:
+                return True
+            parent = posixpath.dirname(parent)
+        return False
+
+    left_out = {path: why for path, why in ignored.items() if not below_one_of(path, ignored)}
+    files = [path for path, kind in changed.items() if kind != "D" and path not in directories and not below_one_of(path, ignored) and path not in ignored]
+    await _write_list(fresh, f"{scratch}/files", [f":(literal){path}" for path in files])
+    tracked = set(await _listed(fresh, scratch, f"{cd} xargs -0 -r {GIT} ls-files -z -- < {scratch}/files", "list the tracked files"))
+    for path in files:
+        if path not in tracked and changed[path] == "C":
+            left_out[path] = UNTRACKED_AT_THE_START
+    new = [path for path in files if path not in tracked and changed[path] == "A"][:MAX_CLASSIFIED]
+    heads = await asyncio.to_thread(agent.container.read_heads, [f"{root}/{path}" for path in new], HEAD_BYTES) if new else {}
+    for path in new:
+        mode, head = heads.get(f"{root}/{path}", (0, b""))
+        kind = regular_output_kind(path, mode, head)
+        if kind:
+            left_out[path] = kind
+    out = set(ignored) | set(left_out)
 
     copy: list[str] = []
     index_paths: list[str] = []
     for path, kind in changed.items():
         if kind == "D":
             index_paths.append(path)  # gone: a deleted directory takes everything under it
-        elif under(path, ignored) or under(path, copy):
+        elif under(path, out) or under(path, copy):
             continue
         elif path not in directories:
             copy.append(path)
             index_paths.append(path)
-        elif kind == "A" and not any(under(other, ignored) for other in changed if other.startswith(path + "/")):
+        elif kind == "A" and not any(under(other, out) for other in changed if other.startswith(path + "/")):
             copy.append(path)
             index_paths.append(path)
-    return copy, index_paths
+    return copy, index_paths, left_out
 
 
 class _Copier:
@@ -293,7 +407,7 @@ async def _diff(deployment: Deployment, scratch: str, start: str, max_bytes: int
         if not size.isdigit():
             raise DeploymentError(f"Could not capture the patch ({result.exit_code}): {result.output[-1000:]}")
         if int(size) > max_bytes:
-            raise PatchRejected(f"the patch is {int(size)} bytes, more than reward.max_patch_bytes ({max_bytes})")
+            raise PatchRejected(f"the patch is {int(size)} bytes, more than reward.max_patch_bytes ({max_bytes}){await _largest_in(deployment, scratch, start)}")
         return await deployment.read_file(f"{scratch}/patch")
 
     data = await diff()
@@ -302,6 +416,38 @@ async def _diff(deployment: Deployment, scratch: str, start: str, max_bytes: int
         await deployment.write_file(f"{scratch}/git/info/attributes", "".join(f"{attribute_pattern(path)} binary\n" for path in offending))
         data = await diff()
     return _as_text(data)
+
+
+async def _largest_in(deployment: Deployment, scratch: str, start: str) -> str:
+    """`_largest` of the files staged in the capture's private index (in `deployment`)."""
+    listed = f"{GIT} diff --cached --raw -z --no-renames --no-abbrev {start} > $S/raw"
+    await _must(deployment, scratch, listed, "list the changed files", where="sandbox")
+    raw = await deployment.read_file(f"{scratch}/raw")
+    await deployment.write_file(f"{scratch}/blobs", "".join(f"{blob}\n" for blob in _new_blobs(raw)))
+    sizes = await _must(deployment, scratch, f"{GIT} cat-file --batch-check='%(objectsize) %(objectname)' < $S/blobs", "size the changed files", where="sandbox")
+    return _largest(raw, sizes.encode())
+
+
+def _new_blobs(raw: bytes) -> list[str]:
+    """The new object of each file in `git diff --raw -z` output (none for a deletion)."""
+    fields = raw.split(b"\0")
+    blobs = [header.split()[3].decode() for header in fields[0::2] if header.startswith(b":")]
+    return [blob for blob in blobs if blob.strip("0")]
+
+
+def _largest(raw: bytes, sizes: bytes) -> str:
+    """"; its largest file: PATH (N bytes)" from `git diff --raw -z` output and `cat-file --batch-check` sizes."""
+    size_of = {}
+    for line in sizes.decode(errors="replace").splitlines():
+        parts = line.split()
+        if len(parts) == 2 and parts[0].isdigit():
+            size_of[parts[1]] = int(parts[0])
+    fields = raw.split(b"\0")
+    files = [(size_of.get(header.split()[3].decode(), 0), os.fsdecode(path)) for header, path in zip(fields[0::2], fields[1::2]) if header.startswith(b":")]
+    if not files:
+        return ""
+    size, path = max(files)
+    return f"; its largest file: {path} ({size} bytes)"
 
 
 def _not_utf8(patch: bytes) -> list[str]:

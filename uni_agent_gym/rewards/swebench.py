@@ -67,7 +67,7 @@ from uni_agent_gym.instances import patch_files
 from uni_agent_gym.workspaces.local_checkout import local_workspace_dir, trusted_git_dir
 from uni_agent_gym.workspaces.host_git import has_commit
 from uni_agent_gym.rewards.canaries import Canaries, plant, wanted
-from uni_agent_gym.rewards.capture import PatchRejected, capture_from_container, capture_in_sandbox, capture_on_host
+from uni_agent_gym.rewards.capture import Captured, PatchRejected, capture_from_container, capture_in_sandbox, capture_on_host
 from uni_agent_gym.rewards.guard import Guard, can_load
 from uni_agent_gym.rewards.integrity import check_run
 from uni_agent_gym.rewards.patches import SAFE_GIT, apply_patch, drop_files, git_in, reset_files
@@ -113,6 +113,7 @@ class RewardResult:
     test_statuses: dict[str, str | None] = field(default_factory=dict)  # each graded test's parsed outcome (None: missing)
     integrity_problems: list[str] = field(default_factory=list)
     patch: str = ""
+    left_out: dict[str, str] = field(default_factory=dict)  # the sandbox's files the capture left out of the patch (build outputs), and why
     restored: dict[str, str] = field(default_factory=dict)  # runner files returned to the start commit, and why
     canaries: dict[str, str] = field(default_factory=dict)  # tests planted that must fail: {name: file}
     sandbox: str = "fresh"  # where the tests ran: "fresh" (only the patch applied) or "same" (the agent's own)
@@ -130,6 +131,10 @@ class RewardResult:
     image_id: str | None = None  # the id of that image
     environment_validated: bool = False  # whether that environment passed `uni-agent-gym validate` on this machine
     stopped_at: StoppedAt | None = None  # the step before the tests that ended the grading, if one did
+
+    def __post_init__(self) -> None:
+        if isinstance(self.patch, Captured):  # a captured patch brings what the capture left out of it
+            self.patch, self.left_out = str(self.patch), {**self.patch.left_out, **self.left_out}
 
     @property
     def caused_by(self) -> str | None:
