@@ -38,26 +38,25 @@ def elf(e_type: int, big_endian: bool = False) -> bytes:
     return b"\x7fELF\x02" + (b"\x02" if big_endian else b"\x01") + b"\x01" + b"\x00" * 9 + struct.pack(">H" if big_endian else "<H", e_type)
 
 
-@pytest.mark.parametrize(
-    "path,head,kind",
-    [
-        ("gin.test", elf(2), "compiled code (an ELF executable)"),
-        ("src/arith.o", elf(1), "compiled code (an ELF object file)"),
-        ("libfoo.so", elf(3, big_endian=True), "compiled code (an ELF executable or shared library)"),
-        ("libfoo.a", b"!<arch>\n/               0", "a static library (an ar archive)"),
-        ("target/debug/deps/libx.rlib", b"!<arch>\nlib.rmeta/", "a static library (an ar archive)"),
-        ("Foo.class", b"\xca\xfe\xba\xbe\x00\x00\x00\x37", "compiled code (a Java class file or a Mach-O universal binary)"),
-        ("a.out", b"\xcf\xfa\xed\xfe\x07\x00\x00\x01", "compiled code (a Mach-O binary)"),
-        ("target/app.jar", b"PK\x03\x04\x14\x00", "a Java archive"),
-        ("fixtures/data.zip", b"PK\x03\x04\x14\x00", None),  # a zip that is no Java archive: data a fix may add
-        ("logo.png", b"\x89PNG\r\n\x1a\n", None),
-        ("run.sh", b"#!/bin/sh\necho hi\n", None),
-        ("src/fix.c", b"int add(int a, int b) { return a + b; }\n", None),
-        ("ELF.txt", b"ELF is a format\n", None),
-        ("empty", b"", None),
-    ],
-    ids=lambda value: value if isinstance(value, str) else None,
-)
+CASES = [  # (path, first bytes, why it is left out: None when it is not)
+    ("gin.test", elf(2), "compiled code (an ELF executable)"),
+    ("src/arith.o", elf(1), "compiled code (an ELF object file)"),
+    ("libfoo.so", elf(3, big_endian=True), "compiled code (an ELF executable or shared library)"),
+    ("libfoo.a", b"!<arch>\n/               0", "a static library (an ar archive)"),
+    ("target/debug/deps/libx.rlib", b"!<arch>\nlib.rmeta/", "a static library (an ar archive)"),
+    ("Foo.class", b"\xca\xfe\xba\xbe\x00\x00\x00\x37", "compiled code (a Java class file or a Mach-O universal binary)"),
+    ("a.out", b"\xcf\xfa\xed\xfe\x07\x00\x00\x01", "compiled code (a Mach-O binary)"),
+    ("target/app.jar", b"PK\x03\x04\x14\x00", "a Java archive"),
+    ("fixtures/data.zip", b"PK\x03\x04\x14\x00", None),  # a zip that is no Java archive: data a fix may add
+    ("logo.png", b"\x89PNG\r\n\x1a\n", None),
+    ("run.sh", b"#!/bin/sh\necho hi\n", None),
+    ("src/fix.c", b"int add(int a, int b) { return a + b; }\n", None),
+    ("ELF.txt", b"ELF is a format\n", None),
+    ("empty", b"", None),
+]
+
+
+@pytest.mark.parametrize("path,head,kind", CASES, ids=[case[0] for case in CASES])
 def test_compiled_code_and_archives_are_told_apart_from_what_a_fix_adds(path, head, kind):
     assert output_kind(path, head) == kind
 
