@@ -314,7 +314,7 @@ MISUSES = {
         "/v1/chat/completions answered 501 Unsupported method ('POST')", "check model.base_url (an OpenAI-compatible server"),
     "-c given verl's config.toml": (
         lambda tmp, valid, url: ["check-config", "-c", str(ROOT / "uni_agent_gym" / "configs" / "config.toml")], "is verl's training config",
-        f"check it with `uni-agent-gym check-config --training {ROOT / 'configs' / 'config.toml'}`"),
+        f"check it with `uni-agent-gym check-config --training {ROOT / 'uni_agent_gym' / 'configs' / 'config.toml'}`"),
     "-c given the agent-loop YAML": (
         lambda tmp, valid, url: ["demo", "-c", str(ROOT / "uni_agent_gym" / "configs" / "uni_agent_loop.yaml")], "is an agent-loop YAML",
         "check the run with `uni-agent-gym check-config --training CONFIG.toml`"),

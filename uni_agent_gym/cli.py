@@ -483,13 +483,13 @@ def cmd_build_images(args: argparse.Namespace, console: Console) -> None:
     config = _load(args)
     config.env.mirrors.update(mirror(text) for text in args.mirror)
     rows = _instances(args.dataset, "test", config.env.dataset_format, ids=args.instance_ids, pattern=args.pattern, slice_spec=args.slice)
+    environments = _environments(args.environments)  # a bad argument is one, whatever the rows
     for task in filter(is_toy, rows):
         console.print(f"{task.instance_id}: the toy needs no image: its tests need only python3, which the deployment's base image has "
                       "(on docker the repository goes into a workspace image of its own at the first reset)")  # fmt: skip
     rows = [task for task in rows if not is_toy(task)]
     if not rows:
         return
-    environments = _environments(args.environments)
     names, failures = asyncio.run(build_instance_images(rows, config, environments, force=args.force, workers=args.workers, log=console.print))
     console.print(f"{len(names)} image(s) ready, {len(failures)} failed")
     if failures:
