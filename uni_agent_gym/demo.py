@@ -2,7 +2,8 @@
 
 The toy repository has a real bug and a failing test; the policy explores with the tools, fixes the
 bug with `str_replace_editor` and calls `finish`; the episode is graded by the task's tests. It runs
-on docker when an engine is reachable (building the base image offline on first use), else locally.
+on docker when an engine is reachable (building the base image offline on first use), else locally: also where
+the base image is missing and this host cannot build it (no debootstrap, not root).
 """
 
 from __future__ import annotations
@@ -17,13 +18,14 @@ from rich.text import Text
 
 from uni_agent_gym import toy
 from uni_agent_gym.config import GymConfig, LocalDeploymentConfig
-from uni_agent_gym.workspaces.base_images import base_image_name, bootstrap_base
+from uni_agent_gym.workspaces.base_images import BootstrapUnavailable, base_image_name, bootstrap_base
 from uni_agent_gym.envs import AsyncSWEEnv
 from uni_agent_gym.errors import DeploymentError
 
 
 async def prepare_deployment(config: GymConfig, console: Console) -> GymConfig:
-    """Docker needs an engine and the base image: fall back to local without an engine, build the image if missing."""
+    """Docker needs an engine and the base image, built here if missing: where either cannot be had, the episode runs
+    on the local deployment instead, after one line that says why and what would enable docker."""
     if config.deployment.images != "here":
         return config
     from uni_agent_gym.deployments.docker import docker_client
@@ -31,11 +33,18 @@ async def prepare_deployment(config: GymConfig, console: Console) -> GymConfig:
     try:
         await asyncio.to_thread(docker_client)
     except DeploymentError as exc:
-        console.print(f"[yellow]{exc}\nRunning the demo on the local deployment instead.[/yellow]")
-        return config.model_copy(update={"deployment": LocalDeploymentConfig()})
-    if config.deployment.image == base_image_name("3.11"):
-        await asyncio.to_thread(bootstrap_base, "3.11", log=lambda message: console.print(f"[dim]{message}[/dim]"))
+        return _local_instead(config, console, str(exc))
+    if config.deployment.image == (name := base_image_name("3.11")):
+        try:
+            await asyncio.to_thread(bootstrap_base, "3.11", log=lambda message: console.print(f"[dim]{message}[/dim]"))
+        except BootstrapUnavailable as exc:
+            return _local_instead(config, console, f"The base image {name} is missing and cannot be built here: {exc}.")
     return config
+
+
+def _local_instead(config: GymConfig, console: Console, why: str) -> GymConfig:
+    console.print(Text(f"{why} Running the episode on the local deployment instead.", style="yellow"), soft_wrap=True)
+    return config.model_copy(update={"deployment": LocalDeploymentConfig()})
 
 
 async def run_demo(config: GymConfig, console: Console) -> float:

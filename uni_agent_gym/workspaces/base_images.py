@@ -29,6 +29,10 @@ RECIPE_LABEL = "uni-agent-gym.base-recipe"
 DEFAULT_MIRROR = "http://deb.debian.org/debian"
 
 
+class BootstrapUnavailable(DeploymentError):
+    """This host cannot run debootstrap (not installed, or not root): the message says what would let it."""
+
+
 def base_image_name(python: str) -> str:
     """The local name of the base image for a Python version, e.g. `uni-agent-gym/base:py3.11`."""
     return f"uni-agent-gym/base:py{python}"
@@ -78,9 +82,9 @@ def _bootstrap(python: str, name: str, mirror: str | None, force: bool, log: Cal
             return name
         log(f"{name} was made by another recipe; rebuilding it")
     if shutil.which("debootstrap") is None:
-        raise DeploymentError("debootstrap is not installed: `apt-get install -y debootstrap` (Debian/Ubuntu)")
+        raise BootstrapUnavailable("debootstrap is not installed: `apt-get install -y debootstrap` (Debian/Ubuntu)")
     if os.geteuid() != 0:
-        raise DeploymentError("debootstrap needs root: run `uni-agent-gym images bootstrap-base` as root")
+        raise BootstrapUnavailable("debootstrap needs root: run `uni-agent-gym images bootstrap-base` as root")
     suite, mirror = DEBIAN_SUITE_BY_PYTHON[python], mirror or host_debian_mirror()
     with tempfile.TemporaryDirectory(prefix="uni-agent-gym-rootfs-") as workdir:
         rootfs, archive = Path(workdir) / "rootfs", Path(workdir) / "rootfs.tar"
