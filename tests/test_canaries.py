@@ -286,8 +286,8 @@ async def test_canaries_catch_assertions_disarmed_from_outside_the_test_files(ru
 def test_canaries_are_wanted_for_swebench_multilinguals_rust_and_fmt_commands():
     """Every test command of swebench 4.1's Rust specs and fmt's (googletest) plants canaries but three: two runs
     of one test by `--exact` and ruff-15309's filtered run of every test binary without `--no-fail-fast`."""
-    from swebench.harness.constants.c import MAP_REPO_VERSION_TO_SPECS_C
-    from swebench.harness.constants.rust import MAP_REPO_VERSION_TO_SPECS_RUST
+    from uni_agent_gym.swebench4.specs_c import MAP_REPO_VERSION_TO_SPECS_C
+    from uni_agent_gym.swebench4.specs_rust import MAP_REPO_VERSION_TO_SPECS_RUST
 
     def commands(specs: dict) -> dict[str, str]:
         return {f"{repo}@{version}": " && ".join(spec["test_cmd"]) for repo, versions in specs.items() for version, spec in versions.items()}
@@ -518,7 +518,7 @@ def test_junit_canaries_are_runs_of_their_own_where_the_command_runs_one_test_a_
     canary class beside a graded class that a run names, and a run of it of its own, shaped as that class's run (its
     module), named as the runs name classes (with their package, or without: javaparser's), before the closing exit
     code; none for a class no run names, nor for the commands joined plainly."""
-    from swebench.harness.constants.java import MAP_REPO_VERSION_TO_SPECS_JAVA
+    from uni_agent_gym.swebench4.specs_java import MAP_REPO_VERSION_TO_SPECS_JAVA
 
     from uni_agent_gym.datasets.swebench import as_eval_script
     from uni_agent_gym.rewards import junit_canaries

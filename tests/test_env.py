@@ -348,7 +348,7 @@ async def test_local_fixture_instance_gets_its_venv_once(tmp_path):
     """On `local`, a SWE-bench instance gets a venv of its spec's Python and packages; the gold patch
     then passes its FAIL_TO_PASS tests, and a second reset reuses the venv (the checkout is a fresh one
     at the same path); an episode that changes the venv leaves it to be rebuilt."""
-    from swebench.harness.log_parsers import MAP_REPO_TO_PARSER
+    from uni_agent_gym.datasets.swebench import repo_parsers
 
     from uni_agent_gym.instances import normalise
 
@@ -376,7 +376,7 @@ async def test_local_fixture_instance_gets_its_venv_once(tmp_path):
         assert status[0] == "uni-agent-gym environment\n"
         await env.deployment.write_file("/tmp/uag-gold.patch", row["test_patch"] + row["patch"])
         result = await env.deployment.run(f"git apply /tmp/uag-gold.patch && {fixture['test_cmd_as_run']}", timeout=300)
-        statuses = MAP_REPO_TO_PARSER[row["repo"]](result.output, None)
+        statuses = repo_parsers()[row["repo"]](result.output, None)
         assert all(statuses.get(test) == "PASSED" for test in row["FAIL_TO_PASS"]), result.output[-2000:]
 
         # an episode that changes the shared venv and ends ungraded: marked for a rebuild as it stops, before
@@ -408,7 +408,7 @@ async def test_instance_image_episode():
     """docker with the instance's own image (built offline here unless present): the repository is at
     /testbed on the environment commit over base_commit, and the agent's fix passes FAIL_TO_PASS."""
     require_docker()
-    from swebench.harness.log_parsers import MAP_REPO_TO_PARSER
+    from uni_agent_gym.datasets.swebench import repo_parsers
 
     from uni_agent_gym.instances import normalise
 
@@ -427,7 +427,7 @@ async def test_instance_image_episode():
             applied = await env.step({"name": "execute_bash", "arguments": {"command": "git apply /tmp/p.diff && rm /tmp/p.diff"}})
             assert applied[0] == "Your command ran successfully and did not produce any output."
         tests = await env.step({"name": "execute_bash", "arguments": {"command": fixture["test_cmd_as_run"]}})
-        statuses = MAP_REPO_TO_PARSER[row["repo"]](tests[0], None)
+        statuses = repo_parsers()[row["repo"]](tests[0], None)
         assert all(statuses.get(test) == "PASSED" for test in row["FAIL_TO_PASS"])
     finally:
         await env.close()

@@ -127,7 +127,7 @@ async def test_built_image_passes_fail_to_pass_with_the_gold_patch(instance_id):
     """Builds the image offline (unless present), then inside it: with the test patch alone the
     FAIL_TO_PASS tests fail, with the gold patch too they pass (the official log parser decides)."""
     require_docker()
-    from swebench.harness.log_parsers import MAP_REPO_TO_PARSER
+    from uni_agent_gym.datasets.swebench import repo_parsers
 
     row, fixture = ROWS[instance_id], ENVIRONMENTS[instance_id]
     rebuild = instance_id == "pytest-dev__pytest-7168"  # one real build every run (~10 s), the others when missing
@@ -141,7 +141,7 @@ async def test_built_image_passes_fail_to_pass_with_the_gold_patch(instance_id):
     await fixture_sources.ensure_image(row, log=again.append)
     assert again == [f"{instance_id}: {name} exists, skipped"]
 
-    parser = MAP_REPO_TO_PARSER[row["repo"]]
+    parser = repo_parsers()[row["repo"]]
     async with make_deployment({"type": "docker", "image": name, "workdir": "/testbed", "network": "none"}) as sandbox:
         await sandbox.write_file("/tmp/test.patch", row["test_patch"])
         await sandbox.write_file("/tmp/gold.patch", row["patch"])

@@ -33,7 +33,7 @@ LAYERS = [
     ["deployments"],
     ["instances", "specs"],
     ["datasets", "toolcalls", "config", "named_locks", "arguments"],
-    ["files", "seed_vocabulary", "diffs", "toolchains", "tokenizer_loading"],
+    ["files", "seed_vocabulary", "diffs", "toolchains", "tokenizer_loading", "swebench4"],
     ["errors"],
 ]
 LAYER_OF = {name: depth for depth, names in enumerate(LAYERS) for name in names}

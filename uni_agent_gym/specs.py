@@ -29,9 +29,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from uni_agent_gym import swebench4
 from uni_agent_gym.datasets import Task, normalise
 from uni_agent_gym.errors import UniAgentGymError
 from uni_agent_gym.files import read_text
+from uni_agent_gym.swebench4.test_commands import get_test_directives
 from uni_agent_gym.toolchains import PYTHON, TOOLCHAIN_PYTHON, ToolchainError, language_of, network_step, toolchain_packages
 
 
@@ -119,8 +121,6 @@ def _major_minor(version: str) -> str:
 
 def _with_directives(test_cmd: str | list[str] | None, instance: Task) -> str:
     """The spec's test command followed by the test files of the instance's test_patch (swebench's rule)."""
-    from swebench.harness.test_spec.python import get_test_directives
-
     if not test_cmd:
         raise SpecError(f"Instance {instance.instance_id!r}: no test command (override test_cmd or swebench spec)")
     command = "; ".join(test_cmd) if isinstance(test_cmd, list) else test_cmd
@@ -128,10 +128,8 @@ def _with_directives(test_cmd: str | list[str] | None, instance: Task) -> str:
 
 
 def swebench_spec(repo: str, version: str) -> dict[str, Any] | None:
-    """The `swebench` spec of a repo at a version, or None."""
-    from swebench.harness.constants import MAP_REPO_VERSION_TO_SPECS
-
-    return MAP_REPO_VERSION_TO_SPECS.get(repo, {}).get(version)
+    """swebench 4.1.0's spec of a repo at a version (`swebench4`: 5.x dropped the tables), or None."""
+    return swebench4.spec(repo, version)
 
 
 def _joined(commands: str | list[str] | None, separator: str) -> str:

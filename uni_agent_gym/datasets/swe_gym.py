@@ -16,6 +16,7 @@ from typing import Any
 
 from uni_agent_gym.datasets.base import Family, fail_to_pass_task, row_id, swebench_columns, swebench_image_name
 from uni_agent_gym.datasets.swebench import parser, repo_parser_name
+from uni_agent_gym.swebench4.test_commands import get_test_directives
 
 NAME = "swe-gym"
 REQUIRED = ("instance_id", "repo", "base_commit", "problem_statement", "version", "test_patch", "FAIL_TO_PASS", "PASS_TO_PASS")
@@ -53,8 +54,6 @@ def fork_test_command(repo: str, version: str) -> str | None:
 
 
 def normalise(row: dict[str, Any]) -> dict[str, Any]:
-    from swebench.harness.test_spec.python import get_test_directives
-
     task = fail_to_pass_task(row, NAME, required=REQUIRED, image_name=swebench_image_name(row_id(row), separator="_s_", namespace="xingyaoww"))
     command = fork_test_command(task["repo"], task["version"])
     task["test_command"] = " ".join([command.strip(), *get_test_directives(task)]) if command else None

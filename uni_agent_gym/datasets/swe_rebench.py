@@ -4,8 +4,8 @@ per row that says how to install and test it, and which swebench parser reads it
 As SWE-rebench's fork of swebench (SWE-rebench/SWE-bench-fork, `harness/utils.py`
 `_clean_install_config`) runs them: `LANG=C.UTF-8 LC_ALL=C.UTF-8` before `install` and `test_cmd`,
 the test files of `test_patch` after `test_cmd` (Python rows), `base_commit` as the environment
-commit, and `MAP_REPO_TO_PARSER[install_config["log_parser"]]`, here swebench 4.1.0's parser of that
-name. FAIL_TO_FAIL and PASS_TO_FAIL stay in the task and in the grade's report; they do not count.
+commit, and `MAP_REPO_TO_PARSER[install_config["log_parser"]]`, here swebench 5.x's parser of that name
+(`PARSER_REGISTRY`). FAIL_TO_FAIL and PASS_TO_FAIL stay in the task and in the grade's report; they do not count.
 
 The row's recipe becomes the task's `environment` for `images build` and local venvs, with exact
 pins only: the row's `requirements` (the environment's `pip freeze`), else `pip_packages` when every
@@ -23,6 +23,7 @@ from uni_agent_gym.datasets.base import (
     swebench_columns, swebench_image_name, swebench_parser,
 )  # fmt: skip
 from uni_agent_gym.datasets.swebench import parser
+from uni_agent_gym.swebench4.test_commands import get_test_directives
 
 NAME = "swe-rebench"
 REQUIRED = ("instance_id", "repo", "base_commit", "problem_statement", "test_patch", "FAIL_TO_PASS", "PASS_TO_PASS", "install_config")
@@ -60,8 +61,6 @@ def normalise(row: dict[str, Any]) -> dict[str, Any]:
     python_row = task["language"] == PYTHON
     command = LOCALE + _commands(config["test_cmd"])
     if python_row:
-        from swebench.harness.test_spec.python import get_test_directives
-
         command = " ".join([command, *get_test_directives(task)])
     task.update(install_config=config, test_command=command, log_parser=config["log_parser"], environment=recipe(row, config, task["language"]))
     if not python_row:
