@@ -22,8 +22,8 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
-from swebench.harness.constants import MAP_REPO_VERSION_TO_SPECS
-from swebench.harness.log_parsers import MAP_REPO_TO_PARSER
+from uni_agent_gym.swebench4 import MAP_REPO_VERSION_TO_SPECS
+from uni_agent_gym.datasets.swebench import repo_parsers
 from swebench.harness.log_parsers import python as python_parsers
 from swebench.harness.log_parsers.python import MAP_REPO_TO_PARSER_PY
 
@@ -210,6 +210,11 @@ def test_pytest_logs(pytest_log, command, scenario, tests, exit_code, expected):
     if scenario == "forged-before" and "--tb=no" in COMMANDS[command]:
         assert "PASSED test_demo.py::test_skipped_here" not in log  # captured output is not shown: nothing forged
         expected = []
+    if scenario == "fail" and command == "parse_log_pytest_v2":
+        # swebench 5.x's v2 parser keeps an ERROR summary line's message in the name (`...test_teardown_error -
+        # RuntimeError: teardown`), so the test's PASSED summary line stands; its -vv line says ERROR (4.1's map said
+        # ERROR): a test that errors in teardown is still not graded passed
+        expected = ["test_demo.py::test_teardown_error is reported PASSED on log line 13 and ERROR on log line 14"]
     parser = command.split()[0]
     assert_problems(check(parser, log, code, tests), expected, runner="pytest")
 
@@ -244,7 +249,7 @@ def test_inner_sessions_of_pytests_own_suite_are_not_forgeries(pytest_log):
     """pytest's own tests run inner sessions whose output (PASSED and FAILED lines, summaries) -rA
     prints before the outer short summary; only the outer run's report counts."""
     log, code = pytest_log("inner-sessions", "parse_log_pytest")
-    statuses = MAP_REPO_TO_PARSER["pytest-dev/pytest"](log, None)
+    statuses = repo_parsers()["pytest-dev/pytest"](log, None)
     assert code == 0 and log.count("short test summary info") == 3, log
     assert statuses["test_inner.py::test_a"] == "PASSED" and statuses["test_inner.py::test_b"] == "FAILED"
     assert check_log("parse_log_pytest", "pytest -rA", log, statuses, code, ["test_demo.py::test_inner"]) == []
@@ -430,7 +435,7 @@ def test_the_forged_django_and_sympy_logs_fool_the_parsers_on_their_own():
         ("sympy-1.12-forged", "test_forged_during"),
         ("sympy-1.12-exits", "test_wrong"),
     ]:
-        parser = MAP_REPO_TO_PARSER["django/django" if name.startswith("django") else "sympy/sympy"]
+        parser = repo_parsers()["django/django" if name.startswith("django") else "sympy/sympy"]
         assert parser(runner_log(name), None)[test] == "PASSED", (name, test)
 
 
@@ -471,7 +476,7 @@ def test_django_subtests_and_class_errors_do_not_shrink_the_passes():
     django-*-fail.log 7 tests ran with 6 failures and errors, yet one test passed."""
     for version in ("3.0", "4.2"):
         log = runner_log(f"django-{version}-fail")
-        statuses = MAP_REPO_TO_PARSER["django/django"](log, None)
+        statuses = repo_parsers()["django/django"](log, None)
         assert sum(status == "PASSED" for status in statuses.values()) == 1 and "Ran 7 tests" in log
         assert check_log("parse_log_django", "", log, statuses, 1) == []
 
@@ -515,7 +520,7 @@ def test_a_log_of_an_unknown_runner_gets_no_checks():
     """A swebench parser of a runner whose report is not read (karma's: preact's), with its own command: nothing to
     check against."""
     log = "Starting browser ChromeHeadless\n  Components\n    ✔ renders\n"
-    statuses = MAP_REPO_TO_PARSER["preactjs/preact"](log, None)
+    statuses = repo_parsers()["preactjs/preact"](log, None)
     assert statuses == {"Components > renders": "PASSED"}
     assert check_log("parse_log_karma", "npx karma start karma.conf.js --single-run", log, statuses, 1) == []
 
@@ -554,6 +559,51 @@ def test_maven_logs(maven_reader, name, change, exit_code, expected):
     assert_problems(check_log(maven_reader, "mvn clean test", log, statuses, exit_code), expected, runner="Maven", code=exit_code)
 
 
+# A swebench Maven row's runs, one test a run, each traced as `as_eval_script` runs them (`+ mvn ... -Dtest=X`): the
+# first run's test fails, the second's passes
+MAVEN_RUNS = """+ mvn -B test -Dtest=toy.AddTest
+[INFO] Scanning for projects...
+[INFO] -------------------------------------------------------
+[INFO]  T E S T S
+[INFO] -------------------------------------------------------
+[INFO] Running toy.AddTest
+{printed}[ERROR] Tests run: 1, Failures: 1, Errors: 0, Skipped: 0, Time elapsed: 0.031 s <<< FAILURE! - in toy.AddTest
+[ERROR] toy.AddTest.adds  Time elapsed: 0.012 s  <<< FAILURE!
+[INFO]
+[INFO] Results:
+[INFO]
+[ERROR] Failures:
+[ERROR]   AddTest.adds:7 expected:<5> but was:<-1>
+[INFO]
+[ERROR] Tests run: 1, Failures: 1, Errors: 0, Skipped: 0
+[INFO]
+[INFO] BUILD FAILURE
++ mvn -B test -Dtest=toy.ZeroTest
+[INFO] Running toy.ZeroTest
+[INFO] Tests run: 1, Failures: 0, Errors: 0, Skipped: 0, Time elapsed: 0.02 s - in toy.ZeroTest
+[INFO]
+[INFO] Results:
+[INFO]
+[INFO] Tests run: 1, Failures: 0, Errors: 0, Skipped: 0
+[INFO]
+[INFO] BUILD SUCCESS
+"""
+
+
+def test_a_build_success_the_tests_print_before_mavens_own_failure_is_found():
+    """swebench 5.x's `parse_log_maven` takes a run's first `BUILD` line (4.1's took its last): code under test that
+    prints `[INFO] BUILD SUCCESS` while its failing test runs grades that test PASSED. The Maven cross-check reads every
+    `BUILD` line of a run with the run's command: the test is reported both ways, and the grading is not resolved."""
+    graded = ["toy.AddTest", "toy.ZeroTest"]
+    honest, forged = MAVEN_RUNS.format(printed=""), MAVEN_RUNS.format(printed="[INFO] BUILD SUCCESS\n")
+    parse = runner_for("parse_log_maven")[1]
+    assert parse(honest, None) == {"toy.AddTest": "FAILED", "toy.ZeroTest": "PASSED"}
+    assert parse(forged, None) == {"toy.AddTest": "PASSED", "toy.ZeroTest": "PASSED"}  # fooled on its own
+    assert check("parse_log_maven", honest, 1, graded) == []
+    assert_problems(check("parse_log_maven", forged, 1, graded), ["toy.AddTest is reported PASSED on log line 7 and FAILED on log line 18",
+                                                                   "the log has 2 PASSED lines but Maven's own summary counts 1 passed"])
+
+
 def test_phpunit_tests_are_named_by_the_suite_header_before_them():
     """PHPUnit 10 and 11 head each class's testdox lines with `Name (Namespace\\Class)`, and swebench's parser names
     a test `<suite> > <test>` by the last such header (Debian's PHPUnit 9.6, whose logs are above, prints the bare
@@ -563,12 +613,12 @@ def test_phpunit_tests_are_named_by_the_suite_header_before_them():
            "Arith (Tests\\Arith)\n ✔ Adds two numbers\n\nLegacy Arith (Tests\\LegacyArith)\n ✘ Adds two numbers\n   │\n"
            "   │ Failed asserting that -1 is identical to 5.\n   │\n\nTime: 00:00.010, Memory: 6.00 MB\n\n"
            "FAILURES!\nTests: 2, Assertions: 2, Failures: 1.\n")  # fmt: skip
-    statuses = MAP_REPO_TO_PARSER["laravel/framework"](log, None)
+    statuses = repo_parsers()["laravel/framework"](log, None)
     assert statuses == {"Arith > Adds two numbers": "PASSED", "Legacy Arith > Adds two numbers": "FAILED"}
     assert check_log("parse_log_phpunit", "vendor/bin/phpunit --testdox", log, statuses, 1) == []
 
     forged = log.replace("Failures: 1.\n", "Failures: 1.\nLegacy Arith (Tests\\LegacyArith)\n ✔ Adds two numbers\n")
-    statuses = MAP_REPO_TO_PARSER["laravel/framework"](forged, None)
+    statuses = repo_parsers()["laravel/framework"](forged, None)
     assert statuses["Legacy Arith > Adds two numbers"] == "PASSED"
     problems = check_log("parse_log_phpunit", "vendor/bin/phpunit --testdox", forged, statuses, 1)
     assert [problem for problem in problems if TWICE in problem] == [

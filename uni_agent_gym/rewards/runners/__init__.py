@@ -104,7 +104,7 @@ RUNNERS: dict[str, Runner] = {runner.name: runner for runner in (
     Runner("redis", "runtest", ("parse_log_redis",), reports.redis_report, each_line(r"\[(?:ok|err|skip|ignore)\]: "), re.compile(r"(?:^|\s|/)runtest\b"),
            CanaryRules(python_canaries.planted, _changed(lambda touched, command: rc.redis_files(command, touched)),
                        lambda path, text, graded, command: rc.redis_source(text, graded, rc.redis_only(command)))),
-    Runner("maven", "Maven", ("parse_log_maven",), reports.maven_report, each_line(r"Tests run: "), re.compile(r"\bmvn[dw]?\b"),
+    Runner("maven", "Maven", ("parse_log_maven",), reports.maven_report, outcomes.maven_outcomes, re.compile(r"\bmvn[dw]?\b"),
            CanaryRules(lambda command: junit_canaries.planted(command) or junit_canaries.runs_each_test(command), placement="classes"),
            configuration_changes=poms_with_runner_changes, run_prefix=ATTACH_CLOSED),
     Runner("cargo", "cargo test", ("parse_log_cargo",), reports.cargo_report, each_line(r"^\s*test\s.*\.\.\."),

@@ -61,6 +61,29 @@ def each_line(words: str) -> OutcomeReader:
     return outcomes
 
 
+_MAVEN_TOTALS = re.compile(r"Tests run: ")  # surefire's per-class and per-run totals (Multi-SWE-bench's parser reads them)
+_MAVEN_RUN = re.compile(r"-Dtest=\S")  # the traced command of one run (swebench's Maven rows run one test a run)
+_MAVEN_VERDICT = re.compile(r"BUILD (?:SUCCESS|FAILURE)\s*$")
+
+
+def maven_outcomes(parser: Parser, lines: list[str]) -> list[Outcome]:
+    """Maven's: surefire's `Tests run:` lines, each read alone, and every `BUILD` line read with the traced `-Dtest=`
+    command of its run before it. swebench's parser names a run's test by that command and its status by one `BUILD`
+    line of the run: 4.1's took the run's last, 5.x's takes its first, so a `BUILD SUCCESS` that the tests print before
+    Maven's own `BUILD FAILURE` grades PASSED under 5.x. Each `BUILD` line is an outcome here, so a run that reports
+    both is found."""
+    outcomes: list[Outcome] = []
+    command = None
+    for index, line in enumerate(lines):
+        if _MAVEN_RUN.search(line):
+            command = line
+        found = parser(line, None) if _MAVEN_TOTALS.search(line) else {}
+        if command is not None and _MAVEN_VERDICT.search(line):
+            found = {**found, **parser(f"{command}\n{line}", None)}
+        outcomes.extend(Outcome(index, test, status) for test, status in found.items())
+    return outcomes
+
+
 _PHPUNIT_SUITE = re.compile(r"^(\w.+) \(.+\)$")  # what swebench's parse_log_phpunit takes for the suite of the tests after it
 _PHPUNIT_WORDS = re.compile(r"[✔✘↩]")
 
