@@ -99,8 +99,8 @@ def swe_gym_row(instance_id: str = FIXTURE) -> dict:
 
 
 def swe_rebench_row(instance_id: str = FIXTURE) -> dict:
-    from swebench.harness.log_parsers import MAP_REPO_TO_PARSER
-    from swebench.harness.test_spec.python import get_test_directives
+    from uni_agent_gym.datasets.swebench import repo_parsers
+    from uni_agent_gym.swebench4.test_commands import get_test_directives
 
     row, env = fixture_row(instance_id), fixture_sources.fixtures()[instance_id]
     directives = " ".join(get_test_directives(row))
@@ -110,7 +110,7 @@ def swe_rebench_row(instance_id: str = FIXTURE) -> dict:
         FAIL_TO_FAIL=[], PASS_TO_FAIL=[], license_name="MIT", requirements="\n".join(env["pip_requirements"]) + "\n",
         install_config={
             "python": ".".join(env["python"].split(".")[:2]), "install": env["install_cmd"], "test_cmd": test_cmd,
-            "log_parser": MAP_REPO_TO_PARSER[row["repo"]].__name__, "pip_packages": [], "packages": "", "reqs_path": None,
+            "log_parser": repo_parsers()[row["repo"]].__name__, "pip_packages": [], "packages": "", "reqs_path": None,
             "pre_install": env["pre_install"] or [], "env_vars": env["env"], "env_yml_path": None, "no_use_env": None,
         },
     )  # fmt: skip
@@ -146,7 +146,9 @@ def swe_smith_row(instance_id: str = FIXTURE) -> dict:
 
 def register_smith_profile(instance_id: str = FIXTURE):
     """A swesmith `PythonProfile` for the fixed commit of the fixture, in swesmith's registry."""
-    from swesmith.profiles import registry
+    from uni_agent_gym.datasets import swesmith_profiles
+
+    registry = swesmith_profiles.registry()  # (swesmith imports names swebench 5.x removed: the gym's way in)
     from swesmith.profiles.python import PythonProfile
 
     row = fixture_row(instance_id)

@@ -20,6 +20,7 @@ from typing import Any
 from uni_agent_gym.datasets.base import (
     FAIL_TO_PASS_GRADING, IMAGE_REPO_DIR, PYTHON, Family, InstanceError, Parser, check_diffs, require, row_id, list_of_tests,
 )  # fmt: skip
+from uni_agent_gym.datasets import swesmith_profiles
 from uni_agent_gym.diffs import reverse_diff
 
 NAME = "swe-smith"
@@ -38,7 +39,7 @@ def recognise(row: dict[str, Any]) -> str | None:
 def profile_of(row: dict[str, Any]) -> Any:
     """The swesmith repository profile of a row."""
     try:
-        from swesmith.profiles import registry
+        registry = swesmith_profiles.registry()
     except ImportError as exc:
         raise InstanceError(f"Instance {row_id(row)!r}: SWE-smith rows need the swesmith package (pip install swesmith): {exc}") from None
     try:
