@@ -50,3 +50,49 @@ async def c_toy_row(cache_dir: str) -> dict:
         "FAIL_TO_PASS": ["add of two numbers", "add of a negative number"], "PASS_TO_PASS": ["add of zeros"],
         "mirror": str(REPO), "needs_environment": False,
     })  # fmt: skip
+
+
+# The C toy as a SWE-bench 5.x row writes it (`swebench.harness.utils.make_test_spec`'s columns): its build and tests in
+# its own eval script, its parser and grading rule named, its image named; no build or test command of the gym's, and
+# a repository swebench 4.1's specs never listed.
+TEST_PATCH = """\
+diff --git a/tests/check.c b/tests/check.c
+--- a/tests/check.c
++++ b/tests/check.c
+@@ -16,6 +16,7 @@ int main(void) {
+     expect("add of two numbers", add(2, 3) == 5);
+     expect("add of a negative number", add(-4, 1) == -3);
+     expect("add of zeros", add(0, 0) == 0);
++    expect("add of large numbers", add(1000, 2000) == 3000);
+     printf("\\n                   The End\\n\\n");
+     if (failures) {
+         printf("!!! WARNING The following tests failed:\\n\\n");
+"""
+EVAL_SCRIPT = """\
+#!/bin/bash
+set -uxo pipefail
+cd /testbed
+git config --global --add safe.directory /testbed
+cd /testbed
+export CFLAGS=-O0
+git checkout {base_commit} tests/check.c
+git apply --verbose --reject - <<'EOF_114329324912'
+{test_patch}
+EOF_114329324912
+make
+: '>>>>> Start Test Output'
+./tests/check
+: '>>>>> End Test Output'
+git checkout {base_commit} tests/check.c
+"""
+
+
+def swebench_5_row(base_commit: str, image: str, eval_type: str = "pass_and_fail") -> dict:
+    """The C toy's row in swebench 5.x's form (`image`, `log_parser`, `eval_type`, `eval_script`)."""
+    return {
+        "instance_id": "uag-tests__c-toy-5", "repo": REPO_NAME, "base_commit": base_commit, "version": "1",
+        "problem_statement": "add(2, 3) returns -1: add() must return the sum of its arguments.", "patch": GOLD_PATCH,
+        "test_patch": TEST_PATCH, "FAIL_TO_PASS": ["add of two numbers", "add of a negative number", "add of large numbers"],
+        "PASS_TO_PASS": ["add of zeros"], "image": image, "log_parser": "parse_log_redis", "eval_type": eval_type,
+        "eval_script": EVAL_SCRIPT.format(base_commit=base_commit, test_patch=TEST_PATCH.rstrip("\n")),
+    }  # fmt: skip

@@ -10,7 +10,7 @@ import asyncio
 
 import pytest
 from swebench.harness.grading import get_eval_tests_report, get_resolution_status
-from swebench.harness.log_parsers import MAP_REPO_TO_PARSER
+from uni_agent_gym.datasets.swebench import repo_parsers
 
 from uni_agent_gym.config import GymConfig, RewardConfig
 from uni_agent_gym.workspaces.open import open_workspace
@@ -128,7 +128,7 @@ async def test_forged_passed_lines_from_the_code_under_test_are_caught(sandbox_f
     await deployment.write_file(module, f"import atexit\natexit.register(lambda: ({lines.replace('; ', ', ')}))\n" + original)
     result = await reward().grade(deployment, instance, repo_dir)
 
-    statuses = MAP_REPO_TO_PARSER[instance["repo"]](result.log, None)
+    statuses = repo_parsers()[instance["repo"]](result.log, None)
     fooled = get_resolution_status(get_eval_tests_report(statuses, {"FAIL_TO_PASS": instance["FAIL_TO_PASS"], "PASS_TO_PASS": []}))
     assert fooled == "RESOLVED_FULL", "swebench's parser alone takes the forged lines"
     assert result.status == "unresolved" and not result.resolved
@@ -195,7 +195,7 @@ async def test_tests_that_hang_time_out(sandbox_for):
     ids=["more-passed-than-summary", "consistent", "last-summary", "no-summary", "exit-0-with-errors", "no-tests", "coloured"],
 )
 def test_log_integrity_checks(log, exit_code, problem):
-    statuses = MAP_REPO_TO_PARSER["pytest-dev/pytest"](log, None)
+    statuses = repo_parsers()["pytest-dev/pytest"](log, None)
     problems = check_log("parse_log_pytest", "pytest -rA t.py", log, statuses, exit_code)
     assert (problems == []) if problem is None else any(problem in p for p in problems), problems
 
@@ -209,7 +209,7 @@ def test_pytest_summary_counts():
     "outcomes, resolved",
     [
         ({"F1": "PASSED", "F2": "PASSED", "P1": "PASSED"}, True),
-        ({"F1": "SKIPPED", "F2": "SKIPPED", "P1": "PASSED"}, False),  # swebench alone grades this resolved
+        ({"F1": "SKIPPED", "F2": "SKIPPED", "P1": "PASSED"}, False),  # swebench 4.1 alone graded this resolved
         ({"F1": "PASSED", "F2": "SKIPPED", "P1": "PASSED"}, False),
         ({"F1": "PASSED", "P1": "PASSED"}, False),  # F2 missing from the log
         ({"F1": "PASSED", "F2": "XFAIL", "P1": "PASSED"}, True),
@@ -225,23 +225,24 @@ def test_a_skipped_fail_to_pass_test_has_not_passed(outcomes, resolved):
     from uni_agent_gym.rewards.swebench import grade_fail_to_pass
 
     instance = Task(instance_id="x", repo="o/r", family="swe-bench", FAIL_TO_PASS=["F1", "F2"], PASS_TO_PASS=["P1"])
-    if outcomes == {"F1": "SKIPPED", "F2": "SKIPPED", "P1": "PASSED"}:
+    if outcomes == {"F1": "SKIPPED", "F2": "SKIPPED", "P1": "PASSED"}:  # swebench 4.1 graded this RESOLVED_FULL; 5.x closed the hole
         naive = get_eval_tests_report(outcomes, instance)
-        assert get_resolution_status(naive) == "RESOLVED_FULL", "the hole is real in swebench's grading"
+        assert get_resolution_status(naive) == "RESOLVED_NO"
     assert grade_fail_to_pass(instance, outcomes)[0] is resolved
 
 
 async def test_a_log_that_crashes_the_parser_is_the_patchs_doing(tmp_path):
-    """swebench's seaborn parser raises IndexError on a line that is just `PASSED` (it takes the word after it as the
-    test's name), and the code under test can print one. The toy on local, graded with seaborn's parser: the patched
-    code prints it, and the report is `tests_crashed`, the patch's, reward 0. It was an exception out of the reward:
-    an `infra_error`, which training masks, a way out of every 0 for a policy."""
+    """swebench's django parser raises IndexError on a line that is just `FAIL:` (it takes the word after it as the
+    test's name), and the code under test can print one (swebench 4.1's seaborn parser did the same on `PASSED`; 5.x
+    mended that one). The toy on local, graded with django's parser: the patched code prints it, and the report is
+    `tests_crashed`, the patch's, reward 0. It was an exception out of the reward: an `infra_error`, which training
+    masks, a way out of every 0 for a policy."""
     from tests.graded_toy import graded_toy_row
     from tests.test_deployment_contract import graded_episode
 
-    row = normalise({**await graded_toy_row(str(tmp_path)), "log_parser": "parse_log_seaborn"})
+    row = normalise({**await graded_toy_row(str(tmp_path)), "log_parser": "parse_log_django"})
     config = GymConfig.model_validate({"deployment": {"type": "local"}, "env": {"cache_dir": str(tmp_path), "workspace": "mirror"}})
-    honest, printing = await graded_episode(config, row, []), await graded_episode(config, row, ["echo 'print(\"PASSED\")' >> stats.py"])
-    assert (honest["status"], honest["caused_by"]) == ("unresolved", None), honest  # seaborn's parser names none of unittest's tests
+    honest, printing = await graded_episode(config, row, []), await graded_episode(config, row, ["echo 'print(\"FAIL:\")' >> stats.py"])
+    assert (honest["status"], honest["caused_by"]) == ("unresolved", None), honest  # the bug is still there
     assert (printing["status"], printing["reward"], printing["caused_by"]) == ("tests_crashed", 0.0, "patch"), printing
     assert printing["error"].startswith("the task's log parser failed on the patched tests' output: IndexError"), printing["error"]

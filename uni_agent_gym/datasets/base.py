@@ -25,6 +25,7 @@ records). The toy's own: `mirror` (its repository), `needs_environment` (False: 
 | `build_command` | shell commands the grader runs in `workdir` after applying the patches and before `test_command` (swebench's non-Python `build`: `make distclean && make`), or None |
 | `log_parser` | a swebench parser name (`parse_log_pytest`), `swesmith` (the repository's profile), `r2e-gym` or `multi-swe-bench` (the package's per-repository `parse_log`) |
 | `grading` | `fail-to-pass` (swebench's F2P/P2P rules) or `expected-output` (R2E-Gym's exact comparison) |
+| `eval_type` | swebench's `EvalType` of a fail-to-pass grading: `pass_and_fail`, or `fail_only` (a test fails only where its log says FAILED: the row's own column, else swebench's `FAIL_ONLY_REPOS`) |
 | `expected_output` | R2E-Gym's graded statuses, `{test: status}` |
 | `start_patch`, `hidden_files` | a start state made from `base_commit` (SWE-smith: the bug applied, its tests removed) |
 | `reset_files` | test files returned to the start commit before grading besides those of `test_patch` |
@@ -38,9 +39,8 @@ from __future__ import annotations
 
 import functools
 import json
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from types import SimpleNamespace
 from typing import Any
 
 from uni_agent_gym.diffs import patch_files
@@ -52,6 +52,9 @@ Parser = Callable[[str], dict[str, str]]  # a test log -> {test name: status}
 LANGUAGE_ALIASES = {"py": PYTHON, "js": "javascript", "ts": "typescript", "rs": "rust", "rb": "ruby", "golang": "go",
                     "c++": "cpp", "cxx": "cpp", "c#": "csharp", "cs": "csharp", "kt": "kotlin"}  # fmt: skip
 FAIL_TO_PASS_GRADING, EXPECTED_OUTPUT_GRADING = "fail-to-pass", "expected-output"
+# swebench's `EvalType`s: every listed test graded both ways, or a test counts as failed only when its log says FAILED (the
+# repositories whose parsers record failures alone, and 5.x rows that say so)
+PASS_AND_FAIL, FAIL_ONLY = "pass_and_fail", "fail_only"
 IMAGE_REPO_DIR = "/testbed"
 
 
@@ -136,18 +139,37 @@ def swebench_image_name(instance_id: str, separator: str = "_1776_", namespace: 
     return f"{namespace}/sweb.eval.x86_64.{instance_id.replace('__', separator).lower()}:latest"
 
 
-def swebench_parser(name: str, instance_id: str = "") -> Parser:
-    """swebench's log parser of that name (any language), as `log -> statuses`; a name swebench does not
-    have is an error naming it (a typo must not grade every log as empty)."""
+def swebench_parser(name: str, task: Mapping[str, Any] | str = "") -> Parser:
+    """swebench's log parser of that name (any language), as `log -> statuses`, bound to the task's `TestSpec` (a task,
+    or just an instance id); a name swebench does not have is an error naming it (a typo must not grade every log as
+    empty). The parser also takes, and ignores, the spec argument of swebench's own signature: the log cross-checks
+    reread the log line by line with it (`rewards/runners`)."""
     parsers = swebench_parser_functions()
+    task = {"instance_id": task} if isinstance(task, str) else task
+    instance_id = str(task.get("instance_id") or "")
     if name not in parsers:
         where = f"Instance {instance_id!r}: " if instance_id else ""
         raise InstanceError(f"{where}log parser {name!r} is not one of swebench's parsers (such as parse_log_pytest)")
-    function = parsers[name]
-    # swebench hands its parsers the instance's TestSpec; of it they read only `instance_id` (jekyll's and
-    # immutable-js's pick their runner's format by it: None there raised AttributeError, an infrastructure verdict)
-    spec = SimpleNamespace(instance_id=instance_id)
-    return lambda log: function(log, spec)
+    function, spec = parsers[name], swebench_test_spec(task, name)
+
+    def parse(log: str, _spec: Any = None) -> dict[str, str]:
+        return function(log, spec)
+
+    parse.__name__ = parse.__qualname__ = name  # the runner of its log is found by the parser's name
+    return parse
+
+
+def swebench_test_spec(task: Mapping[str, Any], log_parser: str) -> Any:
+    """The `TestSpec` swebench hands its parsers, made from a task: they read `instance_id` (jekyll's and immutable-js's
+    pick their runner's format by it) and `version` (next's and lighthouse's); a stand-in without them raised, an
+    infrastructure verdict on every rollout of such a row. The eval script is the gym's own, so it has none."""
+    from swebench.types import TestSpec
+
+    return TestSpec(
+        instance_id=str(task.get("instance_id") or ""), image=str(task.get("image_name") or ""), eval_script_list=[],
+        repo=str(task.get("repo") or ""), version=str(task.get("version") or ""), FAIL_TO_PASS=list(task.get("FAIL_TO_PASS") or []),
+        PASS_TO_PASS=list(task.get("PASS_TO_PASS") or []), log_parser=log_parser, eval_type=str(task.get("eval_type") or PASS_AND_FAIL),
+    )  # fmt: skip
 
 
 def swebench_parser_names() -> set[str]:
@@ -157,12 +179,21 @@ def swebench_parser_names() -> set[str]:
 
 @functools.cache
 def swebench_parser_functions() -> dict[str, Callable[..., dict[str, str]]]:
-    """Every swebench log parser by name, as swebench defines it (`(log, test_spec) -> statuses`), in every language."""
-    import swebench.harness.log_parsers as log_parsers
+    """Every swebench log parser by name (`PARSER_REGISTRY`: `(log, test_spec) -> statuses`), in every language."""
+    from swebench.harness.log_parsers import PARSER_REGISTRY
 
-    modules = (log_parsers.c, log_parsers.go, log_parsers.java, log_parsers.javascript, log_parsers.php, log_parsers.python,
-               log_parsers.ruby, log_parsers.rust)  # fmt: skip
-    return {name: value for module in modules for name, value in vars(module).items() if name.startswith("parse_log_") and callable(value)}
+    return dict(PARSER_REGISTRY)
+
+
+def eval_type(row: dict[str, Any]) -> str:
+    """How swebench grades a row's tests: its own `eval_type` (5.x rows carry one), else as swebench grades its
+    repository (`FAIL_ONLY_REPOS`: their parsers record failures only, so a passing test is one not reported failed)."""
+    from swebench.harness.constants import FAIL_ONLY_REPOS
+
+    value = row.get("eval_type") or (FAIL_ONLY if row.get("repo") in FAIL_ONLY_REPOS else PASS_AND_FAIL)
+    if value not in (PASS_AND_FAIL, FAIL_ONLY):
+        raise InstanceError(f"Instance {row_id(row)!r}: field eval_type is {value!r}, expects {PASS_AND_FAIL} or {FAIL_ONLY}")
+    return value
 
 
 def swebench_columns(row: dict[str, Any]) -> bool:
@@ -183,7 +214,7 @@ def fail_to_pass_task(row: dict[str, Any], family: str, *, required: Iterable[st
         task["version"] = str(row["version"])
     check_diffs(instance_id, row, ("patch", "test_patch"))
     task.update(family=family, language=language, image_name=row.get("image_name") or image_name, workdir=row.get("workdir") or IMAGE_REPO_DIR,
-                grading=FAIL_TO_PASS_GRADING)  # fmt: skip
+                grading=FAIL_TO_PASS_GRADING, eval_type=eval_type(row))  # fmt: skip
     task.setdefault("test_command", None)
     task.setdefault("build_command", None)
     return task

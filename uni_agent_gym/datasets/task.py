@@ -46,6 +46,7 @@ class Task(Mapping[str, Any]):
     PASS_TO_PASS: list[str] = field(default_factory=list)
     expected_output: dict[str, str] | None = None  # R2E-Gym's graded statuses (grading `expected-output`)
     grading: str = "fail-to-pass"
+    eval_type: str = "pass_and_fail"  # swebench's EvalType: `fail_only` grades a test failed only where its log says so
     log_parser: str | None = None
     # its environment
     image_name: str = ""

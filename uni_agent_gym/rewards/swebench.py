@@ -51,9 +51,10 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from swebench.harness.constants import (
-    END_TEST_OUTPUT, FAIL_TO_FAIL, FAIL_TO_PASS, PASS_TO_FAIL, PASS_TO_PASS, START_TEST_OUTPUT, ResolvedStatus,
+    END_TEST_OUTPUT, FAIL_TO_FAIL, FAIL_TO_PASS, PASS_TO_FAIL, PASS_TO_PASS, START_TEST_OUTPUT, EvalType, ResolvedStatus,
 )  # fmt: skip
-from swebench.harness.grading import get_eval_tests_report, get_resolution_status
+from swebench.harness.grading import SUITE_RAN, get_eval_tests_report, get_resolution_status
+from swebench.harness.infra_failure import classify_text
 
 from uni_agent_gym.config import GymConfig, RewardConfig
 from uni_agent_gym.datasets import Task, normalise
@@ -61,7 +62,7 @@ from uni_agent_gym.deployments import Deployment
 from uni_agent_gym.deployments.pool import release
 from uni_agent_gym.errors import DeploymentError
 from uni_agent_gym.datasets import log_parser, r2e_gym
-from uni_agent_gym.datasets.base import EXPECTED_OUTPUT_GRADING, swebench_parser_names
+from uni_agent_gym.datasets.base import EXPECTED_OUTPUT_GRADING, swebench_parser, swebench_parser_names
 from uni_agent_gym.datasets.swebench import repo_parser_name
 from uni_agent_gym.instances import patch_files
 from uni_agent_gym.workspaces.local_checkout import local_workspace_dir, trusted_git_dir
@@ -131,6 +132,9 @@ class RewardResult:
     image_id: str | None = None  # the id of that image
     environment_validated: bool = False  # whether that environment passed `uni-agent-gym validate` on this machine
     stopped_at: StoppedAt | None = None  # the step before the tests that ended the grading, if one did
+    # swebench 5.x's reading of an unresolved run's output (`infra_failure.classify_text`: {"reason", "tier"}), for people
+    # reading reports. Information only, never a mask: the code under test can print "Killed" or "Could not resolve host"
+    infra_label: dict[str, str] | None = None
 
     def __post_init__(self) -> None:
         if isinstance(self.patch, Captured):  # a captured patch brings what the capture left out of it
@@ -146,18 +150,41 @@ class RewardResult:
 
 
 def grade_fail_to_pass(instance: Task, statuses: dict[str, str], *, fail_to_pass_only: bool = False) -> tuple[bool, dict, dict]:
-    """(resolved, swebench's per-test report, each graded test's parsed outcome) by swebench's F2P/P2P
-    grading (SWE-smith grades by the same functions); FAIL_TO_FAIL and PASS_TO_FAIL, where a row has them
-    (SWE-rebench), are reported and do not count. One hole closed: swebench counts a skipped test as
-    neither passed nor failed, so FAIL_TO_PASS tests that a patch makes skip (raising SkipTest, say)
-    would grade as resolved; they have not passed, so here they failed."""
+    """(resolved, swebench's per-test report, each graded test's parsed outcome) by swebench's F2P/P2P grading under the
+    task's `eval_type` (SWE-smith grades by the same functions); FAIL_TO_FAIL and PASS_TO_FAIL, where a row has them
+    (SWE-rebench), are reported and do not count. swebench 5.x matches a listed id cut short inside its parameters
+    (`test_x[log(photon`, its issue #290) to the parsed ids it begins (`graded_names`); a FAIL_TO_PASS test it neither
+    passes nor fails (a status it does not know) has not passed."""
     graded = {FAIL_TO_PASS: instance.FAIL_TO_PASS, PASS_TO_PASS: [] if fail_to_pass_only else instance.PASS_TO_PASS}
     to_fail = {name: instance[name] for name in (FAIL_TO_FAIL, PASS_TO_FAIL) if instance.get(name) is not None}
-    report = get_eval_tests_report(statuses, {**graded, FAIL_TO_FAIL: [], PASS_TO_FAIL: [], **to_fail}, calculate_to_fail=bool(to_fail))
+    report = get_eval_tests_report(statuses, {**graded, FAIL_TO_FAIL: [], PASS_TO_FAIL: [], **to_fail}, calculate_to_fail=bool(to_fail),
+                                   eval_type=EvalType(instance.eval_type))  # fmt: skip
     fail_to_pass = report[FAIL_TO_PASS]
     fail_to_pass["failure"] += [test for test in graded[FAIL_TO_PASS] if test not in fail_to_pass["success"] + fail_to_pass["failure"]]
-    outcomes = {test: statuses.get(test) for test in graded[FAIL_TO_PASS] + graded[PASS_TO_PASS]}
+    outcomes = {test: next((statuses[name] for name in graded_names(test, statuses) if name in statuses), None)
+                for test in graded[FAIL_TO_PASS] + graded[PASS_TO_PASS]}  # fmt: skip
     return get_resolution_status(report) == ResolvedStatus.FULL.value, report, outcomes
+
+
+def graded_names(test: str, statuses: dict[str, str]) -> list[str]:
+    """The parsed ids that swebench's grading may read for a listed test: itself, or for an id cut short inside its
+    parameters (more `[` than `]`, as 676 of Verified's are) every parsed id it begins. The log cross-checks must vouch
+    for each of them: a forged pass of the whole id is a forged pass of the listed one."""
+    if test in statuses or test.count("[") <= test.count("]"):
+        return [test]
+    return [name for name in statuses if name.startswith(test)] or [test]
+
+
+def rejected_run(statuses: dict[str, str], log: str, exit_code: int | None) -> str | None:
+    """Why swebench 5.x would not grade this run at all (`grading.get_logs_eval`), or None; the gym holds to its rules
+    beside its own cross-checks: no outcome parsed and no sign that a suite ran (`SUITE_RAN`: under `fail_only` an absent
+    test passes, so a suite that never started would resolve every task), or a run that exited non-zero although no
+    test failed (the log does not describe the run that happened)."""
+    if not statuses and not SUITE_RAN.search(log):
+        return "no test outcome in the log and no sign that a suite ran (swebench's rule: such a run is not graded)"
+    if exit_code not in (None, 0) and statuses and not any(status in ("FAILED", "ERROR") for status in statuses.values()):
+        return f"the tests exited {exit_code} although no test failed (swebench's rule: such a run is not graded)"
+    return None
 
 
 def task_runner(instance: Task, command: str) -> tuple[Runner, Parser] | None:
@@ -518,9 +545,11 @@ class SWEBenchReward:
             tests = []  # its names are not pytest's node ids: the runner's own report and exit code are what can be checked
         else:
             passed, result.tests, result.test_statuses = grade_fail_to_pass(instance, statuses, fail_to_pass_only=self.config.fail_to_pass_only)
-            tests = list(result.test_statuses)
+            tests = [name for test in result.test_statuses for name in graded_names(test, statuses)]
         try:  # the checks read the log's lines again with the same parser
             result.integrity_problems = await asyncio.to_thread(check_run, runner, log, statuses, exit_code, tests)
+            if instance.grading != EXPECTED_OUTPUT_GRADING and (rejected := rejected_run(statuses, log, exit_code)):
+                result.integrity_problems.append(rejected)
             if guard is not None:
                 result.integrity_problems += guard.problems(record, statuses, parse)
         except Exception as exc:  # noqa: BLE001 - as above
@@ -556,11 +585,13 @@ class SWEBenchReward:
         follows from it), else its family's parser (the runner then follows from the test command)."""
         name = instance.log_parser or repo_parser_name(instance.repo)
         if name in swebench_parser_names():
-            return name
+            return swebench_parser(name, instance)  # bound to the task's spec; its runner is found by its name
         parse = log_parser(instance)
         return lambda log, test_spec: parse(log)
 
     @staticmethod
     def _finish(result: RewardResult, started: float) -> RewardResult:
         result.durations["total"] = time.monotonic() - started
+        if not result.resolved and (found := classify_text(f"{result.build_log}\n{result.log}")) is not None:
+            result.infra_label = {"reason": found[0], "tier": found[1]}
         return result
