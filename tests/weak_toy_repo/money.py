@@ -1,0 +1,12 @@
+"""Money in cents."""
+
+
+def to_cents(amount):
+    """The amount (in units, a float) in whole cents, rounded to the nearest cent."""
+    return int(amount * 100)
+
+
+def split(total_cents, parts):
+    """`total_cents` split into `parts` shares that differ by at most one cent, the larger ones first."""
+    share = total_cents // parts
+    return [share] * parts
