@@ -135,6 +135,9 @@ class RewardResult:
     # swebench 5.x's reading of an unresolved run's output (`infra_failure.classify_text`: {"reason", "tier"}), for people
     # reading reports. Information only, never a mask: the code under test can print "Killed" or "Could not resolve host"
     infra_label: dict[str, str] | None = None
+    # every outcome the run's log gave, graded or not (`validate`'s variants and the differential check compare them
+    # with gold's); not part of the report: a whole suite's run names tens of thousands of tests
+    parsed_statuses: dict[str, str] = field(default_factory=dict, repr=False)
 
     def __post_init__(self) -> None:
         if isinstance(self.patch, Captured):  # a captured patch brings what the capture left out of it
@@ -146,7 +149,9 @@ class RewardResult:
         return CAUSED_BY.get(self.status)
 
     def to_dict(self) -> dict[str, Any]:
-        return {**dataclasses.asdict(self), "caused_by": self.caused_by}
+        report = {**dataclasses.asdict(self), "caused_by": self.caused_by}
+        del report["parsed_statuses"]
+        return report
 
 
 def grade_fail_to_pass(instance: Task, statuses: dict[str, str], *, fail_to_pass_only: bool = False) -> tuple[bool, dict, dict]:
@@ -333,6 +338,40 @@ class SWEBenchReward:
             return await self._grade_patch_in(fresh, fresh_instance, repo_dir, start, (prepared, kept), started)
         finally:
             await release(fresh)
+
+    async def grade_patches(self, instance: Task, patches: list[str], deadline: float | None = None) -> list[RewardResult | None]:
+        """Each patch graded in turn in one fresh sandbox of the instance, which goes back to its start state between
+        them (tracked files reset, untracked files git does not ignore removed, Python's bytecode of the changed files
+        dropped: a mutant of the same size and second would run the last one's). For the gym's own patches only
+        (`validate`'s variants of a gold patch): an agent's patch could leave something behind for the next, and gets
+        a sandbox of its own (`grade_patch`). None for a patch not graded by `deadline` (time.monotonic())."""
+        if self.gym is None:
+            raise ValueError("SWEBenchReward.grade_patches needs the gym config to open sandboxes (SWEBenchReward.from_config)")
+        fresh, repo_dir, fresh_instance = await self._open_fresh(instance, None)
+        results: list[RewardResult | None] = []
+        try:
+            start = await self._episode_start(fresh, fresh_instance, repo_dir)
+            for patch in patches:
+                if deadline is not None and time.monotonic() > deadline:
+                    results.append(None)
+                    continue
+                if results:
+                    await self._back_to_start(fresh, repo_dir, start, [*results, patch])
+                started = time.monotonic()
+                results.append(await self._grade_patch_in(fresh, fresh_instance, repo_dir, start, self._to_apply(instance, patch), started))
+        finally:
+            await release(fresh)
+        return results
+
+    @staticmethod
+    async def _back_to_start(deployment: Deployment, repo_dir: str, start: str, graded: list[Any]) -> None:
+        """The repository of a sandbox `grade_patches` used back at `start` (what its install left, which git ignores,
+        kept)."""
+        touched = {path for item in graded for path in patch_files(item if isinstance(item, str) else (item.patch if item else ""))}
+        stale = [shlex.quote(f"{directory or '.'}/__pycache__/{name[:-3]}.") + "*" for path in sorted(touched) if path.endswith(".py")
+                 for directory, _, name in [path.rpartition("/")]]  # fmt: skip
+        drop = f" && rm -f {' '.join(stale)}" if stale else ""
+        await git_in(deployment, repo_dir, f"{SAFE_GIT} reset -q --hard {start} && {SAFE_GIT} clean -fdq{drop}", timeout=300)
 
     async def grade(
         self, deployment: Deployment, instance: Task | Mapping[str, Any], repo_dir: str, start_commit: str | None = None
@@ -539,6 +578,7 @@ class SWEBenchReward:
             statuses = await asyncio.to_thread(parse, log)  # a 20 MB log takes seconds: off the event loop
         except Exception as exc:  # noqa: BLE001 - the dataset's parser, on a log the patched code wrote
             return self._log_unreadable(result, exc, parse_started)
+        result.parsed_statuses = dict(statuses)
         if instance.grading == EXPECTED_OUTPUT_GRADING:  # R2E-Gym: the outcomes must be exactly the expected ones
             passed, result.tests = r2e_gym.compare(statuses, instance.expected_output)
             result.test_statuses = dict(statuses)
