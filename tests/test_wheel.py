@@ -65,6 +65,9 @@ def test_the_wheel_installed_by_pip_runs_the_docs_commands_from_an_empty_folder(
     repo = Path(installed.python("from uni_agent_gym import toy; print(toy.REPO)"))
     assert repo.is_relative_to(installed.venv) and list((repo / "__pycache__").glob("stats.*.pyc")), "pip's bytecode beside the toy"
     assert installed.run("uni-agent-gym", "--version").stdout.strip() == installed.run("python", "-m", "uni_agent_gym", "--version").stdout.strip()
+    # pip took the field's swebench (5.x: its parsers and grading decide every row) and left nothing broken
+    assert installed.python("import swebench; print(swebench.__version__)").startswith("5."), "swebench 5.x beside the gym, no downgrade"
+    assert installed.run("python", "-m", "pip", "check").returncode == 0
 
     out = " ".join(installed.run("uni-agent-gym", "init").stdout.split())
     assert "they need the verl extra (verl is not installed here)" in out
