@@ -32,7 +32,7 @@ GOLD_PATCH = '''\
 diff --git a/money.py b/money.py
 --- a/money.py
 +++ b/money.py
-@@ -3,10 +3,11 @@
+@@ -3,7 +3,7 @@
  
  def to_cents(amount):
      """The amount (in units, a float) in whole cents, rounded to the nearest cent."""
@@ -40,6 +40,8 @@ diff --git a/money.py b/money.py
 +    return int(round(amount * 100))
  
  
+ def dollars(cents):
+@@ -19,4 +19,5 @@ def is_round(cents):
  def split(total_cents, parts):
      """`total_cents` split into `parts` shares that differ by at most one cent, the larger ones first."""
      share = total_cents // parts
@@ -51,7 +53,7 @@ WRONG_SPECIAL_CASE = '''\
 diff --git a/money.py b/money.py
 --- a/money.py
 +++ b/money.py
-@@ -9,4 +9,6 @@ def to_cents(amount):
+@@ -19,4 +19,6 @@ def is_round(cents):
  def split(total_cents, parts):
      """`total_cents` split into `parts` shares that differ by at most one cent, the larger ones first."""
      share = total_cents // parts
@@ -63,7 +65,7 @@ WRONG_REMAINDER_TO_FIRST = '''\
 diff --git a/money.py b/money.py
 --- a/money.py
 +++ b/money.py
-@@ -9,4 +9,4 @@ def to_cents(amount):
+@@ -19,4 +19,4 @@ def is_round(cents):
  def split(total_cents, parts):
      """`total_cents` split into `parts` shares that differ by at most one cent, the larger ones first."""
      share = total_cents // parts
@@ -74,13 +76,16 @@ ALTERNATIVE_FIX = '''\
 diff --git a/money.py b/money.py
 --- a/money.py
 +++ b/money.py
-@@ -3,10 +3,10 @@
+@@ -3,7 +3,7 @@
  
  def to_cents(amount):
      """The amount (in units, a float) in whole cents, rounded to the nearest cent."""
 -    return int(amount * 100)
 +    return round(amount * 100)
  
+ 
+ def dollars(cents):
+@@ -18,5 +18,5 @@ def is_round(cents):
  
  def split(total_cents, parts):
      """`total_cents` split into `parts` shares that differ by at most one cent, the larger ones first."""
@@ -98,6 +103,7 @@ async def weak_toy_row(cache_dir: str, strong: bool = False) -> dict:
     tests = STRONG_TESTS if strong else WEAK_TESTS
     return normalise({
         "instance_id": f"uag-tests__weak-toy-{2 if strong else 1}", "repo": REPO_NAME, "base_commit": base_commit, "version": "1",
+        "environment_setup_commit": base_commit,  # SWE-bench's columns (a list-valued row without it reads as SWE-Gym's)
         "problem_statement": "to_cents(0.29) is 28, and split(100, 3) loses a cent: each must keep every cent.",
         "patch": GOLD_PATCH, "test_patch": "", "test_command": TEST_COMMAND, "log_parser": "parse_log_django", **tests,
         "mirror": str(REPO), "needs_environment": False,

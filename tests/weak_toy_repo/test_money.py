@@ -6,6 +6,7 @@ from money import split, to_cents
 class TestMoney(unittest.TestCase):
     def test_to_cents(self):
         self.assertEqual(to_cents(0.29), 29)
+        self.assertEqual(to_cents(2.5), 250)
 
     def test_split_even(self):
         self.assertEqual(split(100, 4), [25, 25, 25, 25])
