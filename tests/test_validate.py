@@ -71,10 +71,10 @@ async def test_eval_prepare_data_and_rollouts_consult_what_validated_on_this_mac
         client.images.get(docker_image).tag(name)
         _relabel(name, {DIGEST_LABEL: f"digest-{kind}", COMMIT_LABEL: "a" * 40, HISTORY_LABEL: "ancestry", NAME_LABEL: name})
     cache = tmp_path / "cache"
-    record(cache, "digest-good", client.images.get(names["good"]).id, "good-1", True, [])
-    record(cache, "digest-other", "sha256:another-build-of-it", "other-1", True, [])  # validated, but not this image
     tasks = [Task("good-1", "o/r", "swe-bench", image_name=names["good"]), Task("other-1", "o/r", "swe-bench", image_name=names["other"]),
              Task("toy-1", "o/r", "swe-bench", needs_environment=False)]  # fmt: skip
+    record(cache, tasks[0], "digest-good", client.images.get(names["good"]).id, True, [])
+    record(cache, tasks[1], "digest-other", "sha256:another-build-of-it", True, [])  # validated, but not this image
     said: list[str] = []
     assert consult(tasks, "warn", cache, said.append) == tasks and len(said) == 1 and "1 of 3 task(s) not validated on this machine (other-1)" in said[0]
     assert consult(tasks, "require", cache, said.append) == [tasks[0], tasks[2]] and said[1].endswith("1 task(s) left out, not validated on this machine: other-1")

@@ -103,6 +103,28 @@ def positive_int(text: str) -> int:
     return value
 
 
+def non_negative_int(text: str) -> int:
+    """argparse type: a whole number of at least 0 (0: none)."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = -1
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"expects a whole number of at least 0, got {text!r}")
+    return value
+
+
+def positive_float(text: str) -> float:
+    """argparse type: a number of seconds above 0."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = 0.0
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"expects a number above 0, got {text!r}")
+    return value
+
+
 def debian_mirror(text: str) -> str:
     """argparse type: the URL of a Debian mirror, as debootstrap takes it."""
     if not re.match(r"^(https?|ftp|file)://\S+$", text):

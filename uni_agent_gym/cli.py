@@ -26,6 +26,8 @@ from uni_agent_gym.arguments import (
     output_directory,
     output_file,
     parquet_file,
+    non_negative_int,
+    positive_float,
     positive_int,
     tokenizer_source,
 )
@@ -351,7 +353,7 @@ def cmd_validate(args: argparse.Namespace, console: Console) -> None:
     from rich.table import Table
 
     from uni_agent_gym.rewards.swebench import SWEBenchReward
-    from uni_agent_gym.validation import ValidationFailed, summary, table_reason, validate_tasks
+    from uni_agent_gym.validation import ValidationFailed, strength_cell, summary, table_reason, validate_tasks, write_strengthened
 
     config = _run_config(args)
     tasks, unloadable = _dataset_tasks(args.dataset, config, args.instance_ids)
@@ -365,16 +367,24 @@ def cmd_validate(args: argparse.Namespace, console: Console) -> None:
             counts["validated" if result.validated else "failed"] += 1
             advance(f"validated {counts['validated']}  failed {counts['failed']}")
 
-        results = asyncio.run(validate_tasks(tasks, reward, workers=args.workers, on_result=on_result))
+        results = asyncio.run(validate_tasks(tasks, reward, workers=args.workers, on_result=on_result, variants=args.variants,
+                                             variant_seconds=args.variant_seconds))  # fmt: skip
     report = summary(results, unloadable)
     output.mkdir(parents=True, exist_ok=True)
     path = output / "validation.json"
     path.write_text(json.dumps(report, indent=1))
-    table = Table("instance", "language", "result", "why", "seconds")
+    table = Table("instance", "language", "result", "why", "strength", "seconds")
     for result in results:
         table.add_row(result.instance_id, result.language or "", "validated" if result.validated else "[red]failed[/red]",
-                      escape(table_reason(result)), f"{result.seconds:.0f}")  # fmt: skip
+                      escape(table_reason(result)), strength_cell(result), f"{result.seconds:.0f}")  # fmt: skip
     console.print(table)
+    weak = report["strength"]["with_survivors"]
+    if report["strength"]["measured"]:
+        console.print(f"strength: {len(weak)} of {report['strength']['measured']} task(s) accept a wrong variant of their gold"
+                      f"{' (' + ', '.join(weak[:10]) + ')' if weak else ''}", highlight=False)  # fmt: skip
+    if args.strengthen:
+        written = write_strengthened(args.strengthen, tasks, results)
+        console.print(f"{written} row(s) with the tests that kill their survivors added to their lists: {args.strengthen}", highlight=False)
     for instance_id, why in unloadable.items():
         console.print(f"{instance_id}: makes no task: {escape(why)}", highlight=False)
     console.print(f"validated {report['validated']} of {report['tasks']} task(s); report: {path}", highlight=False)
@@ -669,6 +679,11 @@ def build_parser() -> argparse.ArgumentParser:
     validate.add_argument("--output", default="runs/validate", help="directory for the report (validation.json)")
     validate.add_argument("--environments", help="per-instance exact environments (JSON; see uni_agent_gym.specs)")
     validate.add_argument("--mirror", action="append", default=[], metavar="REPO=PATH", help="repository mirror")
+    validate.add_argument("--variants", type=non_negative_int, default=8,
+                          help="the strength of each task's tests: at most N wrong variants of its gold graded (0: none)")
+    validate.add_argument("--variant-seconds", type=positive_float, default=900.0, help="time for one task's variants (those left are skipped)")
+    validate.add_argument("--strengthen", metavar="FILE", help="write the rows again (JSONL), each with the tests its test files hold that "
+                          "kill its surviving variants (gold passes them) added to PASS_TO_PASS")
     validate.set_defaults(func=cmd_validate)
 
     images = commands.add_parser("images", help="build images without a registry, and push them to one").add_subparsers(dest="images_command", required=True)

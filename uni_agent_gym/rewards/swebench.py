@@ -448,7 +448,7 @@ class SWEBenchReward:
         """Steps 3-6: runner files and test files back to `start`, the test patch, the tests, the grade."""
         command = result.test_command = command_of_tests(instance, self.environments)
         result.environment, result.image_id = instance.image_environment, instance.image_id
-        result.environment_validated = self.gym is not None and is_validated(self.gym.env.cache_dir, result.environment, result.image_id)
+        result.environment_validated = self.gym is not None and is_validated(self.gym.env.cache_dir, instance, result.environment, result.image_id)
         result.network_isolated = False if self.config.network else await deployment.isolate_network()
         result.restored.update(await runner_files_to_restore(deployment, repo_dir, start, result.patch, command, language_of(instance)))
         protected = instance.protected_paths or []

@@ -22,7 +22,9 @@ from uni_agent_gym.errors import UniAgentGymError
 from uni_agent_gym.eval.grade import grade_prediction
 from uni_agent_gym.rewards.swebench import EMPTY_PATCH, RewardResult, SWEBenchReward
 from uni_agent_gym.toolchains import language_of
-from uni_agent_gym.workspaces.validated import record
+from uni_agent_gym.validation import strength
+from uni_agent_gym.validation.strength import DEFAULT_SECONDS
+from uni_agent_gym.workspaces.validated import record, row_digest
 
 # A patch that changes no file the tests read: graded, the tests run on the base code with the test patch alone.
 TEST_PATCH_ALONE = (
@@ -57,6 +59,8 @@ class Validation:
     remembered: bool = False  # whether this machine now knows the environment's result (an image built here)
     runs: dict[str, dict[str, Any]] = field(default_factory=dict)  # gold / test patch alone / empty: status, reward, exit code
     seconds: float = 0.0
+    row_digest: str = ""  # what grading reads of the row (`workspaces/validated.py`): the verdict is this row's
+    strength: dict[str, Any] | None = None  # its tests against wrong variants of its gold (`strength.py`); None: not measured
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -100,8 +104,9 @@ def reasons_of(task: Task, gold: RewardResult, alone: RewardResult, empty: Rewar
     return reasons
 
 
-async def validate_task(task: Task, reward: SWEBenchReward) -> Validation:
-    """The self-check of one task (never raises: a sandbox that fails is its reason)."""
+async def validate_task(task: Task, reward: SWEBenchReward, *, variants: int = 0, variant_seconds: float = DEFAULT_SECONDS) -> Validation:
+    """The self-check of one task (never raises: a sandbox that fails is its reason); with `variants`, the strength of
+    its tests against that many wrong variants of its gold, where the gold validated."""
     started = time.monotonic()
     rows = {task.instance_id: task}
 
@@ -123,23 +128,30 @@ async def validate_task(task: Task, reward: SWEBenchReward) -> Validation:
     runs["empty"]["graded"] = empty.error != EMPTY_PATCH  # an empty patch is not run, as the official harness does not run one
     environment = gold.environment or alone.environment
     image_id = gold.image_id or alone.image_id
-    validation = Validation(task.instance_id, language_of(task), not reasons, reasons, environment, image_id, runs=runs)
+    validation = Validation(task.instance_id, language_of(task), not reasons, reasons, environment, image_id, runs=runs, row_digest=row_digest(task))
+    if variants > 0 and validation.validated and not unreadable:
+        try:
+            measured = await strength.measure(task, fix, gold, reward, limit=variants, seconds=variant_seconds)
+            validation.strength = {**measured.to_dict(), "killing_tests": strength.killing_tests(measured, alone)}
+        except UniAgentGymError as exc:  # a sandbox that failed: no strength, the verdict stands
+            validation.strength = {"error": f"{type(exc).__name__}: {exc}"[:500]}
     if environment and image_id and reward.gym is not None and not any(reason.startswith("sandbox:") for reason in reasons):
-        await asyncio.to_thread(record, reward.gym.env.cache_dir, environment, image_id, task.instance_id, validation.validated, reasons)
+        await asyncio.to_thread(record, reward.gym.env.cache_dir, task, environment, image_id, validation.validated, reasons, validation.strength)
         validation.remembered = True
     validation.seconds = round(time.monotonic() - started, 1)
     return validation
 
 
 async def validate_tasks(
-    tasks: list[Task], reward: SWEBenchReward, *, workers: int = 1, on_result: Callable[[Validation], None] = lambda result: None
+    tasks: list[Task], reward: SWEBenchReward, *, workers: int = 1, on_result: Callable[[Validation], None] = lambda result: None,
+    variants: int = 0, variant_seconds: float = DEFAULT_SECONDS,
 ) -> list[Validation]:
-    """Every task's self-check, `workers` tasks at a time, in the tasks' order."""
+    """Every task's self-check (and strength, with `variants`), `workers` tasks at a time, in the tasks' order."""
     limit = asyncio.Semaphore(max(1, workers))
 
     async def one(task: Task) -> Validation:
         async with limit:
-            result = await validate_task(task, reward)
+            result = await validate_task(task, reward, variants=variants, variant_seconds=variant_seconds)
         on_result(result)
         return result
 
@@ -166,5 +178,58 @@ def summary(results: list[Validation], unloadable: dict[str, str]) -> dict[str, 
         "by_reason": {kind: sorted(r.instance_id for r in failed if any(reason.startswith(kind + ":") for reason in r.reasons))
                       for kind in REASONS if any(reason.startswith(kind + ":") for r in failed for reason in r.reasons)},
         "unloadable": unloadable,
+        "strength": strength_summary(results),
         "results": [result.to_dict() for result in results],
     }  # fmt: skip
+
+
+def strength_summary(results: list[Validation]) -> dict[str, Any]:
+    """Over the tasks whose strength was measured: how many have survivors (and how many only survivors suspected
+    equivalent to gold), the kills per operator, and the tests that would kill survivors if the rows graded them."""
+    measured = [r for r in results if r.strength and r.strength.get("tried")]
+    operators: dict[str, dict[str, int]] = {}
+    for result in measured:
+        for operator, counts in result.strength["by_operator"].items():
+            total = operators.setdefault(operator, {"tried": 0, "killed": 0})
+            total["tried"], total["killed"] = total["tried"] + counts["tried"], total["killed"] + counts["killed"]
+    weak = [r for r in measured if r.strength["survivors"]]
+    return {
+        "measured": len(measured), "with_survivors": sorted(r.instance_id for r in weak),
+        "only_suspected_equivalent": sorted(r.instance_id for r in weak if all(s["equivalent"] for s in r.strength["survivors"])),
+        "variants_tried": sum(r.strength["tried"] for r in measured), "variants_survived": sum(len(r.strength["survivors"]) for r in measured),
+        "by_operator": operators,
+        "ungraded_tests_that_kill": {r.instance_id: sorted({t for s in r.strength["survivors"] for t in s["ungraded_failures"]}) for r in weak
+                                     if any(s["ungraded_failures"] for s in r.strength["survivors"])},
+    }  # fmt: skip
+
+
+def strength_cell(result: Validation) -> str:
+    """The table's strength: `killed/tried`, with the survivors counted; `-` where not measured."""
+    found = result.strength
+    if not found:
+        return "-"
+    if "error" in found:
+        return "not measured"
+    if not found["tried"]:
+        return "no variants" if not found["variants"] else f"0 of {found['variants']} graded"
+    survivors = len(found["survivors"])
+    return f"{found['killed']}/{found['tried']}" + (f", {survivors} survive" if survivors else "")
+
+
+def write_strengthened(path: str, tasks: list[Task], results: list[Validation]) -> int:
+    """Each task again as a row (JSONL), with the tests that killed its survivors (gold passes them; the row did not grade
+    them) added: to FAIL_TO_PASS where they fail without the fix (the test patch alone's run), else to PASS_TO_PASS. A
+    stronger row for training. The number of rows changed."""
+    import json
+
+    killing = {result.instance_id: (result.strength or {}).get("killing_tests") or {} for result in results}
+    changed = 0
+    with open(path, "w") as out:
+        for task in tasks:
+            row = task.to_dict()
+            for name in ("FAIL_TO_PASS", "PASS_TO_PASS"):
+                added = [test for test in killing.get(task.instance_id, {}).get(name, []) if test not in row[name]]
+                row[name] = [*row[name], *added]
+            changed += row["FAIL_TO_PASS"] != task.FAIL_TO_PASS or row["PASS_TO_PASS"] != task.PASS_TO_PASS
+            out.write(json.dumps(row) + "\n")
+    return changed

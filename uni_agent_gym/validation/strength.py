@@ -83,6 +83,14 @@ async def measure(task: Task, gold_patch: str, gold: RewardResult, reward: SWEBe
     return strength
 
 
+def killing_tests(found: Strength, base: RewardResult) -> dict[str, list[str]]:
+    """The tests that kill this task's survivors, by the list a row would carry them in: FAIL_TO_PASS where the run
+    without the fix (`base`: the test patch alone) did not pass them, else PASS_TO_PASS."""
+    tests = sorted({test for survivor in found.survivors for test in survivor["ungraded_failures"]})
+    return {"FAIL_TO_PASS": [test for test in tests if base.parsed_statuses.get(test) != "PASSED"],
+            "PASS_TO_PASS": [test for test in tests if base.parsed_statuses.get(test) == "PASSED"]}  # fmt: skip
+
+
 def _survivor(task: Task, variant: Variant, result: RewardResult, gold: RewardResult) -> dict[str, Any]:
     return {"operator": variant.operator, "where": variant.where, "change": variant.change, "patch": variant.patch,
             "equivalent": variant.equivalent, "ungraded_failures": ungraded_failures(task, result, gold)}  # fmt: skip

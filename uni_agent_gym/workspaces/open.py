@@ -189,7 +189,7 @@ def _checked(instance: Task, image: str, found: tuple[str, dict[str, str]] | Non
     image whose environment passed `validate` here (docker and ray)."""
     task = task_on_image(instance, image, found, load_environments(config.env.environments), workdir)
     if config.env.validation == "require" and config.deployment.images in CONTAINER_SITES:
-        if not is_validated(config.env.cache_dir, task.image_environment, task.image_id):
+        if not is_validated(config.env.cache_dir, task, task.image_environment, task.image_id):
             raise EnvironmentUnavailable(
                 f"Instance {instance.instance_id!r}: its image {image} has not passed `uni-agent-gym validate` on this machine "
                 "(env.validation: require); validate it, or leave the task out"

@@ -1,14 +1,19 @@
-"""Which environments passed `uni-agent-gym validate`, remembered on this machine.
+"""Which rows passed `uni-agent-gym validate` in which environment, remembered on this machine.
 
-An environment is an instance image built here (its `recorded_environment` digest) as the engine holds it (its
-image id: a rebuild of the same recipe is another environment until validated again). The record is one JSON file
-under the cache directory, `validated.json`: `{"<digest>@<image id>": {"instance_id", "validated", "reasons", "when"}}`.
-Grading reads it to decide whose a run that never started is (`rewards/swebench.py`, the zero rule); `uni-agent-gym validate` writes it;
-`eval` and `prepare-data` consult it (`consult`: `validation: warn | skip | require`).
+A verdict belongs to a row in an environment: the row as grading reads it (`row_digest`: its graded tests, test patch,
+gold, commands, parser, grading rule and start state; a broken copy of a row, say another FAIL_TO_PASS, is another
+row) on an instance image built here (its `recorded_environment` digest) as the engine holds it (its image id: a
+rebuild of the same recipe is another environment until validated again). The record is one JSON file under the
+cache directory, `validated.json`: `{"<row digest>@<environment digest>@<image id>": {"instance_id", "validated",
+"reasons", "strength", "when"}}`; records of an older gym (`<digest>@<image id>`) count for nothing, so such rows are
+validated again. Grading reads it to decide whose a run that never started is (`rewards/swebench.py`, the zero rule);
+`uni-agent-gym validate` writes it; `eval` and `prepare-data` consult it (`consult`: `validation: warn | skip |
+require`).
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import time
@@ -28,8 +33,28 @@ def store_path(cache_dir: str | Path) -> Path:
     return Path(cache_dir).expanduser() / STORE_NAME
 
 
-def environment_key(digest: str, image_id: str) -> str:
-    return f"{digest}@{image_id}"
+# What grading reads of a row: a verdict is about these, so a row that differs in one of them is another row
+GRADED_FIELDS = ("instance_id", "repo", "base_commit", "version", "language", "patch", "test_patch", "FAIL_TO_PASS", "PASS_TO_PASS",
+                 "expected_output", "grading", "eval_type", "log_parser", "workdir", "test_command", "build_command", "environment",
+                 "start_patch", "hidden_files", "reset_files", "hidden_paths", "protected_paths", "history")  # fmt: skip
+# and the columns of the families' rows that grading reads beside them (SWE-rebench's recipe, swebench 5.x's own steps)
+GRADED_COLUMNS = ("FAIL_TO_FAIL", "PASS_TO_FAIL", "install_config", "eval_script", "image")
+
+
+def row_digest(task: Task) -> str:
+    """A digest of what grading reads of the row (`GRADED_FIELDS`, `GRADED_COLUMNS`), the same for the task as a loader
+    made it and as a sandbox opened it: commands that are defaults (swebench's spec for the repository and version, or
+    what the image records, which its environment digest covers) and a test patch the start state makes (SWE-smith's
+    hidden tests) are left out, being filled in while it runs."""
+    derived = {"test_command", "build_command"} if task.commands_from is not None else set()
+    derived |= {"test_patch"} if task.start_patch else set()
+    graded = {name: getattr(task, name) for name in GRADED_FIELDS if name not in derived}
+    graded.update({name: task.columns.get(name) for name in GRADED_COLUMNS if task.columns.get(name) is not None})
+    return hashlib.sha256(json.dumps(graded, sort_keys=True, default=str).encode()).hexdigest()[:16]
+
+
+def environment_key(row: str, digest: str, image_id: str) -> str:
+    return f"{row}@{digest}@{image_id}"
 
 
 def read_store(cache_dir: str | Path) -> dict[str, dict[str, Any]]:
@@ -41,22 +66,31 @@ def read_store(cache_dir: str | Path) -> dict[str, dict[str, Any]]:
     return data if isinstance(data, dict) else {}
 
 
-def is_validated(cache_dir: str | Path, digest: str | None, image_id: str | None) -> bool:
-    """Whether this environment passed `validate` (False for one not built here: it records no digest)."""
-    return bool(digest and image_id) and _passed(read_store(cache_dir), digest, image_id)
+def is_validated(cache_dir: str | Path, task: Task, digest: str | None, image_id: str | None) -> bool:
+    """Whether this row passed `validate` in this environment (False for one not built here: it records no digest)."""
+    return bool(digest and image_id) and _passed(read_store(cache_dir), row_digest(task), digest, image_id)
 
 
-def _passed(store: dict[str, dict[str, Any]], digest: str, image_id: str) -> bool:
-    return bool(store.get(environment_key(digest, image_id), {}).get("validated"))
+def validation_of(cache_dir: str | Path, task: Task, digest: str | None, image_id: str | None) -> dict[str, Any] | None:
+    """This row's record in this environment (`validated`, `reasons`, `strength`), or None."""
+    if not (digest and image_id):
+        return None
+    return read_store(cache_dir).get(environment_key(row_digest(task), digest, image_id))
 
 
-def record(cache_dir: str | Path, digest: str, image_id: str, instance_id: str, validated: bool, reasons: list[str]) -> None:
-    """Remember one environment's result (replacing an earlier one), atomically, one writer at a time."""
+def _passed(store: dict[str, dict[str, Any]], row: str, digest: str, image_id: str) -> bool:
+    return bool(store.get(environment_key(row, digest, image_id), {}).get("validated"))
+
+
+def record(cache_dir: str | Path, task: Task, digest: str, image_id: str, validated: bool, reasons: list[str],
+           strength: dict[str, Any] | None = None) -> None:  # fmt: skip
+    """Remember one row's result in one environment (replacing an earlier one), atomically, one writer at a time."""
     path = store_path(cache_dir)
     path.parent.mkdir(parents=True, exist_ok=True)
     with blocking_machine_lock(f"validation store {path.resolve()}"):
         data = read_store(cache_dir)
-        data[environment_key(digest, image_id)] = {"instance_id": instance_id, "validated": validated, "reasons": reasons, "when": time.time()}
+        data[environment_key(row_digest(task), digest, image_id)] = {
+            "instance_id": task.instance_id, "validated": validated, "reasons": reasons, "strength": strength, "when": time.time()}
         scratch = path.with_suffix(f".{os.getpid()}.tmp")
         scratch.write_text(json.dumps(data, indent=1, sort_keys=True))
         scratch.replace(path)
@@ -88,7 +122,7 @@ def unvalidated(tasks: list[Task], cache_dir: str | Path) -> list[str]:
         if task.needs_environment is False:
             continue
         environment = image_environment(task.image)
-        if environment is None or not _passed(store, *environment):
+        if environment is None or not _passed(store, row_digest(task), *environment):
             missing.append(task.instance_id)
     return missing
 
