@@ -185,7 +185,8 @@ def test_a_version_swebench_lacks_with_a_mirror_and_no_image_builds_and_validate
     (tmp_path / "config.json").write_text(json.dumps({"env": {"cache_dir": built.env.cache_dir, "mirrors": built.env.mirrors, "workspace": "auto"},
                                                       "deployment": {"type": "docker", "image": docker_image}}))  # fmt: skip
     done = subprocess.run([sys.executable, "-m", "uni_agent_gym.cli", "validate", "--dataset", str(tmp_path / "rows.jsonl"), "--config",
-                           str(tmp_path / "config.json"), "--environments", str(tmp_path / "environments.json"), "--output", str(tmp_path / "out")],
+                           str(tmp_path / "config.json"), "--environments", str(tmp_path / "environments.json"), "--output", str(tmp_path / "out"),
+                           "--variants", "0"],
                           capture_output=True, text=True, timeout=1200)  # fmt: skip
     report = json.loads((tmp_path / "out" / "validation.json").read_text())
     assert done.returncode == 0, (done.stdout[-2000:], report["results"][0]["runs"] if report["results"] else report)

@@ -290,7 +290,7 @@ def test_a_5x_row_of_a_repository_4x_never_listed_validates_from_its_own_columns
     (tmp_path / "config.json").write_text(json.dumps({"env": {"cache_dir": str(tmp_path / "cache"), "workspace": "image"},
                                                       "deployment": {"type": "docker", "image": docker_image}}))  # fmt: skip
     done = subprocess.run([sys.executable, "-m", "uni_agent_gym.cli", "validate", "--dataset", str(tmp_path / "rows.jsonl"), "--config",
-                           str(tmp_path / "config.json"), "--output", str(tmp_path / "out")], capture_output=True, text=True, timeout=800)  # fmt: skip
+                           str(tmp_path / "config.json"), "--output", str(tmp_path / "out"), "--variants", "0"], capture_output=True, text=True, timeout=800)  # fmt: skip
     report = json.loads((tmp_path / "out" / "validation.json").read_text())
     assert done.returncode == 0, (done.stdout[-3000:], done.stderr[-3000:], report)
     runs = report["results"][0]["runs"]
