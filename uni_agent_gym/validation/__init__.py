@@ -123,7 +123,8 @@ async def validate_task(task: Task, reward: SWEBenchReward, *, variants: int = 0
     alone = await graded(TEST_PATCH_ALONE)
     empty = await graded("")
     reasons = [unreadable] if unreadable else reasons_of(task, gold, alone, empty)
-    runs = {name: {"status": result.status, "reward": result.reward, "exit_code": result.exit_code, "error": _tail(result.error, 1500)}
+    runs = {name: {"status": result.status, "reward": result.reward, "exit_code": result.exit_code, "error": _tail(result.error, 1500),
+                   "seconds": round(result.durations.get("total", 0.0), 1)}
             for name, result in (("gold", gold), ("test patch alone", alone), ("empty", empty))}  # fmt: skip
     runs["empty"]["graded"] = empty.error != EMPTY_PATCH  # an empty patch is not run, as the official harness does not run one
     environment = gold.environment or alone.environment
