@@ -10,17 +10,29 @@ TEST_ARGS ?=
 # and names them (tests/conftest.py `require`). `make test UNI_AGENT_GYM_TESTS=available` skips those tests instead.
 UNI_AGENT_GYM_TESTS ?= all
 BIN := $(VENV)/bin
+# One venv, two installs. The demo's: the package and its core dependencies (no torch, no verl), without compiling
+# every installed module to bytecode (Python writes the caches of what the demo imports). The tests': the `dev` extra
+# (every other extra, torch, verl, pytest). The tests' install holds the demo's, so it stamps both: `make demo` after
+# `make test` installs nothing, and `make test` after `make demo` adds the rest.
+DEMO_STAMP := $(VENV)/.installed-core
 STAMP := $(VENV)/.installed
 
 .PHONY: setup demo test test-fast bench docker-engine docs docs-check
+
+$(DEMO_STAMP): pyproject.toml Makefile
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install -q --upgrade pip
+	$(BIN)/python -m pip install -q --no-compile -e .
+	touch $(DEMO_STAMP)
 
 $(STAMP): pyproject.toml Makefile
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
 	$(BIN)/python -m pip install -q "$(TORCH)"
 	$(BIN)/python -m pip install -q -e ".[dev]"
-	touch $(STAMP)
+	touch $(STAMP) $(DEMO_STAMP)
 
+# What the tests need beyond the engine: the whole venv, and the Debian packages some tests use.
 setup: $(STAMP)
 	@scripts/ensure-chromium.sh || echo "No Chromium: the viewer's browser test will fail until scripts/ensure-chromium.sh succeeds."
 	@scripts/ensure-registry.sh || echo "No docker-registry: the ray deployment's tests will fail until scripts/ensure-registry.sh succeeds."
@@ -29,8 +41,12 @@ setup: $(STAMP)
 docker-engine:
 	@scripts/ensure-docker.sh || echo "No Docker engine (scripts/ensure-docker.sh could not start one): make demo falls back to the local deployment, make test stops."
 
-demo: setup docker-engine
-	@if docker info >/dev/null 2>&1; then $(BIN)/uni-agent-gym demo; \
+# The demo needs the package, an engine (and debootstrap: scripts/ensure-docker.sh installs both) and the base image,
+# which the demo builds on first use; nothing else the tests need. The venv (pip) and the engine (apt) are set up side
+# by side. Without an engine, or where the base image cannot be built here, the demo runs on the local deployment.
+demo:
+	@$(MAKE) --no-print-directory -j2 $(DEMO_STAMP) docker-engine
+	@unset PYTHONDONTWRITEBYTECODE; if docker info >/dev/null 2>&1; then $(BIN)/uni-agent-gym demo; \
 	else $(BIN)/uni-agent-gym demo --deployment local; fi
 
 # The suite in TEST_WORKERS parallel workers (pytest-xdist; each test file whole on one worker, grouped as
