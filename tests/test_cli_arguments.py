@@ -361,8 +361,8 @@ def test_a_command_whose_extra_is_not_installed_names_the_extra(command, module)
     done = subprocess.run([sys.executable, "-c", blocked], capture_output=True, text=True, timeout=300, cwd=ROOT)
     assert done.returncode == 1 and "Traceback" not in done.stdout + done.stderr, done.stdout + done.stderr
     assert done.stdout.strip().splitlines()[-1] == (
-        f"error: {command[0]} needs {module}, which is not installed here: pip install -e '.[verl]' in a checkout (make demo and make "
-        "test install every extra), or pip install 'uni-agent-gym[verl]'"), done.stdout
+        f"error: {command[0]} needs {module}, which is not installed here: pip install -e '.[verl]' in a checkout (make test "
+        "installs every extra), or pip install 'uni-agent-gym[verl]'"), done.stdout
 
 
 def test_probe_fails_at_once_where_the_hub_does_not_answer(tmp_path):

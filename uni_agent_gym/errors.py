@@ -54,4 +54,4 @@ class MissingExtraError(UniAgentGymError, ModuleNotFoundError):
             return None
         extra = EXTRA_OF[module]
         return cls(f"{command} needs {module}, which is not installed here: pip install -e '.[{extra}]' in a checkout "
-                   f"(make demo and make test install every extra), or pip install 'uni-agent-gym[{extra}]'", name=module)  # fmt: skip
+                   f"(make test installs every extra), or pip install 'uni-agent-gym[{extra}]'", name=module)  # fmt: skip
