@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Annotated, Any, ClassVar, Literal, Union
 
 import yaml
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, SecretStr, ValidationError, field_validator
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, SecretStr, ValidationError, field_validator, model_validator
 from pydantic_core import PydanticCustomError
 
 from uni_agent_gym.errors import ConfigError
@@ -344,6 +344,23 @@ class RewardConfig(_Strict):
         description="Largest patch (and largest total of changed files copied out of the agent's sandbox) that is graded; "
         "a bigger one is 'patch_rejected'.",
     )
+    differential: bool = Field(
+        False,
+        description="After a grading that resolved, compare every outcome of its run (the graded test files in full, not only "
+        "the listed tests) with gold's run of the same task (graded once per row and image through the same reward path, "
+        "cached under env.cache_dir/differential): a test that passes with gold and not with the patch marks the 1.0 suspect "
+        "in the report's `differential`, naming the tests. The reward is unchanged; a run may down-weight or drop it "
+        "(rewards/differential). Needs reward.sandbox: fresh.",
+    )
+
+    @model_validator(mode="after")
+    def _differential_grades_fresh(self) -> "RewardConfig":
+        if self.differential and self.sandbox == "same":
+            raise ValueError(
+                "reward.differential compares a fresh sandbox's run with gold's, and reward.sandbox: same runs the tests in the "
+                "agent's own sandbox (on local, gold's sandbox would wait for it): set reward.sandbox: fresh, or differential: false"
+            )
+        return self
 
 
 class ModelConfig(_Strict):

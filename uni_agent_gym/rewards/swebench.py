@@ -67,6 +67,7 @@ from uni_agent_gym.datasets.swebench import repo_parser_name
 from uni_agent_gym.instances import patch_files
 from uni_agent_gym.workspaces.local_checkout import local_workspace_dir, trusted_git_dir
 from uni_agent_gym.workspaces.host_git import has_commit
+from uni_agent_gym.rewards import differential
 from uni_agent_gym.rewards.canaries import Canaries, plant, wanted
 from uni_agent_gym.rewards.capture import Captured, PatchRejected, capture_from_container, capture_in_sandbox, capture_on_host
 from uni_agent_gym.rewards.guard import Guard, can_load
@@ -130,6 +131,7 @@ class RewardResult:
     language: str | None = None  # the task's (reports and the viewer group by it)
     environment: str | None = None  # the digest of the environment its image records (None: an image not built here)
     image_id: str | None = None  # the id of that image
+    start_commit: str | None = None  # the commit the patch was applied to
     environment_validated: bool = False  # whether that environment passed `uni-agent-gym validate` on this machine
     stopped_at: StoppedAt | None = None  # the step before the tests that ended the grading, if one did
     # swebench 5.x's reading of an unresolved run's output (`infra_failure.classify_text`: {"reason", "tier"}), for people
@@ -138,6 +140,8 @@ class RewardResult:
     # every outcome the run's log gave, graded or not (`validate`'s variants and the differential check compare them
     # with gold's); not part of the report: a whole suite's run names tens of thousands of tests
     parsed_statuses: dict[str, str] = field(default_factory=dict, repr=False)
+    # a resolved run's outcomes against gold's (`reward.differential`: rewards/differential.py); None: not compared
+    differential: dict[str, Any] | None = None
 
     def __post_init__(self) -> None:
         if isinstance(self.patch, Captured):  # a captured patch brings what the capture left out of it
@@ -223,6 +227,8 @@ class SWEBenchReward:
         self.config = config or RewardConfig()
         self.environments = environments or {}
         self.gym = gym
+        if self.config.differential and gym is None:
+            raise ValueError("reward.differential grades gold in fresh sandboxes: the reward needs the gym config (SWEBenchReward.from_config)")
 
     @classmethod
     def from_config(cls, config: GymConfig) -> "SWEBenchReward":
@@ -233,6 +239,7 @@ class SWEBenchReward:
         """The reward report of the episode in `deployment` (the env's `Reward` protocol); a row is normalised first."""
         instance = normalise(instance)
         result = await self.grade_episode(deployment, instance, repo_dir)
+        result.differential = await differential.check(self, instance, result)  # after its sandboxes are released
         result.language = language_of(instance)
         return result.to_dict()
 
@@ -335,9 +342,11 @@ class SWEBenchReward:
         fresh, repo_dir, fresh_instance = await self._open_fresh(instance, None)
         try:
             start = (await git_in(fresh, repo_dir, "git rev-parse HEAD")).strip()
-            return await self._grade_patch_in(fresh, fresh_instance, repo_dir, start, (prepared, kept), started)
+            result = await self._grade_patch_in(fresh, fresh_instance, repo_dir, start, (prepared, kept), started)
         finally:
             await release(fresh)
+        result.differential = await differential.check(self, instance, result)
+        return result
 
     async def grade_patches(self, instance: Task, patches: list[str], deadline: float | None = None) -> list[RewardResult | None]:
         """Each patch graded in turn in one fresh sandbox of the instance, which goes back to its start state between
@@ -447,7 +456,7 @@ class SWEBenchReward:
     ) -> RewardResult:
         """Steps 3-6: runner files and test files back to `start`, the test patch, the tests, the grade."""
         command = result.test_command = command_of_tests(instance, self.environments)
-        result.environment, result.image_id = instance.image_environment, instance.image_id
+        result.environment, result.image_id, result.start_commit = instance.image_environment, instance.image_id, start
         result.environment_validated = self.gym is not None and is_validated(self.gym.env.cache_dir, instance, result.environment, result.image_id)
         result.network_isolated = False if self.config.network else await deployment.isolate_network()
         result.restored.update(await runner_files_to_restore(deployment, repo_dir, start, result.patch, command, language_of(instance)))
