@@ -82,7 +82,7 @@ docs-check: setup
 
 # Every bench runs: one that lacks what it needs (fixture images, ../shared's tokenizers, Chromium, an engine) prints
 # "skipped: why" and exits 0; one that fails is named, the rest still run, and `make bench` fails at the end.
-BENCHES ?= deployment_latency rollout_cache env_latency reward_overhead gateway_overhead viewer_render
+BENCHES ?= deployment_latency rollout_cache env_latency reward_overhead gateway_overhead viewer_render validate_fixtures
 bench: setup docker-engine
 	@status=0; for name in $(BENCHES); do echo "== bench/$$name.py"; \
 	  $(BIN)/python bench/$$name.py || { echo "make bench: bench/$$name.py failed"; status=1; }; done; exit $$status
