@@ -303,6 +303,12 @@ class EnvConfig(_Strict):
         "them, naming them once; require: `eval` leaves them out, naming each, and an episode of one (a training rollout) is "
         "an env_error, masked, before its sandbox starts; skip: not checked. Null: warn for `eval`, skip for training.",
     )
+    validations: str | None = Field(
+        None,
+        description="A validations file: the validation.json that `uni-agent-gym validate --output DIR` wrote beside the dataset. "
+        "Reward reports then carry each task's verdict and strength (`survivors: k of n`) from it, merged with this machine's "
+        "(workspaces/validations_file.py), and the zero rule and `validation` count its verdicts for the same image id.",
+    )
     interpreters: dict[str, str] = Field(
         default_factory=dict,
         description="Python version -> host interpreter for local venvs, e.g. {'3.9': '/usr/bin/python3.9'}; "

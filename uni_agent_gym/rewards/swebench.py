@@ -78,7 +78,7 @@ from uni_agent_gym.rewards.runner_modules import runner_modules_touched
 from uni_agent_gym.rewards.runners import Runner, runner_for
 from uni_agent_gym.rewards.runners.outcomes import Parser
 from uni_agent_gym.specs import build_of_tests, load_environments, command_of_tests
-from uni_agent_gym.workspaces.validated import is_validated
+from uni_agent_gym.workspaces.validations_file import load as load_validations, task_validation
 from uni_agent_gym.toolchains import language_of
 
 logger = logging.getLogger(__name__)
@@ -132,7 +132,9 @@ class RewardResult:
     environment: str | None = None  # the digest of the environment its image records (None: an image not built here)
     image_id: str | None = None  # the id of that image
     start_commit: str | None = None  # the commit the patch was applied to
-    environment_validated: bool = False  # whether that environment passed `uni-agent-gym validate` on this machine
+    environment_validated: bool = False  # whether that environment passed `uni-agent-gym validate` (here, or in env.validations)
+    validation: dict[str, Any] | None = None  # the row's verdict and where it comes from (`workspaces/validations_file.py`)
+    strength: dict[str, Any] | None = None  # its tests' strength: `survivors: k of n`, the value, from where (None: not measured)
     stopped_at: StoppedAt | None = None  # the step before the tests that ended the grading, if one did
     # swebench 5.x's reading of an unresolved run's output (`infra_failure.classify_text`: {"reason", "tier"}), for people
     # reading reports. Information only, never a mask: the code under test can print "Killed" or "Could not resolve host"
@@ -457,7 +459,10 @@ class SWEBenchReward:
         """Steps 3-6: runner files and test files back to `start`, the test patch, the tests, the grade."""
         command = result.test_command = command_of_tests(instance, self.environments)
         result.environment, result.image_id, result.start_commit = instance.image_environment, instance.image_id, start
-        result.environment_validated = self.gym is not None and is_validated(self.gym.env.cache_dir, instance, result.environment, result.image_id)
+        if self.gym is not None:  # this machine's store and env.validations, merged (`workspaces/validations_file.py`)
+            validations = load_validations(self.gym.env.validations) if self.gym.env.validations else None
+            known = task_validation(instance, self.gym.env.cache_dir, validations, result.environment, result.image_id)
+            result.environment_validated, result.validation, result.strength = known.environment_validated, known.report(), known.strength_report()
         result.network_isolated = False if self.config.network else await deployment.isolate_network()
         result.restored.update(await runner_files_to_restore(deployment, repo_dir, start, result.patch, command, language_of(instance)))
         protected = instance.protected_paths or []

@@ -38,7 +38,7 @@ from uni_agent_gym.workspaces.local_checkout import ensure_trusted_repository, l
 from uni_agent_gym.workspaces.local_venv import ensure_local_environment, renew_tampered_venv, venv_environment
 from uni_agent_gym.workspaces.mirrors import mirror_repository
 from uni_agent_gym.workspaces.recorded_environment import EnvironmentUnavailable, task_on_image
-from uni_agent_gym.workspaces.validated import is_validated
+from uni_agent_gym.workspaces.validations_file import load as load_validations, task_validation
 
 logger = logging.getLogger(__name__)
 
@@ -186,10 +186,11 @@ async def _identity(image: str, pull: str) -> tuple[str, dict[str, str]] | None:
 
 def _checked(instance: Task, image: str, found: tuple[str, dict[str, str]] | None, config: GymConfig, workdir: str) -> Task:
     """The task as its image holds it (`recorded_environment.task_on_image`), and under `env.validation: require` only an
-    image whose environment passed `validate` here (docker and ray)."""
+    image whose environment passed `validate` here, or in env.validations on this image id (docker and ray)."""
     task = task_on_image(instance, image, found, load_environments(config.env.environments), workdir)
     if config.env.validation == "require" and config.deployment.images in CONTAINER_SITES:
-        if not is_validated(config.env.cache_dir, task, task.image_environment, task.image_id):
+        validations = load_validations(config.env.validations) if config.env.validations else None  # merged with the store
+        if not task_validation(task, config.env.cache_dir, validations, task.image_environment, task.image_id).environment_validated:
             raise EnvironmentUnavailable(
                 f"Instance {instance.instance_id!r}: its image {image} has not passed `uni-agent-gym validate` on this machine "
                 "(env.validation: require); validate it, or leave the task out"

@@ -129,22 +129,25 @@ def unvalidated(tasks: list[Task], cache_dir: str | Path) -> list[str]:
     return missing
 
 
-def consult(tasks: list[Task], mode: str, cache_dir: str | Path, say: Callable[[str], None]) -> list[Task]:
+def consult(tasks: list[Task], mode: str, cache_dir: str | Path, say: Callable[[str], None], *,
+            find_missing: Callable[[list[Task]], list[str]] | None = None, where: str = "on this machine") -> list[Task]:  # fmt: skip
     """The tasks a run takes under `validation: mode`: `skip` all, unchecked; `warn` all, naming those not validated
-    once; `require` only the validated ones, naming each one left out once (`NothingValidated` when none is)."""
+    once; `require` only the validated ones, naming each one left out once (`NothingValidated` when none is).
+    `find_missing` gives the ids not validated (this machine's store's by default; with a validations file, the merge of
+    `validations_file.unvalidated`), `where` says where they were looked for."""
     if mode == "skip":
         return tasks
-    missing = unvalidated(tasks, cache_dir)
+    missing = find_missing(tasks) if find_missing else unvalidated(tasks, cache_dir)
     if not missing:
         return tasks
     if mode == "warn":
         shown = ", ".join(missing[:10]) + (f" and {len(missing) - 10} more" if len(missing) > 10 else "")
-        say(f"{len(missing)} of {len(tasks)} task(s) not validated on this machine ({shown}): a zero there may be its environment's; "
+        say(f"{len(missing)} of {len(tasks)} task(s) not validated {where} ({shown}): a zero there may be its environment's; "
             "run `uni-agent-gym validate` (or validation: require to run only validated tasks)")
         return tasks
     left_out = set(missing)
     kept = [task for task in tasks if task.instance_id not in left_out]
     if not kept:
-        raise NothingValidated(f"validation: require, and none of the {len(tasks)} task(s) has validated on this machine: run `uni-agent-gym validate` first")
-    say(f"validation: require: {len(missing)} task(s) left out, not validated on this machine: {', '.join(missing)}")
+        raise NothingValidated(f"validation: require, and none of the {len(tasks)} task(s) has validated {where}: run `uni-agent-gym validate` first")
+    say(f"validation: require: {len(missing)} task(s) left out, not validated {where}: {', '.join(missing)}")
     return kept
