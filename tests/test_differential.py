@@ -6,15 +6,17 @@ from __future__ import annotations
 
 import asyncio
 import json
+import subprocess
 
 import pytest
 
-from tests import weak_toy
+from tests import modules_toy, weak_toy
 from tests.test_deployment_contract import graded_episode
 from uni_agent_gym.config import GymConfig, RewardConfig, load_config
 from uni_agent_gym.errors import ConfigError
 from uni_agent_gym.instances import normalise
-from uni_agent_gym.rewards import differential
+from uni_agent_gym.deployments import make_deployment
+from uni_agent_gym.rewards import differential, module_tests
 from uni_agent_gym.rewards.swebench import SWEBenchReward
 
 EVERY_CENT = "test_split_keeps_every_cent (test_money.TestMoney.test_split_keeps_every_cent)"
@@ -124,6 +126,8 @@ async def test_a_gold_that_does_not_resolve_leaves_the_reward_as_graded_and_says
 def test_the_check_needs_fresh_sandboxes_and_the_gym_config():
     with pytest.raises(ConfigError, match="reward.differential compares a fresh sandbox's run with gold's.*set reward.sandbox: fresh"):
         load_config(overrides=["reward.differential=true", "reward.sandbox=same"])
+    with pytest.raises(ConfigError, match="reward.differential_modules adds a run to the differential check: set reward.differential: true too"):
+        load_config(overrides=["reward.differential_modules=true"])
     with pytest.raises(ValueError, match=r"needs the gym config \(SWEBenchReward.from_config\)"):
         SWEBenchReward(RewardConfig(differential=True))
 
@@ -142,3 +146,103 @@ def test_the_check_needs_fresh_sandboxes_and_the_gym_config():
 )
 def test_what_counts_as_not_passing_what_gold_passes(agent, gold, suspect):
     assert differential.not_passed(agent, gold) == suspect
+
+
+# A wrong fix that forges the unlisted test's verdict where only that test calls it (the listed ones never do, so the
+# row's own grading sees nothing): unittest's result made to report the failure as a success
+FORGED = modules_toy.WRONG_SPECIAL_CASE.replace("@@ -4,4 +4,6 @@", "@@ -4,4 +4,9 @@").replace("+        return [34, 33, 33]\n", (
+    "+        return [34, 33, 33]\n+    if (total_cents, parts) == (101, 4):\n+        import unittest\n"
+    "+        unittest.TextTestResult.addFailure = lambda self, test, err: self.addSuccess(test)\n"))
+# A wrong fix that also rewrites the unlisted test to pass
+TEST_REWRITTEN = modules_toy.WRONG_SPECIAL_CASE + """\
+diff --git a/tests/test_receipt.py b/tests/test_receipt.py
+--- a/tests/test_receipt.py
++++ b/tests/test_receipt.py
+@@ -5,4 +5,4 @@ from shop import money
+ 
+ class TestReceipt(unittest.TestCase):
+     def test_shares_add_up_to_the_total(self):
+-        self.assertEqual(sum(money.split(101, 4)), 101)
++        self.assertEqual(sum(money.split(100, 4)), 100)
+"""
+
+
+async def test_the_tests_of_the_modules_gold_changes_tell_apart_a_wrong_fix_the_graded_file_cannot(tmp_path, gold_gradings):
+    """The modules toy lists every test of its graded file, so the first comparison has nothing unlisted; the second run
+    (`differential_modules`) adds the test file that imports `shop.money` (not the one of `shop.labels`), with the row's
+    runner: it marks the special case, not gold or the alternative fix; the files and gold's run of them are cached."""
+    row = await modules_toy.modules_toy_row(str(tmp_path / "cache"))
+    reward = SWEBenchReward.from_config(config(tmp_path / "cache", differential_modules=True))
+    found = {}
+    for name in ("ALTERNATIVE_FIX", "WRONG_SPECIAL_CASE", "GOLD_PATCH"):
+        result = await reward.grade_patch(row, getattr(modules_toy, name))
+        assert (result.status, result.reward) == ("resolved", 1.0), (result.error, result.log[-2000:])
+        found[name] = result.differential
+    assert found["ALTERNATIVE_FIX"]["unlisted"] == 0 and found["ALTERNATIVE_FIX"]["modules"]["files"] == ["tests/test_receipt.py"]
+    assert found["WRONG_SPECIAL_CASE"]["suspect"] is True and found["WRONG_SPECIAL_CASE"]["tests"] == [modules_toy.RECEIPT]
+    assert found["WRONG_SPECIAL_CASE"]["modules"]["outcomes"] == {modules_toy.RECEIPT: "FAILED"}
+    assert found["ALTERNATIVE_FIX"]["suspect"] is False and found["GOLD_PATCH"]["suspect"] is False
+    assert len(gold_gradings) == 4  # gold's graded file once and its run of the modules' tests once; ours and its second run
+    without = await SWEBenchReward.from_config(config(tmp_path / "cache")).grade_patch(row, modules_toy.WRONG_SPECIAL_CASE)
+    assert without.differential["suspect"] is False and "modules" not in without.differential  # the first comparison alone misses it
+    stored = json.loads(differential.cache_path(tmp_path / "cache", differential.gold_key(normalise(row), without) + ".modules").read_text())
+    assert stored["command"] == "python3 -m unittest -v tests.test_money tests.test_receipt" and stored["statuses"][modules_toy.RECEIPT] == "PASSED"
+
+
+async def test_a_patch_cannot_forge_or_rewrite_the_tests_it_is_compared_on(tmp_path):
+    """The second run is graded as the reward grades: the guard sees a verdict forged where only the unlisted test looks
+    (and with the guard off the forgery passes: the attack is real), and the files it runs go back to the start first."""
+    row = await modules_toy.modules_toy_row(str(tmp_path / "cache"))
+    reward = SWEBenchReward.from_config(config(tmp_path / "cache", differential_modules=True))
+    forged = await reward.grade_patch(row, FORGED)
+    assert forged.status == "resolved" and forged.differential["suspect"] is True, forged.differential
+    assert any("did not see pass: " + modules_toy.RECEIPT in problem for problem in forged.differential["modules"]["problems"])
+    unguarded = await SWEBenchReward.from_config(config(tmp_path / "cache", differential_modules=True, guard=False)).grade_patch(row, FORGED)
+    assert unguarded.status == "resolved" and unguarded.differential["suspect"] is False, unguarded.differential
+    rewritten = await reward.grade_patch(row, TEST_REWRITTEN)
+    assert rewritten.status == "resolved" and rewritten.differential["tests"] == [modules_toy.RECEIPT], rewritten.differential
+
+
+@pytest.mark.parametrize(
+    "path,packages,module",
+    [("src/flask/config.py", {"src/flask"}, "flask.config"), ("sphinx/ext/viewcode.py", {"sphinx", "sphinx/ext"}, "sphinx.ext.viewcode"),
+     ("a/b/__init__.py", {"a", "a/b"}, "a.b"), ("money.py", set(), "money"), ("scripts/tool.py", set(), "tool")],
+    ids=["src-layout", "nested", "package", "top-level", "not-a-package"],
+)  # fmt: skip
+def test_a_changed_files_module_is_its_path_below_the_packages_above_it(path, packages, module):
+    assert module_tests.module_name(path, packages) == module
+
+
+@pytest.mark.parametrize(
+    "command,runner,named",
+    [("pytest -rA tests/test_config.py", "pytest", "tests/test_x.py"),
+     ("export PYTHONWARNINGS=all; python -X dev -m pytest -rA --durations 25 tests/test_ext_viewcode.py", "pytest", "tests/test_x.py"),
+     ("./tests/runtests.py --verbosity 2 --settings=test_sqlite --parallel 1 admin_views.tests", "django", "test_x"),
+     ("python3 -m unittest -v tests.test_money", "unittest", "tests.test_x"),
+     ("bin/test -C --verbose sympy/core/tests/test_basic.py", "sympy", "tests/test_x.py"),
+     ("go test ./...", None, None), ("tox --current-env -epy39 -v --", None, None)],
+    ids=["pytest", "pytest-last-step", "django", "unittest", "sympy", "go", "tox"],
+)  # fmt: skip
+def test_the_runner_is_given_the_files_as_it_is_given_the_rows_own(command, runner, named):
+    assert module_tests.runner_of(command) == runner
+    if runner is not None:
+        assert module_tests.command_with(command, ["tests/test_x.py"], runner) == f"{command} {named}"
+
+
+async def test_the_test_files_that_import_a_changed_module_are_found_by_their_imports(tmp_path):
+    files = {"src/shop/__init__.py": "", "src/shop/money.py": "x = 1\n", "tests/test_a.py": "from shop.money import split\n",
+             "tests/test_b.py": "import shop.money as m\n", "tests/test_c.py": "from shop import (money)\n",
+             "tests/test_d.py": "from shop import moneybags\nimport shop.moneyx\nfrom shop import Money\n",
+             "other/util_test.py": "    from shop import thing, money\n", "tests/helpers.py": "from shop.money import x\n"}  # fmt: skip
+    for path, text in files.items():
+        (tmp_path / path).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / path).write_text(text)
+    subprocess.run("git init -q && git add -A && git -c user.name=t -c user.email=t@t commit -qm base", shell=True, cwd=tmp_path, check=True)
+    patch = "diff --git a/src/shop/money.py b/src/shop/money.py\n--- a/src/shop/money.py\n+++ b/src/shop/money.py\n@@ -1 +1 @@\n-x = 1\n+x = 2\n"
+    sandbox = make_deployment({"type": "local", "workdir": str(tmp_path)})
+    await sandbox.start()
+    try:
+        found = await module_tests.importing_test_files(sandbox, str(tmp_path), patch)
+    finally:
+        await sandbox.stop()
+    assert found == ["other/util_test.py", "tests/test_a.py", "tests/test_b.py", "tests/test_c.py"]  # not a helper, a name alike, a re-export

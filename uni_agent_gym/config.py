@@ -359,6 +359,13 @@ class RewardConfig(_Strict):
         "(rewards/differential). Needs reward.sandbox: fresh.",
     )
 
+    differential_modules: bool = Field(
+        False,
+        description="With differential: also run the repository's test files that import the modules gold changes (after the "
+        "row's own, same runner, graded the same way; Python rows run by pytest, unittest, Django or sympy), once with gold "
+        "(cached) and once with each resolved patch: a second grading per resolved patch (rewards/module_tests).",
+    )
+
     @model_validator(mode="after")
     def _differential_grades_fresh(self) -> "RewardConfig":
         if self.differential and self.sandbox == "same":
@@ -366,6 +373,8 @@ class RewardConfig(_Strict):
                 "reward.differential compares a fresh sandbox's run with gold's, and reward.sandbox: same runs the tests in the "
                 "agent's own sandbox (on local, gold's sandbox would wait for it): set reward.sandbox: fresh, or differential: false"
             )
+        if self.differential_modules and not self.differential:
+            raise ValueError("reward.differential_modules adds a run to the differential check: set reward.differential: true too")
         return self
 
 

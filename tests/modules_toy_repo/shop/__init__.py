@@ -1,0 +1,1 @@
+"""A shop's money and labels."""
