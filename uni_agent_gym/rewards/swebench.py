@@ -243,6 +243,8 @@ class SWEBenchReward:
         result = await self.grade_episode(deployment, instance, repo_dir)
         result.differential = await differential.check(self, instance, result)  # after its sandboxes are released
         result.language = language_of(instance)
+        if result.validation is None and result.strength is None:  # a grading that ended before the tests did not look
+            self._validation(instance, result)
         return result.to_dict()
 
     async def grade_episode(self, deployment: Deployment, instance: Task | Mapping[str, Any], repo_dir: str) -> RewardResult:
@@ -348,6 +350,8 @@ class SWEBenchReward:
         finally:
             await release(fresh)
         result.differential = await differential.check(self, instance, result)
+        if result.validation is None and result.strength is None:  # a grading that ended before the tests did not look
+            self._validation(instance, result)
         return result
 
     async def grade_patches(self, instance: Task, patches: list[str], deadline: float | None = None) -> list[RewardResult | None]:
@@ -459,10 +463,7 @@ class SWEBenchReward:
         """Steps 3-6: runner files and test files back to `start`, the test patch, the tests, the grade."""
         command = result.test_command = command_of_tests(instance, self.environments)
         result.environment, result.image_id, result.start_commit = instance.image_environment, instance.image_id, start
-        if self.gym is not None:  # this machine's store and env.validations, merged (`workspaces/validations_file.py`)
-            validations = load_validations(self.gym.env.validations) if self.gym.env.validations else None
-            known = task_validation(instance, self.gym.env.cache_dir, validations, result.environment, result.image_id)
-            result.environment_validated, result.validation, result.strength = known.environment_validated, known.report(), known.strength_report()
+        self._validation(instance, result)
         result.network_isolated = False if self.config.network else await deployment.isolate_network()
         result.restored.update(await runner_files_to_restore(deployment, repo_dir, start, result.patch, command, language_of(instance)))
         protected = instance.protected_paths or []
@@ -642,6 +643,14 @@ class SWEBenchReward:
             return swebench_parser(name, instance)  # bound to the task's spec; its runner is found by its name
         parse = log_parser(instance)
         return lambda log, test_spec: parse(log)
+
+    def _validation(self, instance: Task, result: RewardResult) -> None:
+        """The row's verdict and strength on the result's image: this machine's store and env.validations, merged
+        (`workspaces/validations_file.py`)."""
+        if self.gym is not None:
+            validations = load_validations(self.gym.env.validations) if self.gym.env.validations else None
+            known = task_validation(instance, self.gym.env.cache_dir, validations, result.environment, result.image_id)
+            result.environment_validated, result.validation, result.strength = known.environment_validated, known.report(), known.strength_report()
 
     @staticmethod
     def _finish(result: RewardResult, started: float) -> RewardResult:
