@@ -289,7 +289,9 @@ def test_two_dead_sandboxes_leave_the_group_of_8(dead_group, model_dir):
     SeparateRayPPOTrainer._fit_collect_metrics(trainer, batch)  # what the fully-async trainer logs for the step
     ours = {key: value for key, value in trainer.metrics.items() if key.startswith("uni_agent_gym/")}
     assert ours == {"uni_agent_gym/masked/share": 0.25, "uni_agent_gym/masked/env_error": 0.25, "uni_agent_gym/masked/aborted": 0.0,
-                    "uni_agent_gym/masked/timeout": 0.0}  # fmt: skip
+                    "uni_agent_gym/masked/timeout": 0.0,  # and the toy's strength, never measured: no reward from a weak task
+                    "uni_agent_gym/survivors/positive_share": 0.0, "uni_agent_gym/survivors/task_share": 0.0,
+                    "uni_agent_gym/survivors/unmeasured_share": 1.0}  # fmt: skip
 
 
 def test_check_config_stops_an_estimator_verl_does_not_know(tmp_path):

@@ -161,7 +161,12 @@ def cmd_train(args: argparse.Namespace, console: Console) -> None:
 
     args.training = args.config
     output_directory("--output", args.output)
+    validations = _validations_file(console, "--validations", args.validations)
     run = _check_training(args, console, "--config")
+    if validations is not None:  # every loop of ours reads it from its gym config, on every node: an absolute path
+        for entry in run.loop_entries:
+            if str(entry.get("_target_", "")).startswith("uni_agent_gym."):
+                entry["overrides"] = [*(entry.get("overrides") or []), f"env.validations={validations.path}"]
     if not args.dry_run:
         from uni_agent_gym.verl.training import require_visible_gpus
 
@@ -214,14 +219,71 @@ def cmd_init(args: argparse.Namespace, console: Console) -> None:
 
 
 def cmd_prepare_data(args: argparse.Namespace, console: Console) -> None:
-    from uni_agent_gym.verl.data import verl_rows, write_parquet
-    from uni_agent_gym.workspaces.validated import consult
+    from uni_agent_gym.verl.data import by_strength, verl_rows, write_parquet
 
     output = parquet_file("--output", args.output)  # before the rows load: a wrong name is said at once
+    if (args.drop_survivors or args.min_strength is not None) and not args.validations:
+        flag = "--drop-survivors" if args.drop_survivors else "--min-strength"
+        raise BadArgument(f"{flag}: reads each task's strength from a validations file: give --validations DIR/validation.json "
+                          "(`uni-agent-gym validate --output DIR` writes it)")  # fmt: skip
+    validations = _validations_file(console, "--validations", args.validations)
     instances = _instances(args.dataset, args.split, ids=args.instance_ids, slice_spec=args.slice)
-    instances = consult(instances, args.validation, args.cache_dir, _say_validation(console))  # the images of the rollout nodes: docker's
-    path = write_parquet(verl_rows(instances, args.agent_name), output)
-    console.print(f"wrote {len(instances)} row{'s' * (len(instances) != 1)} for agent loop {args.agent_name!r} to {path}")
+    # the images of the rollout nodes: docker's
+    instances = _consulted(instances, args.validation, args.cache_dir, console, validations, images=True)
+    if args.drop_survivors or args.min_strength is not None:
+        instances, said = by_strength(instances, validations, drop_survivors=args.drop_survivors, min_strength=args.min_strength)
+        for why, ids in (("with survivors (their tests accept a wrong fix)", said["survivors"]), (f"below strength {args.min_strength}", said["below"])):
+            if ids:
+                console.print(f"left out {len(ids)} task(s) {why}: {_shown_ids(ids)}", markup=False, highlight=False, soft_wrap=True)
+        if said["not measured"]:
+            console.print(f"kept {len(said['not measured'])} task(s) whose strength was not measured: {_shown_ids(said['not measured'])}",
+                          markup=False, highlight=False, soft_wrap=True)  # fmt: skip
+        if not instances:
+            raise BadArgument("--drop-survivors/--min-strength left no task: lower --min-strength, or strengthen the rows (`validate --strengthen`)")
+    path = write_parquet(verl_rows(instances, args.agent_name, validations), output)
+    carried = f" (each with its strength from {validations.path})" if validations else ""
+    console.print(f"wrote {len(instances)} row{'s' * (len(instances) != 1)} for agent loop {args.agent_name!r} to {path}{carried}",
+                  markup=False, highlight=False, soft_wrap=True)  # fmt: skip
+
+
+def _strength_value(text: str) -> float:
+    """argparse type of --min-strength: a share of variants killed, 0 to 1."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not 0.0 <= value <= 1.0:
+        raise argparse.ArgumentTypeError(f"expects a strength from 0 to 1 (variants killed / tried), got {text!r}")
+    return value
+
+
+def _shown_ids(ids: list[str], limit: int = 10) -> str:
+    return ", ".join(ids[:limit]) + (f" and {len(ids) - limit} more" if len(ids) > limit else "")
+
+
+def _validations_file(console: Console, name: str, path: str | None):
+    """The validations file a command reads (None without one), checked before any work and summed up in one line."""
+    if not path:
+        return None
+    from uni_agent_gym.workspaces.validations_file import load
+
+    with argument(name):
+        validations = load(path)
+    console.print(f"validations: {validations.summary()} in {validations.path}", markup=False, highlight=False, soft_wrap=True)
+    return validations
+
+
+def _consulted(instances: list[Task], mode: str, cache_dir: str, console: Console, validations, images: bool) -> list[Task]:
+    """`workspaces.validated.consult` over this machine's store, and the validations file where one is given (its
+    verdict of a row counts where this machine does not hold the row's image, or `images` is off)."""
+    from uni_agent_gym.workspaces.validated import consult
+
+    if validations is None:
+        return consult(instances, mode, cache_dir, _say_validation(console))
+    from uni_agent_gym.workspaces.validations_file import unvalidated
+
+    return consult(instances, mode, cache_dir, _say_validation(console), where=f"on this machine or in {validations.path}",
+                   find_missing=lambda tasks: unvalidated(tasks, cache_dir, validations, images=images))  # fmt: skip
 
 
 def cmd_cleanup(args: argparse.Namespace, console: Console) -> None:
@@ -440,16 +502,16 @@ def cmd_probe(args: argparse.Namespace, console: Console) -> None:
         raise ProbeFailed(failed_summary(sections))
 
 
-def _validated(instances: list[Task], mode: str, deployment: DeploymentConfig, cache_dir: str, console: Console) -> list[Task]:
+def _validated(instances: list[Task], mode: str, deployment: DeploymentConfig, cache_dir: str, console: Console, validations=None) -> list[Task]:
     """The instances a run takes under `validation: mode` (`workspaces.validated.consult`): images are what validate,
-    so only docker and ray sandboxes are checked."""
-    from uni_agent_gym.workspaces.validated import consult
-
-    if deployment.images not in CONTAINER_SITES:
+    so only docker and ray sandboxes are checked, unless a validations file gives each row's verdict."""
+    images = deployment.images in CONTAINER_SITES
+    if not images and validations is None:
         if mode == "require":
-            raise BadArgument(f"validation: require: only images built here record a validated environment; a {deployment.type} deployment has none (docker or ray)")
+            raise BadArgument(f"validation: require: only images built here record a validated environment; a {deployment.type} deployment has "
+                              "none (docker or ray), or give a validations file (--validations: `validate`'s validation.json)")  # fmt: skip
         return instances
-    return consult(instances, mode, cache_dir, _say_validation(console))
+    return _consulted(instances, mode, cache_dir, console, validations, images)
 
 
 def _say_validation(console: Console):
@@ -460,9 +522,12 @@ def cmd_eval(args: argparse.Namespace, console: Console) -> None:
     from uni_agent_gym.eval.run import check_graded, finished_trajectories, record_model, run_eval, summary_line
 
     config = _run_config(args)
+    if args.validations:
+        config.env.validations = os.path.abspath(os.path.expanduser(args.validations))
+    validations = _validations_file(console, "--validations" if args.validations else "env.validations", config.env.validations)
     instances = _instances(args.dataset, config.env.split, config.env.dataset_format, config.env.cache_dir, ids=args.instance_ids, slice_spec=args.slice)
     output = output_directory("--output", args.output)
-    instances = _validated(instances, config.env.validation or "warn", config.deployment, config.env.cache_dir, console)
+    instances = _validated(instances, config.env.validation or "warn", config.deployment, config.env.cache_dir, console, validations)
     _print_run_id(console, config)
     record_model(output, config.model, args.allow_model_change)  # another model's results there: refused before the bar
     counts = {"resolved": 0, "errors": 0, "tokens": 0}
@@ -594,6 +659,8 @@ def build_parser() -> argparse.ArgumentParser:
     train.add_argument("--settings", help="gym settings (default: the agent-loop YAML's own)")
     train.add_argument("--output", default="runs/train", help="where the resolved agent-loop YAML is written")
     train.add_argument("--dry-run", action="store_true", help="check and print the command, do not run it")
+    train.add_argument("--validations", metavar="FILE", help="`validate`'s report (DIR/validation.json), as env.validations of every agent "
+                       "loop: reward reports carry each task's verdict and strength, and verl's metrics the share of rewards from weak tasks")
     train.set_defaults(func=cmd_train)
 
     init = commands.add_parser("init", help="write a complete, consistent config set: the shipped one, or one from the seed article's three files")
@@ -612,6 +679,11 @@ def build_parser() -> argparse.ArgumentParser:
     prepare.add_argument("--validation", choices=["skip", "warn", "require"], default="skip",
                          help="tasks whose image has not passed `validate` on this machine: require leaves them out, warn names them")
     prepare.add_argument("--cache-dir", default=EnvConfig.model_fields["cache_dir"].default, help="where `validate` remembered its results (env.cache_dir)")
+    prepare.add_argument("--validations", metavar="FILE", help="`validate`'s report (DIR/validation.json): each row carries its task's "
+                         "strength (extra_info.strength), and its verdicts count for --validation where this machine lacks the image")
+    prepare.add_argument("--drop-survivors", action="store_true", help="leave out the tasks whose tests accepted a wrong variant of their gold (needs --validations)")
+    prepare.add_argument("--min-strength", type=_strength_value, metavar="S",
+                         help="leave out the tasks whose strength (variants killed / tried) is below S, 0 to 1 (needs --validations)")
     prepare.set_defaults(func=cmd_prepare_data)
 
     datasets = commands.add_parser("datasets", help="the dataset families, or what a dataset holds (rows per family and repository, images, buildable offline)")
@@ -655,6 +727,8 @@ def build_parser() -> argparse.ArgumentParser:
                           help="play again instances whose sandbox failed (env_error) on an earlier run into --output")  # fmt: skip
     evaluate.add_argument("--allow-model-change", action="store_true",
                           help="resume into an --output that holds another model's results (the report then names both)")  # fmt: skip
+    evaluate.add_argument("--validations", metavar="FILE", help="`validate`'s report (DIR/validation.json; env.validations): reward reports "
+                          "carry each task's verdict and strength, and the report a resolved rate over the tasks with no survivor")
     evaluate.set_defaults(func=cmd_eval)
 
     grade = commands.add_parser("grade", help="grade a predictions.jsonl (official harness format) in fresh sandboxes")

@@ -1,4 +1,5 @@
-"""The report of an evaluation run: resolved rate overall and per repo, exit reasons, turns, tokens, time.
+"""The report of an evaluation run: resolved rate overall and per repo, exit reasons, turns, tokens, time, and the
+resolved rate over the tasks whose tests accept no wrong fix (their reward reports' `strength`: `env.validations`).
 
 Written as `report.json`, `report.md` and a PNG chart (`report.png`).
 """
@@ -29,6 +30,25 @@ def _resolved_by(trajectories: list[dict[str, Any]], key: dict[str, str], ungrad
     return dict(sorted(groups.items()))
 
 
+def by_strength(trajectories: list[dict[str, Any]], ungraded: dict[str, str]) -> dict[str, Any]:
+    """The graded instances by their task's strength (as their reward report carries it): those whose tests killed
+    every wrong variant of the gold (`no_survivor`: a 1.0 there is worth the most), those with survivors (a 1.0 may be
+    a wrong fix their tests accept), and how many have no strength measured (neither `validate --variants` nor a
+    validations file said it)."""
+    groups: dict[str, list[dict[str, Any]]] = {"no_survivor": [], "with_survivors": [], "not_measured": []}
+    for trajectory in trajectories:
+        if trajectory["instance_id"] in ungraded:
+            continue
+        survivors = ((trajectory.get("reward_report") or {}).get("strength") or {}).get("survivors")
+        groups["not_measured" if survivors is None else "with_survivors" if survivors else "no_survivor"].append(trajectory)
+    counted = {}
+    for name, members in groups.items():
+        resolved = sum(bool(t["resolved"]) for t in members)
+        counted[name] = {"graded": len(members), "resolved": resolved, "resolved_rate": resolved / len(members) if members else 0.0}
+    counted["with_survivors"]["ids"] = sorted(t["instance_id"] for t in groups["with_survivors"])
+    return counted
+
+
 def build_report(trajectories: list[dict[str, Any]], repos: dict[str, str], retried: int = 0, languages: dict[str, str] | None = None) -> dict[str, Any]:
     """Aggregate trajectories (`repos` and `languages` map instance id to repo and language; `retried`:
     instances this run played again because their sandbox failed on an earlier run)."""
@@ -46,6 +66,8 @@ def build_report(trajectories: list[dict[str, Any]], repos: dict[str, str], retr
         "resolved_ids": sorted(t["instance_id"] for t in resolved),
         # graded 0 with no test run: the agent changed nothing (the official harness's `empty_patch_ids`)
         "empty_patch_ids": sorted(t["instance_id"] for t in trajectories if (t.get("reward_report") or {}).get("error") == EMPTY_PATCH),
+        # the same rate over the graded tasks whose tests accept no wrong variant of their gold, and the others
+        "by_strength": by_strength(trajectories, ungraded),
         "per_repo": _resolved_by(trajectories, repos, ungraded),
         "per_language": _resolved_by(trajectories, languages or {}, ungraded),
         "exit_reasons": dict(Counter(t["exit_reason"] for t in trajectories)),
@@ -90,6 +112,7 @@ def write_report(report: dict[str, Any], output_dir: Path) -> None:
         + f"{report['total_tokens']} tokens; median {report['seconds_per_instance']['median']:.1f} s per instance.",
         *([f"This run retried {report['retried']} instance(s) whose sandbox failed (env_error) on an earlier run."]
           if report.get("retried") else []),
+        *_strength_lines(report),
         *([f"**Results of {len(models)} models** (resumed with --allow-model-change): "
            + "; ".join(f"{m['model_name']} at {m['base_url']} (settings {m['settings_digest']})" for m in models) + "."]
           if len(models) > 1 else []),
@@ -116,6 +139,24 @@ def write_report(report: dict[str, Any], output_dir: Path) -> None:
     ]
     (output_dir / "report.md").write_text("\n".join(lines))
     _chart(report, output_dir / "report.png")
+
+
+def _rate(group: dict[str, Any]) -> str:
+    return f"{group['resolved_rate']:.1%}" if group["graded"] else "–"  # none graded: no rate, not 0%
+
+
+def _strength_lines(report: dict[str, Any]) -> list[str]:
+    """The resolved rate over the tasks with no survivor, beside those with survivors and those not measured."""
+    groups = report.get("by_strength")
+    if not groups or not report["graded"]:
+        return []
+    strong, weak, unmeasured = groups["no_survivor"], groups["with_survivors"], groups["not_measured"]
+    if not strong["graded"] and not weak["graded"]:
+        return ["No graded task's strength was measured (`validate --variants`, then `eval --validations DIR/validation.json`)."]
+    return [f"Over the **{strong['graded']}** graded task(s) whose tests killed every wrong variant of their gold: resolved "
+            f"**{strong['resolved']} / {strong['graded']}** ({_rate(strong)}); {weak['graded']} with survivors (a 1.0 there may be a "
+            f"wrong fix): {weak['resolved']} / {weak['graded']} ({_rate(weak)}){': ' + ', '.join(weak['ids'][:10]) if weak['ids'] else ''}"
+            f"{' ...' if len(weak['ids']) > 10 else ''}; {unmeasured['graded']} with no strength measured."]  # fmt: skip
 
 
 def _chart(report: dict[str, Any], path: Path) -> None:

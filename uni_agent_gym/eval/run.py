@@ -136,6 +136,9 @@ def summary_line(report: dict[str, Any]) -> str:
                  f"not graded ({why}; listed in report.md)")  # fmt: skip
     else:
         line += f" ({report['resolved_rate']:.1%})"
+    strong = report.get("by_strength", {}).get("no_survivor")
+    if strong and strong["graded"]:
+        line += f"; over the tasks with no survivor {strong['resolved']} / {strong['graded']} ({strong['resolved_rate']:.1%})"
     if report["retried"]:
         line += f"; retried {report['retried']} whose sandbox failed before"
     if len(report.get("models", [])) > 1:

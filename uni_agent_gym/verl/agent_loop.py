@@ -21,7 +21,8 @@ trajectory times out. The episode is graded at every normal end (the work so far
 sandbox is always released, and abnormal exits (env_error, aborted, timeout) are fully masked when
 `rollout.mask_abnormal_exit_traj` is on; format errors stay in so the model learns the format.
 `extra_fields` carries `min_global_steps` / `max_global_steps`, the weight versions of the first and
-the last sampled token (verl's fully-async and v1 trainers compute staleness from them).
+the last sampled token (verl's fully-async and v1 trainers compute staleness from them), and `task_survivors`, how
+many wrong fixes the task's tests accept (`advantages.survivor_share`: the share of rewards from weak tasks).
 """
 
 from __future__ import annotations
@@ -39,6 +40,7 @@ import yaml
 from omegaconf import DictConfig, ListConfig, OmegaConf
 from verl.experimental.agent_loop.agent_loop import AgentLoopBase, AgentLoopMetrics, AgentLoopOutput
 
+from uni_agent_gym.advantages.survivor_share import SURVIVORS
 from uni_agent_gym.agent.react import SYSTEM_PROMPT, shorten
 from uni_agent_gym.config import GymConfig, load_config
 from uni_agent_gym.datasets.task import deserialise
@@ -130,6 +132,18 @@ def placeholder_response(boundary: Boundary) -> tuple[list[int], list[int], list
     indexes each response's last token (`AgentLoopOutput.as_dict`), so no response may be empty."""
     ids = list(boundary.stop) or [min(boundary.stop_ids)]  # (a turn ended by the next header: any stop token)
     return ids, [0] * len(ids), [0.0] * len(ids)
+
+
+def task_survivors(report: dict[str, Any] | None, sample: dict[str, Any]) -> int | None:
+    """How many wrong variants of its gold the task's tests accepted (verl's metrics read it: `survivor_share`): the
+    reward report's `strength` (env.validations, or this machine's `validate`), else the row's `extra_info.strength`
+    (`prepare-data --validations`); None where neither measured it."""
+    strength = (report or {}).get("strength")
+    if strength is None:
+        info = _plain(sample.get("extra_info"))
+        strength = info.get("strength") if isinstance(info, dict) else None
+    survivors = strength.get("survivors") if isinstance(strength, dict) else None
+    return int(survivors) if survivors is not None else None
 
 
 def reward_summary(report: dict[str, Any] | None, reward: float, error: str | None) -> dict[str, Any]:
@@ -395,6 +409,7 @@ class _Trajectory:
                 "traj_masked": masked,
                 "instance_id": self.instance_id,
                 "reward_report": summary,
+                SURVIVORS: task_survivors(self.report, self.sample),
                 # numbers only: verl averages these into metrics; every sample has the same keys
                 "reward_extra_info": {"resolved": float(summary["resolved"]), "masked": float(masked)},
                 "turn_scores": [],

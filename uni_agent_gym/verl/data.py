@@ -3,7 +3,10 @@
 verl's `RLHFDataset` reads `prompt` (chat messages; the env writes the real task prompt at reset, so
 this is the problem statement, used by verl for length filtering and logs), and passes `agent_name`
 and `extra_info` to the agent loop, which takes the task from `extra_info.instance` (JSON). The
-family travels as `extra_info.family` and as `data_source`, so verl reports metrics per family.
+family travels as `extra_info.family` and as `data_source`, so verl reports metrics per family. With a validations file
+(`validate`'s report), each row carries its task's strength as `extra_info.strength` (`strength`, `survivors`, `tried`;
+None where not measured), which the agent loops pass on to verl's metrics and a run can weight by, and
+`by_strength` leaves out the tasks whose tests accept wrong fixes.
 """
 
 from __future__ import annotations
@@ -18,11 +21,12 @@ from uni_agent_gym.datasets import Task, normalise
 from uni_agent_gym.datasets.task import serialise
 from uni_agent_gym.errors import ConfigError
 from uni_agent_gym.toolchains import language_of
+from uni_agent_gym.workspaces.validations_file import ValidationsFile, task_validation
 
 
-def verl_rows(instances: list[Task | Mapping[str, Any]], agent_name: str = "uni_agent") -> list[dict[str, Any]]:
+def verl_rows(instances: list[Task | Mapping[str, Any]], agent_name: str = "uni_agent", validations: ValidationsFile | None = None) -> list[dict[str, Any]]:
     """The rows verl's dataset expects, in the order given (rows are normalised first); each carries its task's
-    serialised form (`task_format`)."""
+    serialised form (`task_format`) and its strength in `validations` (None: not measured, or no file)."""
     tasks = [normalise(row) for row in instances]
     return [
         {
@@ -31,10 +35,37 @@ def verl_rows(instances: list[Task | Mapping[str, Any]], agent_name: str = "uni_
             "prompt": [{"role": "user", "content": task.problem_statement}],
             "ability": "software-engineering",
             "reward_model": {"style": "rule", "ground_truth": task.instance_id},
-            "extra_info": {"index": index, "instance_id": task.instance_id, "family": task.family, "instance": serialise(task)},
+            "extra_info": {"index": index, "instance_id": task.instance_id, "family": task.family, "instance": serialise(task),
+                           "strength": strength_of(task, validations)},  # fmt: skip
         }
         for index, task in enumerate(tasks)
     ]
+
+
+def strength_of(task: Task, validations: ValidationsFile | None) -> dict[str, Any] | None:
+    """The task's strength as a row carries it: {strength, survivors, tried}; None where `validations` has none."""
+    found = task_validation(task, None, validations).strength_report() if validations is not None else None
+    return None if found is None else {"strength": found["strength"], "survivors": found["survivors"], "tried": found["tried"]}
+
+
+def by_strength(tasks: list[Task], validations: ValidationsFile, *, drop_survivors: bool = False,
+                min_strength: float | None = None) -> tuple[list[Task], dict[str, list[str]]]:  # fmt: skip
+    """(the tasks kept, the ids left out and those not measured): with `drop_survivors`, a task whose tests accepted a
+    wrong variant of its gold is left out; with `min_strength`, one whose strength (killed / tried) is below it. A task
+    whose strength was not measured is kept (nothing says its tests are weak) and named under "not measured"."""
+    kept, said = [], {"survivors": [], "below": [], "not measured": []}
+    for task in tasks:
+        found = strength_of(task, validations)
+        if found is None:
+            said["not measured"].append(task.instance_id)
+        elif drop_survivors and found["survivors"]:
+            said["survivors"].append(task.instance_id)
+            continue
+        elif min_strength is not None and found["strength"] < min_strength:
+            said["below"].append(task.instance_id)
+            continue
+        kept.append(task)
+    return kept, said
 
 
 def write_parquet(rows: list[dict[str, Any]], path: str | Path) -> Path:

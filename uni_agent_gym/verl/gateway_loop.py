@@ -37,6 +37,7 @@ from typing import Any, Literal
 from pydantic import Field
 from verl.experimental.agent_loop.agent_loop import AgentLoopMetrics, AgentLoopOutput
 
+from uni_agent_gym.advantages.survivor_share import SURVIVORS
 from uni_agent_gym.config import _Strict, validate
 from uni_agent_gym.errors import DeploymentError
 from uni_agent_gym.gateway.harness import HarnessConfig, HarnessResult, run_harness
@@ -44,7 +45,7 @@ from uni_agent_gym.gateway.server import Gateway, RunningServer
 from uni_agent_gym.gateway.session import Limits, Session
 from uni_agent_gym.named_locks import named_lock
 from uni_agent_gym.rewards.swebench import infrastructure_failed
-from uni_agent_gym.verl.agent_loop import UniAgentLoop, _plain, instance_from_sample, placeholder_response, reward_summary
+from uni_agent_gym.verl.agent_loop import UniAgentLoop, _plain, instance_from_sample, placeholder_response, reward_summary, task_survivors
 from uni_agent_gym.verl.records import bounded_report, output_record, write_record
 from uni_agent_gym.tokens.boundary import probe, render
 from uni_agent_gym.tokens.rollout_cache import UNKNOWN_VERSION
@@ -210,6 +211,7 @@ class _Episode:
             "traj_masked": masked,
             "instance_id": self.instance_id,
             "reward_report": summary,
+            SURVIVORS: task_survivors(self.report, self.sample),
             # numbers only: verl averages these into metrics; every sample has the same keys
             "reward_extra_info": {"resolved": float(summary["resolved"]), "masked": float(masked), "chains": float(gateway["chains"])},
             "turn_scores": [],
