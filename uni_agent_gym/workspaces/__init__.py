@@ -5,8 +5,8 @@ Bottom to top: `host_git` (the host's git, run with nothing of a repository's co
 `image_builder`, `history_images` and `hidden_images` (instance images, and the clean-history and
 hidden-test images derived from them), `recorded_environment` (what an image built here records of its
 task's environment, checked against the task when a sandbox opens on it), `validated` (the environments that
-passed `uni-agent-gym validate`), `local_checkout` and `local_venv` (the local deployment's
-checkouts and venvs), `open` (`open_workspace`: a started sandbox at the start commit) and `start_state`
+passed `uni-agent-gym validate`) and `validations_file` (its report beside a dataset, merged with them),
+`local_checkout` and `local_venv` (the local deployment's checkouts and venvs), `open` (`open_workspace`: a started sandbox at the start commit) and `start_state`
 (a task's start state on top). Nothing here imports `envs` or `rewards`: both sit on this package.
 """
 
