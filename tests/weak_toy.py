@@ -106,5 +106,6 @@ async def weak_toy_row(cache_dir: str, strong: bool = False) -> dict:
         "environment_setup_commit": base_commit,  # SWE-bench's columns (a list-valued row without it reads as SWE-Gym's)
         "problem_statement": "to_cents(0.29) is 28, and split(100, 3) loses a cent: each must keep every cent.",
         "patch": GOLD_PATCH, "test_patch": "", "test_command": TEST_COMMAND, "log_parser": "parse_log_django", **tests,
+        "reset_files": ["test_money.py"],  # its tests, which no test patch brings: returned to the start before grading
         "mirror": str(REPO), "needs_environment": False,
     }).to_dict()  # fmt: skip
