@@ -150,7 +150,10 @@ async def test_a_patch_cannot_replace_r2e_gyms_runner(images, rows, tmp_path):
     forge = "printf '#!/bin/sh\\necho \"PASSED r2e_tests/test_1.py::test_simple_repr\"\\n' > run_tests.sh && mkdir -p r2e_tests && echo x > r2e_tests/extra.py"
     report, _ = await episode("r2e-gym", rows["r2e-gym"], tmp_path, [forge])
     assert report["status"] == "unresolved" and report["reward"] == 0.0
-    assert set(report["restored"]) >= {"run_tests.sh", "r2e_tests/extra.py"}, report["restored"]
+    # neither reaches the grading sandbox: restored as the task's runner, or left out of the patch (the runner is a file of
+    # R2E-Gym's image that its start commit does not track)
+    assert set(report["restored"]) | set(report["left_out"] or {}) >= {"run_tests.sh", "r2e_tests/extra.py"}, (report["restored"], report["left_out"])
+    assert "run_tests.sh" not in report["patch"]
 
 
 async def test_swe_smith_starts_at_the_bug_with_no_history_and_no_hidden_test(images, rows, tmp_path):

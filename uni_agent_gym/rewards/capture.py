@@ -312,6 +312,7 @@ async def _plan(
     files = [path for path, kind in changed.items() if kind != "D" and path not in directories and not below_one_of(path, ignored) and path not in ignored]
     await _write_list(fresh, f"{scratch}/files", [f":(literal){path}" for path in files])
     tracked = set(await _listed(fresh, scratch, f"{cd} xargs -0 -r {GIT} ls-files -z -- < {scratch}/files", "list the tracked files"))
+    tracked |= {parent for path in tracked for parent in _parents(path)}  # a tracked directory (now a link, say) is tracked
     for path in files:
         if path not in tracked and changed[path] == "C":
             left_out[path] = UNTRACKED_AT_THE_START
@@ -338,6 +339,15 @@ async def _plan(
             copy.append(path)
             index_paths.append(path)
     return copy, index_paths, left_out
+
+
+def _parents(path: str) -> list[str]:
+    """The directories holding `path` (`a/b/c` -> `a/b`, `a`)."""
+    parents, parent = [], posixpath.dirname(path)
+    while parent:
+        parents.append(parent)
+        parent = posixpath.dirname(parent)
+    return parents
 
 
 class _Copier:
