@@ -33,13 +33,14 @@ SHARED = HERE.parent / "shared" / "swebench"
 sys.path.insert(0, str(HERE))
 
 from uni_agent_gym.config import GymConfig  # noqa: E402
+from uni_agent_gym.datasets import Task, normalise  # noqa: E402
 from uni_agent_gym.rewards import differential  # noqa: E402
 from uni_agent_gym.rewards.swebench import SWEBenchReward  # noqa: E402
 
 ADDED_FILE = "diff --git a/UAG_BENCH_NOTE.txt b/UAG_BENCH_NOTE.txt\nnew file mode 100644\n--- /dev/null\n+++ b/UAG_BENCH_NOTE.txt\n@@ -0,0 +1 @@\n+a note\n"
 
 
-async def timed(reward: SWEBenchReward, row: dict, patch: str):
+async def timed(reward: SWEBenchReward, row: Task, patch: str):
     started = time.monotonic()
     result = await reward.grade_patch(row, patch)
     return time.monotonic() - started, result
@@ -49,7 +50,7 @@ def reward_with(config: dict, **checks: bool) -> SWEBenchReward:
     return SWEBenchReward.from_config(GymConfig.model_validate({**config, "reward": {**config.get("reward", {}), **checks}}))
 
 
-async def cost(row: dict, patch: str, config: dict, repeat: int) -> dict[str, float]:
+async def cost(row: Task, patch: str, config: dict, repeat: int) -> dict[str, float]:
     """Median seconds of one grading of `patch`: the check off; on, cold (its cache removed first) and warm; the same
     with its second run."""
     cache = Path(config["env"]["cache_dir"]) / differential.DIRECTORY
@@ -75,7 +76,7 @@ def show_cost(name: str, found: dict[str, float]) -> None:
     print(f"{name:32s} off {base:6.2f} s   {shown}", flush=True)
 
 
-async def catches(row: dict, patches: dict[str, str], config: dict) -> None:
+async def catches(row: Task, patches: dict[str, str], config: dict) -> None:
     on = reward_with(config, differential=True, differential_modules=True)
     resolved = marked = 0
     for name, patch in patches.items():
@@ -94,11 +95,11 @@ async def toys(work: Path, repeat: int) -> None:
     from tests import modules_toy, weak_toy
 
     config = {"deployment": {"type": "local"}, "env": {"cache_dir": str(work / "toy"), "workspace": "mirror"}}
-    row = await weak_toy.weak_toy_row(config["env"]["cache_dir"])
+    row = normalise(await weak_toy.weak_toy_row(config["env"]["cache_dir"]))
     show_cost("weak toy, local", await cost(row, weak_toy.WRONG_SPECIAL_CASE, config, repeat))
     names = ["WRONG_SPECIAL_CASE", "WRONG_REMAINDER_TO_FIRST", "ALTERNATIVE_FIX", "GOLD_PATCH"]
     await catches(row, {name: getattr(weak_toy, name) for name in names}, config)
-    row = await modules_toy.modules_toy_row(config["env"]["cache_dir"])
+    row = normalise(await modules_toy.modules_toy_row(config["env"]["cache_dir"]))
     show_cost("modules toy, local", await cost(row, modules_toy.WRONG_SPECIAL_CASE, config, repeat))
     await catches(row, {name: getattr(modules_toy, name) for name in ["WRONG_SPECIAL_CASE", "ALTERNATIVE_FIX", "GOLD_PATCH"]}, config)
 
@@ -127,7 +128,6 @@ async def reach(rows: list, config: dict) -> None:
 async def fixtures(work: Path, repeat: int, limit: int, count: int, reach_all: bool, only: list[str]) -> None:
     from uni_agent_gym.deployments.docker import docker_client, image_exists
     from uni_agent_gym.errors import DeploymentError
-    from uni_agent_gym.instances import normalise
     from uni_agent_gym.validation.variants import pick, variants
 
     try:

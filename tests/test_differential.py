@@ -37,8 +37,8 @@ def gold_gradings(monkeypatch) -> list[str]:
     graded, grade_patch = [], SWEBenchReward.grade_patch
 
     async def counted(self, instance, patch):
-        if patch == weak_toy.GOLD_PATCH or patch == instance["patch"]:
-            graded.append(instance["instance_id"])
+        if patch == weak_toy.GOLD_PATCH or patch == instance.patch:
+            graded.append(instance.instance_id)
         return await grade_patch(self, instance, patch)
 
     monkeypatch.setattr(SWEBenchReward, "grade_patch", counted)
@@ -48,7 +48,7 @@ def gold_gradings(monkeypatch) -> list[str]:
 async def test_a_wrong_fix_the_listed_tests_accept_is_suspect_naming_the_test_of_its_file_that_tells_it_apart(tmp_path, gold_gradings):
     """Every patch earns 1.0 from the weak row's listed tests; the check marks the wrong ones by the tests of the graded
     file that gold passes and they fail, leaves gold and a correct alternative unmarked, and grades gold once."""
-    row = await weak_toy.weak_toy_row(str(tmp_path / "cache"))
+    row = normalise(await weak_toy.weak_toy_row(str(tmp_path / "cache")))
     reward = SWEBenchReward.from_config(config(tmp_path / "cache"))
 
     async def graded(patch: str) -> dict:
@@ -66,19 +66,19 @@ async def test_a_wrong_fix_the_listed_tests_accept_is_suspect_naming_the_test_of
     # the check's limit: no test of the file tells remainder-to-first from the fix; alone it lacks the to_cents fix, named
     assert (await graded(weak_toy.WRONG_REMAINDER_TO_FIRST))["tests"] == [TO_CENTS]
     assert (await graded(REMAINDER_TO_FIRST_WITH_TO_CENTS))["suspect"] is False
-    assert gold_gradings == [row["instance_id"], row["instance_id"]]  # ours (GOLD_PATCH above) and the check's, once
+    assert gold_gradings == [row.instance_id, row.instance_id]  # ours (GOLD_PATCH above) and the check's, once
 
     # another process (a new reward) finds gold's outcomes on disk, keyed by the row and the start commit (no image)
     again = await SWEBenchReward.from_config(config(tmp_path / "cache")).grade_patch(row, weak_toy.WRONG_SPECIAL_CASE)
     assert again.differential["gold"] == "cached" and again.differential["tests"] == [EVERY_CENT, TO_CENTS]
     assert len(gold_gradings) == 2
-    stored = json.loads(differential.cache_path(tmp_path / "cache", differential.gold_key(normalise(row), again)).read_text())
+    stored = json.loads(differential.cache_path(tmp_path / "cache", differential.gold_key(row, again)).read_text())
     assert again.start_commit and stored["key"].endswith(f"@commit-{again.start_commit}") and stored["statuses"][EVERY_CENT] == "PASSED"
 
 
 async def test_an_episode_that_writes_a_wrong_fix_earns_one_with_a_suspect_report(tmp_path):
     """The env's reward (an agent's sandbox, its patch captured, graded fresh): the report of the episode says suspect."""
-    row = await weak_toy.weak_toy_row(str(tmp_path / "cache"))
+    row = normalise(await weak_toy.weak_toy_row(str(tmp_path / "cache")))
     report = await graded_episode(config(tmp_path / "cache"), row, [f"git apply <<'UAG_EOF'\n{weak_toy.WRONG_SPECIAL_CASE}UAG_EOF"])
     assert (report["status"], report["reward"]) == ("resolved", 1.0)
     assert report["differential"]["suspect"] is True and EVERY_CENT in report["differential"]["tests"], report["differential"]
@@ -87,7 +87,7 @@ async def test_an_episode_that_writes_a_wrong_fix_earns_one_with_a_suspect_repor
 
 async def test_gold_graded_first_fills_the_cache_with_its_own_run(tmp_path, gold_gradings):
     """`validate` grades gold: with the check on, that grading is gold's outcomes, no second one is made."""
-    row = await weak_toy.weak_toy_row(str(tmp_path / "cache"))
+    row = normalise(await weak_toy.weak_toy_row(str(tmp_path / "cache")))
     result = await SWEBenchReward.from_config(config(tmp_path / "cache")).grade_patch(row, weak_toy.GOLD_PATCH)
     assert result.differential["suspect"] is False and result.differential["gold"] == "this grading" and len(gold_gradings) == 1
     later = await SWEBenchReward.from_config(config(tmp_path / "cache")).grade_patch(row, weak_toy.WRONG_SPECIAL_CASE)
@@ -95,7 +95,7 @@ async def test_gold_graded_first_fills_the_cache_with_its_own_run(tmp_path, gold
 
 
 async def test_two_gradings_at_once_grade_gold_once(tmp_path, gold_gradings):
-    row = await weak_toy.weak_toy_row(str(tmp_path / "cache"))
+    row = normalise(await weak_toy.weak_toy_row(str(tmp_path / "cache")))
     reward = SWEBenchReward.from_config(config(tmp_path / "cache"))
     first, second = await asyncio.gather(reward.grade_patch(row, weak_toy.WRONG_SPECIAL_CASE), reward.grade_patch(row, weak_toy.ALTERNATIVE_FIX))
     assert first.differential["suspect"] is True and second.differential["suspect"] is False
@@ -103,7 +103,7 @@ async def test_two_gradings_at_once_grade_gold_once(tmp_path, gold_gradings):
 
 
 async def test_off_or_unresolved_there_is_no_comparison(tmp_path, gold_gradings):
-    row = await weak_toy.weak_toy_row(str(tmp_path / "cache"))
+    row = normalise(await weak_toy.weak_toy_row(str(tmp_path / "cache")))
     off = await SWEBenchReward.from_config(config(tmp_path / "cache", differential=False)).grade_patch(row, weak_toy.WRONG_SPECIAL_CASE)
     assert off.resolved and off.differential is None and off.to_dict()["differential"] is None
     unresolved = await SWEBenchReward.from_config(config(tmp_path / "cache")).grade_patch(row, weak_toy.GOLD_PATCH.split("@@ -19,4")[0])
@@ -114,7 +114,7 @@ async def test_off_or_unresolved_there_is_no_comparison(tmp_path, gold_gradings)
 async def test_a_gold_that_does_not_resolve_leaves_the_reward_as_graded_and_says_why_once(tmp_path, gold_gradings):
     """A row whose gold fixes only to_cents (it does not resolve its own row): the agent's fix keeps its 1.0, the report
     says there was nothing to compare with, and the next grading reads that from the cache instead of grading gold again."""
-    row = {**await weak_toy.weak_toy_row(str(tmp_path / "cache")), "patch": weak_toy.GOLD_PATCH.split("@@ -19,4")[0]}
+    row = normalise({**await weak_toy.weak_toy_row(str(tmp_path / "cache")), "patch": weak_toy.GOLD_PATCH.split("@@ -19,4")[0]})
     reward = SWEBenchReward.from_config(config(tmp_path / "cache"))
     for _ in range(2):
         result = await reward.grade_patch(row, weak_toy.ALTERNATIVE_FIX)
@@ -171,7 +171,7 @@ async def test_the_tests_of_the_modules_gold_changes_tell_apart_a_wrong_fix_the_
     """The modules toy lists every test of its graded file, so the first comparison has nothing unlisted; the second run
     (`differential_modules`) adds the test file that imports `shop.money` (not the one of `shop.labels`), with the row's
     runner: it marks the special case, not gold or the alternative fix; the files and gold's run of them are cached."""
-    row = await modules_toy.modules_toy_row(str(tmp_path / "cache"))
+    row = normalise(await modules_toy.modules_toy_row(str(tmp_path / "cache")))
     reward = SWEBenchReward.from_config(config(tmp_path / "cache", differential_modules=True))
     found = {}
     for name in ("ALTERNATIVE_FIX", "WRONG_SPECIAL_CASE", "GOLD_PATCH"):
@@ -185,14 +185,14 @@ async def test_the_tests_of_the_modules_gold_changes_tell_apart_a_wrong_fix_the_
     assert len(gold_gradings) == 4  # gold's graded file once and its run of the modules' tests once; ours and its second run
     without = await SWEBenchReward.from_config(config(tmp_path / "cache")).grade_patch(row, modules_toy.WRONG_SPECIAL_CASE)
     assert without.differential["suspect"] is False and "modules" not in without.differential  # the first comparison alone misses it
-    stored = json.loads(differential.cache_path(tmp_path / "cache", differential.gold_key(normalise(row), without) + ".modules").read_text())
+    stored = json.loads(differential.cache_path(tmp_path / "cache", differential.gold_key(row, without) + ".modules").read_text())
     assert stored["command"] == "python3 -m unittest -v tests.test_money tests.test_receipt" and stored["statuses"][modules_toy.RECEIPT] == "PASSED"
 
 
 async def test_a_patch_cannot_forge_or_rewrite_the_tests_it_is_compared_on(tmp_path):
     """The second run is graded as the reward grades: the guard sees a verdict forged where only the unlisted test looks
     (and with the guard off the forgery passes: the attack is real), and the files it runs go back to the start first."""
-    row = await modules_toy.modules_toy_row(str(tmp_path / "cache"))
+    row = normalise(await modules_toy.modules_toy_row(str(tmp_path / "cache")))
     reward = SWEBenchReward.from_config(config(tmp_path / "cache", differential_modules=True))
     forged = await reward.grade_patch(row, FORGED)
     assert forged.status == "resolved" and forged.differential["suspect"] is True, forged.differential

@@ -165,10 +165,10 @@ async def test_fail_to_pass_only(sandbox_for):
 async def test_a_test_patch_that_does_not_apply_is_an_infrastructure_error(sandbox_for):
     instance = row("pytest-dev__pytest-7168")
     deployment, repo_dir = await sandbox_for(instance)
-    lines = instance["test_patch"].split("\n")
+    lines = instance.test_patch.split("\n")
     context = next(i for i, line in enumerate(lines) if line.startswith(" ") and line.strip())
     lines[context] = " this context line is not in the file"
-    result = await reward().grade(deployment, {**instance, "test_patch": "\n".join(lines)}, repo_dir)
+    result = await reward().grade(deployment, instance.replace(test_patch="\n".join(lines)), repo_dir)
     assert (result.status, result.reward) == ("test_patch_failed", 0.0) and result.error
 
 

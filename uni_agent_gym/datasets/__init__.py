@@ -16,7 +16,7 @@ from typing import Any
 
 from uni_agent_gym.datasets import multi_swe_bench, r2e_gym, swe_gym, swe_rebench, swe_smith, swebench
 from uni_agent_gym.datasets.base import Family, InstanceError, Parser, patch_files, row_id
-from uni_agent_gym.datasets.task import Task
+from uni_agent_gym.datasets.task import Task, require_task
 
 FAMILIES: dict[str, Family] = {
     family.name: family
@@ -24,7 +24,7 @@ FAMILIES: dict[str, Family] = {
 }
 DATASET_FORMATS = ("auto", *FAMILIES)
 
-__all__ = ["DATASET_FORMATS", "FAMILIES", "Family", "InstanceError", "Task", "detect", "gold_patch", "instance_id_of", "log_parser", "normalise", "patch_files"]
+__all__ = ["DATASET_FORMATS", "FAMILIES", "Family", "InstanceError", "Task", "detect", "gold_patch", "instance_id_of", "log_parser", "normalise", "patch_files", "require_task"]
 
 
 def detect(row: dict[str, Any], dataset_format: str = "auto") -> tuple[Family, str]:

@@ -116,6 +116,15 @@ FIELDS = {item.name for item in dataclasses.fields(Task)}
 REQUIRED = ("instance_id", "repo", "family")
 
 
+def require_task(value: Any, where: str) -> Task:
+    """`value` if it is a `Task`, else a TypeError naming the fix: the gym's entry points take tasks, and rows
+    become tasks once, where they come in (`normalise`)."""
+    if not isinstance(value, Task):
+        raise TypeError(f"{where} takes a Task, actual value: a {type(value).__name__}; make one from a dataset row "
+                        "with uni_agent_gym.datasets.normalise(row)")  # fmt: skip
+    return value
+
+
 def serialise(task: Task) -> str:
     """The task as JSON, with `task_format` (what verl's parquet and the loops carry)."""
     return json.dumps({"task_format": TASK_FORMAT, **task.to_dict()})

@@ -46,7 +46,6 @@ import logging
 import secrets
 import shlex
 import time
-from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -57,7 +56,7 @@ from swebench.harness.grading import SUITE_RAN, get_eval_tests_report, get_resol
 from swebench.harness.infra_failure import classify_text
 
 from uni_agent_gym.config import GymConfig, RewardConfig
-from uni_agent_gym.datasets import Task, normalise
+from uni_agent_gym.datasets import Task, require_task
 from uni_agent_gym.deployments import Deployment
 from uni_agent_gym.deployments.pool import release
 from uni_agent_gym.errors import DeploymentError
@@ -237,9 +236,10 @@ class SWEBenchReward:
         """The reward a run of `config` grades with (its reward section, environments and sandboxes)."""
         return cls(config.reward, load_environments(config.env.environments), gym=config)
 
-    async def __call__(self, deployment: Deployment, instance: Task | Mapping[str, Any], repo_dir: str) -> dict[str, Any]:
-        """The reward report of the episode in `deployment` (the env's `Reward` protocol); a row is normalised first."""
-        instance = normalise(instance)
+    async def __call__(self, deployment: Deployment, instance: Task, repo_dir: str) -> dict[str, Any]:
+        """The reward report of the episode in `deployment` (the env's `Reward` protocol); a dataset row is not a
+        task: `normalise(row)` first."""
+        instance = require_task(instance, "SWEBenchReward")
         result = await self.grade_episode(deployment, instance, repo_dir)
         result.differential = await differential.check(self, instance, result)  # after its sandboxes are released
         result.language = language_of(instance)
@@ -247,10 +247,9 @@ class SWEBenchReward:
             self._validation(instance, result)
         return result.to_dict()
 
-    async def grade_episode(self, deployment: Deployment, instance: Task | Mapping[str, Any], repo_dir: str) -> RewardResult:
+    async def grade_episode(self, deployment: Deployment, instance: Task, repo_dir: str) -> RewardResult:
         """The grade of the agent's work in `deployment`, in a fresh sandbox unless `reward.sandbox: same`.
         A sandbox that fails raises `DeploymentError` (not the agent's doing)."""
-        instance = normalise(instance)
         hidden = bool(instance.hidden_paths)  # the tests are not in the agent's sandbox: only a fresh one has them
         if (self.config.sandbox == "same" and not hidden) or self.gym is None:
             if hidden:
@@ -331,9 +330,10 @@ class SWEBenchReward:
             return await capture_on_host(trusted, repo_dir, start, self.config.max_patch_bytes)
         return await capture_in_sandbox(deployment, repo_dir, start, self.config.max_patch_bytes)
 
-    async def grade_patch(self, instance: Task | Mapping[str, Any], patch: str) -> RewardResult:
-        """The grade of `patch` (a prediction) in a fresh sandbox of the instance (a row is normalised first); needs `gym`."""
-        instance = normalise(instance)
+    async def grade_patch(self, instance: Task, patch: str) -> RewardResult:
+        """The grade of `patch` (a prediction) in a fresh sandbox of the task (a dataset row: `normalise(row)`
+        first); needs `gym`."""
+        instance = require_task(instance, "SWEBenchReward.grade_patch")
         if self.gym is None:
             raise ValueError("SWEBenchReward.grade_patch needs the gym config to open sandboxes (SWEBenchReward.from_config)")
         started = time.monotonic()
@@ -389,11 +389,11 @@ class SWEBenchReward:
         await git_in(deployment, repo_dir, f"{SAFE_GIT} reset -q --hard {start} && {SAFE_GIT} clean -fdq{drop}", timeout=300)
 
     async def grade(
-        self, deployment: Deployment, instance: Task | Mapping[str, Any], repo_dir: str, start_commit: str | None = None
+        self, deployment: Deployment, instance: Task, repo_dir: str, start_commit: str | None = None
     ) -> RewardResult:
         """Grade in the agent's own sandbox (`reward.sandbox: same`): the patch is taken there, then steps
         3-6. `start_commit` defaults to the episode's `instance.environment_commit`, else HEAD."""
-        instance = normalise(instance)
+        instance = require_task(instance, "SWEBenchReward.grade")
         started = time.monotonic()
         instance_id = instance.instance_id
         repository = await deployment.run(f"git -C {shlex.quote(repo_dir)} rev-parse --git-dir", timeout=60)

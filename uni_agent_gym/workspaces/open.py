@@ -21,12 +21,10 @@ import contextlib
 import logging
 import shlex
 import tempfile
-from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
 
 from uni_agent_gym.config import CONTAINER_SITES, GymConfig
-from uni_agent_gym.datasets import Task, normalise
+from uni_agent_gym.datasets import Task
 from uni_agent_gym.deployments import Deployment, make_deployment
 from uni_agent_gym.deployments.pool import acquire
 from uni_agent_gym.named_locks import free_slot, machine_lock
@@ -67,11 +65,10 @@ async def workspace_mode(instance: Task, config: GymConfig) -> str:
     return "mirror"
 
 
-async def open_workspace(instance: Task | Mapping[str, Any], config: GymConfig, *, grading: bool = False) -> tuple[Deployment, str, Task]:
+async def open_workspace(instance: Task, config: GymConfig, *, grading: bool = False) -> tuple[Deployment, str, Task]:
     """A started deployment with the repository at `base_commit`, the repository's directory in it, and the task as
-    that sandbox holds it (with the commands its image records, `recorded_environment.py`; a row is normalised first).
+    that sandbox holds it (with the commands its image records, `recorded_environment.py`).
     `grading`: the sandbox that grades, which for a task with `hidden_paths` runs the image that has them."""
-    instance = normalise(instance)
     deployment_config = config.deployment
     mode = await workspace_mode(instance, config)
     if mode == "mirror" and deployment_config.images != "none" and instance.needs_environment:

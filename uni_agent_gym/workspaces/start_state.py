@@ -14,11 +14,9 @@ from __future__ import annotations
 
 import secrets
 import shlex
-from collections.abc import Mapping
-from typing import Any
 
 from uni_agent_gym.config import GymConfig
-from uni_agent_gym.datasets import Task, normalise
+from uni_agent_gym.datasets import Task, require_task
 from uni_agent_gym.deployments import Deployment
 from uni_agent_gym.deployments.pool import release
 from uni_agent_gym.workspaces.host_git import FIXED_IDENTITY, WorkspaceError
@@ -27,11 +25,12 @@ from uni_agent_gym.workspaces.open import open_workspace
 START_MESSAGE = "uni-agent-gym start"
 
 
-async def open_task(instance: Task | Mapping[str, Any], config: GymConfig, *, grading: bool = False) -> tuple[Deployment, str, Task]:
+async def open_task(instance: Task, config: GymConfig, *, grading: bool = False) -> tuple[Deployment, str, Task]:
     """A started sandbox of the task at its start state, its repository directory, and the task as this
     sandbox starts it (with `test_patch` where the start state made it). `grading` opens the sandbox
-    that grades (the image with the hidden tests, where a family hides them from the agent). A row is normalised first."""
-    instance = normalise(instance)
+    that grades (the image with the hidden tests, where a family hides them from the agent). A dataset row
+    is not a task: `normalise(row)` first."""
+    instance = require_task(instance, "open_task")
     if instance.start_patch and getattr(config.deployment, "pool_size", 0):
         config = config.model_copy(update={"deployment": config.deployment.model_copy(update={"pool_size": 0})})
     deployment, repo_dir, instance = await open_workspace(instance, config, grading=grading)
