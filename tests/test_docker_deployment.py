@@ -172,6 +172,33 @@ async def test_changes_read_from_the_overlay_layers_are_what_docker_diff_lists(d
     assert await asyncio.to_thread(deployment.changes) == overlay.changes(layers)
 
 
+
+async def test_a_container_without_a_session_through_the_public_calls(deployment_factory, container_run_id):
+    """What a Ray node's host uses (`ray_host.py`): the container started with no shell session, shells spawned in
+    it and commands run beside them, then removed, twice without harm. `start()` is the same calls plus a session."""
+    from uni_agent_gym.errors import DeploymentNotStartedError
+
+    deployment = deployment_factory("docker")
+    container_id = await deployment.start_container()
+    assert labelled_containers(container_run_id) == [container_id] == [deployment.container_id]
+    with pytest.raises(DeploymentNotStartedError):
+        await deployment.run("true")  # no session: that is the driver's, over the host's relay
+    await deployment.run_beside(["touch", "/srv/beside"])
+    assert ("A", "/srv/beside") in await asyncio.to_thread(deployment.changes)
+    shell = await deployment.spawn_shell()
+    await shell.write(b"echo shell-$((6*7)) && ls /srv\n")
+    output = b""
+    while b"beside" not in output:
+        output += await asyncio.wait_for(shell.read(), 30)
+    assert output == b"shell-42\nbeside\n"
+    await shell.kill()
+    await deployment.release_container()
+    assert deployment.container_id is None and labelled_containers(container_run_id) == []
+    await deployment.release_container()  # idempotent
+    await deployment.start()  # the session's path: the same container calls
+    assert labelled_containers(container_run_id) == [deployment.container_id]
+    assert (await deployment.run("ls /srv")).output == ""
+
 def test_containers_of_a_killed_test_session_are_found_and_those_of_a_live_one_are_not(docker_image, container_run_id):
     """A pytest killed mid-test (a machine restart) leaves its containers; the next session removes them
     before it starts, so its own end-of-suite check does not blame its last test for them."""

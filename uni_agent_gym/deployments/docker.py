@@ -3,7 +3,9 @@
 The shell is a single `docker exec` whose stdin/stdout socket stays open for the whole episode
 (~0.1 ms a command instead of ~70 ms for an exec per command). Every blocking SDK call runs in a
 worker thread. Containers carry the label `uni-agent-gym=1` and a run id, so `uni-agent-gym cleanup`
-can reap what a crashed process left behind.
+can reap what a crashed process left behind. The container without the session is public too
+(`start_container`, `spawn_shell`, `run_beside`, `release_container`): `start()` and `stop()` are made of
+them, and a Ray node's host (`ray_host.py`) uses them alone, its driver running the session over a relay.
 """
 
 from __future__ import annotations
@@ -166,11 +168,17 @@ class DockerDeployment(Deployment):
         self._overlay: overlay.Layers | None | object = _UNKNOWN
         self.run_id = config.run_id or default_run_id()
 
-    async def _provision(self) -> None:
+    # ----- the container without a shell session: `start()` and `stop()` are these plus the session -----
+
+    async def start_container(self) -> str:
+        """Create and start the container with no shell session in it; its id. `start()` does this and then opens
+        the session; a Ray node's host (`ray_host.py`) does only this, and its driver runs the session over a relay
+        with `spawn_shell` and `run_beside`. Undo it with `release_container`."""
         if self.config.read_only_root and not self.config.workdir:
             raise ConfigError("deployment.read_only_root needs deployment.workdir: the workspace must stay writable")
         await asyncio.to_thread(self._ensure_image)
         self.container_id = await asyncio.to_thread(self._create_container)
+        return self.container_id
 
     def _ensure_image(self) -> None:
         ensure_image(self.config.image, self.config.pull)
@@ -208,7 +216,11 @@ class DockerDeployment(Deployment):
             raise DeploymentError(f"Cannot start a container from {config.image!r}: {exc.explanation or exc}") from None
         return container.id
 
-    async def _spawn_shell(self) -> ShellProcess:
+    async def spawn_shell(self) -> ShellProcess:
+        """A new `bash --noprofile --norc` in the started container, its stdin and merged output on one socket (the
+        session's shell, or one a Ray node's host relays to its driver). `SandboxDiedError` when the container or
+        the engine is gone."""
+
         def open_exec() -> tuple[str, socket.socket]:
             api = docker_client().api
             try:
@@ -232,7 +244,10 @@ class DockerDeployment(Deployment):
         reader, writer = await asyncio.open_connection(sock=sock, limit=READ_SIZE * 2)
         return _DockerShell(exec_id, reader, writer)
 
-    async def _run_beside(self, argv: list[str]) -> None:
+    async def run_beside(self, argv: list[str]) -> None:
+        """Run `argv` in the container beside its shells, to its end (how the session kills a command's processes).
+        `SandboxDiedError` when the container does not run commands."""
+
         def run() -> None:
             try:
                 docker_client().api.exec_start(docker_client().api.exec_create(self.container_id, argv)["Id"])
@@ -241,7 +256,9 @@ class DockerDeployment(Deployment):
 
         await asyncio.to_thread(run)
 
-    async def _release(self) -> None:
+    async def release_container(self) -> None:
+        """Remove the container, running or not; idempotent, and never raises (a container it could not remove is
+        logged, and `uni-agent-gym cleanup` reaps it)."""
         container_id, self.container_id = self.container_id, None
         if container_id is None:
             return
@@ -250,6 +267,20 @@ class DockerDeployment(Deployment):
             await asyncio.to_thread(lambda: remove_container(docker_client().api, container_id))
         except Exception as exc:  # noqa: BLE001 - cleanup boundary: an API error or an unreachable daemon
             logger.warning("could not remove container %s: %s (`uni-agent-gym cleanup` reaps it)", container_id, exc)
+
+    # `Deployment.start()` and `stop()` call these hooks: the session path is the public calls above.
+
+    async def _provision(self) -> None:
+        await self.start_container()
+
+    async def _spawn_shell(self) -> ShellProcess:
+        return await self.spawn_shell()
+
+    async def _run_beside(self, argv: list[str]) -> None:
+        await self.run_beside(argv)
+
+    async def _release(self) -> None:
+        await self.release_container()
 
     async def is_alive(self) -> bool:
         if self.container_id is None:
