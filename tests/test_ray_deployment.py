@@ -404,3 +404,43 @@ async def test_a_shells_relay_answers_only_the_token_its_driver_got(ray_cluster,
         assert (await deployment.run("echo still")).output == "still\n", "the sandbox's own shell is untouched"
     finally:
         await deployment.stop()
+
+
+async def test_each_container_operation_is_answered_on_the_node_and_any_other_call_refused(ray_cluster, docker_image, container_run_id):
+    """The forwards made from the `ContainerSandbox` protocol reach the host's dispatch, which runs each on the
+    node's container (blocking ones in a thread there) and hands back its value or its error; a name that is no
+    operation is refused (`test_container_operations.py`: both are made from the one list)."""
+    import io
+    import tarfile
+
+    from uni_agent_gym.deployments.container import OPERATIONS
+
+    deployment = make_deployment(ray_cluster.deployment(image=docker_image, run_id=container_run_id))
+    await deployment.start()
+    try:
+        container = deployment.container
+        assert (await deployment.run("echo made > /srv/made")).exit_code == 0
+        assert ("A", "/srv/made") in await asyncio.to_thread(container.changes)  # tuples: the pool makes a set of them
+        archive = io.BytesIO()
+        with tarfile.open(fileobj=archive, mode="w") as tar:
+            member = tarfile.TarInfo("srv/in.txt")
+            member.size = 6
+            tar.addfile(member, io.BytesIO(b"inside"))
+        await asyncio.to_thread(container.write_archive, "/", archive.getvalue())
+        heads = await asyncio.to_thread(container.read_heads, ["/srv/in.txt", "/srv/none"], 3)
+        assert list(heads) == ["/srv/in.txt"] and heads["/srv/in.txt"][1] == b"ins"
+        read = await asyncio.to_thread(lambda: container.read_archive("/srv/in.txt", max_bytes=1 << 20))  # by keyword too
+        with tarfile.open(fileobj=io.BytesIO(read)) as tar:
+            assert tar.extractfile("in.txt").read() == b"inside"
+        assert await asyncio.to_thread(container.read_archive, "/srv/none", 1 << 20) is None
+        await asyncio.to_thread(container.pause)
+        await asyncio.to_thread(container.unpause)
+        assert await container.isolate_network() is True
+        await container.restore_network()
+        assert (await deployment.run("cat /srv/made")).output == "made\n"
+        assert await deployment.engine_answers()
+        with pytest.raises(DeploymentError, match=r"answers only the container operations \(changes, .*\), not 'remove_everything'"):
+            await deployment._host_call("call", "remove_everything")
+        assert set(OPERATIONS) == {"changes", "read_archive", "read_heads", "write_archive", "pause", "unpause", "isolate_network", "restore_network"}
+    finally:
+        await deployment.stop()

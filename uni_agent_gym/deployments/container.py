@@ -5,11 +5,13 @@ nothing the agent left inside runs), the warm pool scrubs a container against it
 goes in as one tar. The docker deployment implements this on this machine's engine; the ray deployment on
 its node's engine, through the node's host. `Deployment.container` is the sandbox as a `ContainerSandbox`,
 or None where the sandbox is no container the gym's engine drives (local, modal): callers ask that, never
-`hasattr`.
+`hasattr`. `OPERATIONS` is the protocol's calls as data: a Ray node's host answers exactly those, and the ray
+deployment's forwards to it are made from them, so an operation is declared here and nowhere else.
 """
 
 from __future__ import annotations
 
+import inspect
 from typing import Protocol
 
 from uni_agent_gym.errors import UniAgentGymError
@@ -52,3 +54,12 @@ class ContainerSandbox(Protocol):
 
     async def restore_network(self) -> None:
         """Undo `isolate_network`."""
+
+
+# The calls of `ContainerSandbox` (its methods; not its attributes), each mapped to whether it blocks (else it is a
+# coroutine function), in the order declared.
+OPERATIONS: dict[str, bool] = {
+    name: not inspect.iscoroutinefunction(member)
+    for name, member in vars(ContainerSandbox).items()
+    if inspect.isfunction(member) and not name.startswith("_")
+}

@@ -5,8 +5,9 @@ sandboxes: it starts their containers on the node's own engine with the gym's do
 docker option means the same thing, and the engine's socket never leaves the node), relays each shell's bytes
 to its driver over TCP, and removes what a driver that died left. Here, `RayDeployment` is a `Deployment`
 whose shell session runs in the driver over that relay (a command costs a loopback hop more than on
-docker), and whose container calls go to the host, each bounded by `deployment.call_timeout`: a dead or
-silent node is a `SandboxDiedError` naming it, never a hang. A node lacking an image pulls it from
+docker), and whose container operations go to the host, each bounded by `deployment.call_timeout`: a dead or
+silent node is a `SandboxDiedError` naming it, never a hang. Those operations are not written out here: they
+are made from the `ContainerSandbox` protocol (`container.OPERATIONS`), as the host's answers to them are. A node lacking an image pulls it from
 `deployment.registry`.
 
     deployment = make_deployment({"type": "ray", "address": "127.0.0.1:6379", "registry": "127.0.0.1:5000"})
@@ -16,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import inspect
 import itertools
 import logging
 import random
@@ -32,7 +34,7 @@ from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
 from uni_agent_gym.config import DockerDeploymentConfig, RayDeploymentConfig
 from uni_agent_gym.deployments.base import Deployment
-from uni_agent_gym.deployments.container import ContainerSandbox
+from uni_agent_gym.deployments.container import OPERATIONS, ContainerSandbox
 from uni_agent_gym.deployments.docker import Cleanup, default_run_id
 from uni_agent_gym.deployments.ray_host import NAMESPACE, SandboxHost, alive_nodes, ended_jobs, host_name, sandbox_state
 from uni_agent_gym.deployments.session import READ_SIZE, ShellProcess, StreamShell
@@ -214,6 +216,38 @@ class _RelayedShell(StreamShell):
             return None
 
 
+def _forward(name: str, blocking: bool) -> Callable[..., Any]:
+    """`RayDeployment`'s container operation `name`: the host's `call` of it on the node, its arguments checked here
+    against the protocol's signature; a blocking one from a thread here (`_blocking`), a coroutine through
+    `_host_call`. It has the protocol's name, docstring and signature."""
+    declared = getattr(ContainerSandbox, name)
+    signature = inspect.signature(declared)
+
+    if blocking:
+
+        def forward(self: RayDeployment, *args: Any, **kwargs: Any) -> Any:
+            return self._blocking(name, *signature.bind(self, *args, **kwargs).args[1:])
+
+    else:
+
+        async def forward(self: RayDeployment, *args: Any, **kwargs: Any) -> Any:
+            return await self._host_call("call", name, *signature.bind(self, *args, **kwargs).args[1:])
+
+    functools.update_wrapper(forward, declared)
+    forward.__qualname__ = f"RayDeployment.{name}"
+    return forward
+
+
+def _forwarding_container_operations(cls: type) -> type:
+    """`cls` with a forward to the host (`_forward`) for each operation of `ContainerSandbox`, none written by hand."""
+    for name, blocking in OPERATIONS.items():
+        if name in vars(cls):
+            raise TypeError(f"{cls.__name__}.{name} is written by hand: the container operations are made from the protocol")
+        setattr(cls, name, _forward(name, blocking))
+    return cls
+
+
+@_forwarding_container_operations
 class RayDeployment(Deployment):
     """A docker sandbox on a Ray node, held by the node's host; see the module docstring."""
 
@@ -383,17 +417,9 @@ class RayDeployment(Deployment):
     async def engine_answers(self) -> bool:
         """Whether the node and its engine answer: a node that is gone is the infrastructure's failure."""
         try:
-            return await self._host_call("call", "engine_answers")
+            return await self._host_call("engine_answers")
         except DeploymentError:
             return False
-
-    async def isolate_network(self) -> bool:
-        self._require_session()
-        return await self._host_call("call", "isolate_network")
-
-    async def restore_network(self) -> None:
-        self._require_session()
-        await self._host_call("call", "restore_network")
 
     def beside(self) -> dict[str, Any]:
         return {"node": self.node["node_id"]} if self.node else {}
@@ -408,26 +434,10 @@ class RayDeployment(Deployment):
         """A host file or directory goes to the node as one tar archive (the node shares no files with this host)."""
         await self._upload_as_one_tar(local_path, remote_path)
 
-    def changes(self) -> list[tuple[str, str]]:
-        return [tuple(change) for change in self._blocking("changes")]
-
-    def read_archive(self, path: str, max_bytes: int) -> bytes | None:
-        return self._blocking("read_archive", path, max_bytes)
-
-    def read_heads(self, paths: list[str], size: int) -> dict[str, tuple[int, bytes]]:
-        return self._blocking("read_heads", paths, size)
-
-    def write_archive(self, directory: str, data: bytes) -> None:
-        self._blocking("write_archive", directory, data)
-
-    def pause(self) -> None:
-        self._blocking("pause")
-
-    def unpause(self) -> None:
-        self._blocking("unpause")
+    # The container operations (`changes`, `read_archive`, `isolate_network`, ...): `_forwarding_container_operations`.
 
 
-_ANSWERED = {"open", "shell", "run_beside", "call"}  # the host methods that answer (ok, value): `ray_host.answer`
+_ANSWERED = {"open", "shell", "run_beside", "call", "engine_answers"}  # the host methods that answer (ok, value): `ray_host.answer`
 
 
 def _unwrapped(answer: tuple[bool, Any]) -> Any:

@@ -9,11 +9,12 @@ first use by whichever driver process asks first and shared by every driver of e
   capacity is counted here, Ray reserves nothing per sandbox);
 - starts the sandbox's container with the docker deployment on the node's own engine (every docker option
   means what it means on docker, and the engine's socket never leaves the node), labelled with the driver's
-  job and this node;
+  job and this node: the container without a session (`DockerDeployment.start_container`, its public calls);
 - opens shells in it and relays each one's byte stream to the driver over TCP (`relay`): the driver runs the
   shell session itself, so a command costs a loopback hop, not a Ray call. A shell is claimed by a random
   token of 32 hex digits that only the driver that asked for it learned (through Ray);
-- answers the container calls (the diff, archives, pause, the network) for the driver;
+- answers the container's operations (the diff, archives, pause, the network: `container.OPERATIONS`, the
+  `ContainerSandbox` protocol's calls) for the driver, and no other;
 - every `REAP_SECONDS` removes the containers of jobs that ended (the driver exited or was killed: nobody
   called `stop`) and those its engine holds for a node that died (a host that died with its node).
 """
@@ -35,6 +36,7 @@ from typing import Any
 import ray
 
 from uni_agent_gym.config import DockerDeploymentConfig
+from uni_agent_gym.deployments.container import OPERATIONS
 from uni_agent_gym.deployments.docker import DockerDeployment, cleanup, docker_client
 from uni_agent_gym.deployments.owner import OwnerState
 from uni_agent_gym.deployments.session import READ_SIZE, ShellProcess
@@ -51,9 +53,6 @@ TOKEN_CHARS = 32
 # is not used, another is made beside it. Its code is this package (deployments/) and the config models.
 _CODE = sorted(Path(__file__).parent.glob("*.py")) + [Path(__file__).parent.parent / "config.py"]
 CODE_VERSION = hashlib.sha256(b"".join(path.read_bytes() for path in _CODE)).hexdigest()[:10]
-# What a driver may ask of a sandbox's container: coroutines, and blocking calls (run in a thread here).
-ASYNC_CALLS = {"engine_answers", "isolate_network", "restore_network"}
-BLOCKING_CALLS = {"changes", "read_archive", "read_heads", "write_archive", "pause", "unpause"}
 
 
 def host_name(resource: str, node_id: str) -> str:
@@ -64,7 +63,8 @@ def host_name(resource: str, node_id: str) -> str:
 def ended_jobs() -> set[str]:
     """The ids of the jobs the cluster lists as ended (their driver exited or died). Ray lists jobs publicly only
     through its dashboard's job API, which a cluster may run without (the test cluster does): this reads the GCS's
-    job table through Ray's own state accessor (`tests/test_ray_host.py` pins it)."""
+    job table through Ray's own state accessor, the one private name this module uses (`tests/test_ray_deployment.py`
+    pins what it answers)."""
     from ray._private.state import state
 
     return {job["JobID"] for job in state.job_table() if job["IsDead"]}
@@ -163,12 +163,11 @@ class SandboxHost:
             from uni_agent_gym.deployments.registry import ensure_from_registry
 
             await asyncio.to_thread(ensure_from_registry, wanted.image, registry, wanted.pull)
-            deployment = sandbox.deployment
-            await deployment._provision()  # the docker deployment's container, without its shell session
+            container_id = await sandbox.deployment.start_container()  # no session: the driver runs it over the relay
             if sandbox.closed:  # the driver gave up meanwhile (its start_timeout, a cancelled start)
-                await deployment._release()
+                await sandbox.deployment.release_container()
                 raise DeploymentError("The sandbox was closed while it started")
-            return deployment.container_id
+            return container_id
 
         result = await answer(start)
         if not result[0]:
@@ -182,14 +181,14 @@ class SandboxHost:
             return {}
         sandbox.closed = True
         self.used = max(0.0, self.used - sandbox.amount)
-        await sandbox.deployment._release()
+        await sandbox.deployment.release_container()
         return dict(sandbox.deployment.release_report)
 
     async def shell(self, sandbox_id: str) -> tuple[bool, Any]:
         """A new bash in the sandbox, waiting for its driver: `(exec id, token)` to claim it at the relay."""
 
         async def spawn() -> tuple[str, str]:
-            process = await self._sandbox(sandbox_id).deployment._spawn_shell()
+            process = await self._sandbox(sandbox_id).deployment.spawn_shell()
             token = secrets.token_hex(TOKEN_CHARS // 2)
             self.shells[token] = process
             asyncio.get_running_loop().call_later(60, self._forget, token)  # a driver that never connects
@@ -210,7 +209,7 @@ class SandboxHost:
         return None if info.get("Running") else info.get("ExitCode")
 
     async def run_beside(self, sandbox_id: str, argv: list[str]) -> tuple[bool, Any]:
-        return await answer(lambda: self._sandbox(sandbox_id).deployment._run_beside(argv))
+        return await answer(lambda: self._sandbox(sandbox_id).deployment.run_beside(argv))
 
     async def running(self, sandbox_id: str) -> bool:
         """Whether the sandbox's container runs."""
@@ -223,16 +222,20 @@ class SandboxHost:
             return False
         return bool(state["State"].get("Running"))
 
+    async def engine_answers(self, sandbox_id: str) -> tuple[bool, Any]:
+        """Whether the engine that runs the sandbox answers (asked once the sandbox died: of what ran in it, or of
+        the infrastructure)."""
+        return await answer(lambda: self._sandbox(sandbox_id).deployment.engine_answers())
+
     async def call(self, sandbox_id: str, name: str, *args: Any) -> tuple[bool, Any]:
-        """One of the container calls (`ASYNC_CALLS`, `BLOCKING_CALLS`) on the sandbox's container."""
+        """The container operation `name` (one of `container.OPERATIONS`) on the sandbox's container: a blocking one
+        in a thread, a coroutine awaited. Any other name is refused."""
 
         async def run() -> Any:
-            deployment = self._sandbox(sandbox_id).deployment
-            if name in ASYNC_CALLS:
-                return await getattr(deployment, name)(*args)
-            if name in BLOCKING_CALLS:
-                return await asyncio.to_thread(getattr(deployment, name), *args)
-            raise DeploymentError(f"A sandbox host does not answer {name!r}")
+            if name not in OPERATIONS:
+                raise DeploymentError(f"A sandbox host answers only the container operations ({', '.join(OPERATIONS)}), not {name!r}")
+            operation = getattr(self._sandbox(sandbox_id).deployment.container, name)
+            return await asyncio.to_thread(operation, *args) if OPERATIONS[name] else await operation(*args)
 
         return await answer(run)
 
