@@ -19,7 +19,7 @@ from tests.test_reward import row
 from uni_agent_gym.agent.model import ChatModel
 from uni_agent_gym.agent.react import run_episode
 from uni_agent_gym.config import AgentConfig, GymConfig, ModelConfig
-from uni_agent_gym.datasets import Task
+from uni_agent_gym.datasets import Task, normalise
 from uni_agent_gym.envs import AsyncSWEEnv
 
 PYTEST = "pytest-dev__pytest-7168"
@@ -145,7 +145,7 @@ async def toy_episode(script: list[dict], **agent) -> dict:
         try:
             from uni_agent_gym import toy
 
-            instance = await toy.toy_instance(env.config.env.cache_dir)
+            instance = normalise(await toy.toy_instance(env.config.env.cache_dir))
             return await run_episode(env, model, instance, AgentConfig(**agent))
         finally:
             await env.close()

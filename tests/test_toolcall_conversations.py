@@ -13,6 +13,7 @@ from uni_agent_gym import toy
 from uni_agent_gym.agent.model import ChatModel
 from uni_agent_gym.agent.react import run_episode
 from uni_agent_gym.config import AgentConfig, GymConfig
+from uni_agent_gym.datasets import normalise
 from uni_agent_gym.envs import AsyncSWEEnv
 from uni_agent_gym.toolcalls import ToolCall, call_text
 
@@ -61,7 +62,7 @@ async def test_the_eval_agent_prompts_and_parses_in_the_templates_format(tmp_pat
         config = local_config(repo_dir, base_url=endpoint.base_url, native_tools="off", tokenizer=str(LLAMA))
         model, env = ChatModel(config.model), AsyncSWEEnv(config)
         try:
-            instance = await toy.toy_instance(env.config.env.cache_dir)
+            instance = normalise(await toy.toy_instance(env.config.env.cache_dir))
             trajectory = await run_episode(env, model, instance, AgentConfig())
         finally:
             await env.close()

@@ -24,13 +24,12 @@ from __future__ import annotations
 import functools
 import json
 import os
-from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from uni_agent_gym import swebench4
-from uni_agent_gym.datasets import Task, normalise
+from uni_agent_gym.datasets import Task
 from uni_agent_gym.errors import UniAgentGymError
 from uni_agent_gym.files import read_text
 from uni_agent_gym.swebench4.test_commands import get_test_directives
@@ -136,11 +135,10 @@ def _joined(commands: str | list[str] | None, separator: str) -> str:
     return separator.join(commands) if isinstance(commands, list) else (commands or "")
 
 
-def command_of_tests(instance: Task | Mapping[str, Any], environments: dict[str, dict[str, Any]] | None = None) -> str:
+def command_of_tests(instance: Task, environments: dict[str, dict[str, Any]] | None = None) -> str:
     """The instance's test command: its environments-file override, else its family's (the row's own, or
     a table the family follows), else its swebench spec's runner followed by the test_patch's files
-    (another language's spec: its test command as written). A row is normalised first."""
-    instance = normalise(instance)
+    (another language's spec: its test command as written)."""
     override = (environments or {}).get(instance.instance_id) or {}
     if override.get("test_cmd_as_run"):
         return override["test_cmd_as_run"]
@@ -156,10 +154,9 @@ def command_of_tests(instance: Task | Mapping[str, Any], environments: dict[str,
     return _with_directives(spec.get("test_cmd"), instance)
 
 
-def build_of_tests(instance: Task | Mapping[str, Any], environments: dict[str, dict[str, Any]] | None = None) -> str:
+def build_of_tests(instance: Task, environments: dict[str, dict[str, Any]] | None = None) -> str:
     """What grading builds after the test patch and before the tests ("" for a Python task): the
     override's `build_cmd`, else the task's `build_command`, else its swebench spec's `build`."""
-    instance = normalise(instance)
     if language_of(instance) == PYTHON:
         return ""
     override = (environments or {}).get(instance.instance_id) or {}
@@ -171,10 +168,9 @@ def build_of_tests(instance: Task | Mapping[str, Any], environments: dict[str, d
     return _joined(spec.get("build"), " && ")
 
 
-def environment_spec(instance: Task | Mapping[str, Any], environments: dict[str, dict[str, Any]] | None = None) -> EnvironmentSpec:
-    """The environment of `instance` (a row is normalised first): its override if there is one, else the recipe its
-    row carries (SWE-rebench), else its swebench spec."""
-    instance = normalise(instance)
+def environment_spec(instance: Task, environments: dict[str, dict[str, Any]] | None = None) -> EnvironmentSpec:
+    """The environment of `instance`: its override if there is one, else the recipe its row carries (SWE-rebench),
+    else its swebench spec."""
     instance_id, repo = instance.instance_id, instance.repo
     version = str(instance.version)
     spec = swebench_spec(repo, version) or {}

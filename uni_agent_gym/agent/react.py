@@ -12,12 +12,11 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Mapping
 from typing import Any
 
 from uni_agent_gym.agent.model import ChatModel
 from uni_agent_gym.config import AgentConfig
-from uni_agent_gym.datasets import Task
+from uni_agent_gym.datasets import Task, require_task
 from uni_agent_gym.envs import AsyncSWEEnv
 from uni_agent_gym.toolcalls import tools_prompt
 
@@ -36,9 +35,10 @@ def shorten(text: str, limit: int) -> str:
     return f"{text[:half]}\n[... {len(text) - 2 * half} characters cut ...]\n{text[-half:]}"
 
 
-async def run_episode(env: AsyncSWEEnv, model: ChatModel, instance: Task | Mapping[str, Any], config: AgentConfig) -> dict[str, Any]:
-    """Play one episode of a task (or a row, normalised by the env); return its trajectory (messages, steps, exit
-    reason, reward, usage, timings)."""
+async def run_episode(env: AsyncSWEEnv, model: ChatModel, instance: Task, config: AgentConfig) -> dict[str, Any]:
+    """Play one episode of a task (a dataset row: `normalise(row)` first); return its trajectory (messages, steps,
+    exit reason, reward, usage, timings)."""
+    require_task(instance, "run_episode")
     started = time.monotonic()
     observation, info = await env.reset(options={"instance": instance})
     instance_id = info["instance_id"]

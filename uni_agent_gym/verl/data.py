@@ -13,21 +13,19 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from uni_agent_gym.datasets import Task, normalise
+from uni_agent_gym.datasets import Task
 from uni_agent_gym.datasets.task import serialise
 from uni_agent_gym.errors import ConfigError
 from uni_agent_gym.toolchains import language_of
 from uni_agent_gym.workspaces.validations_file import ValidationsFile, task_validation
 
 
-def verl_rows(instances: list[Task | Mapping[str, Any]], agent_name: str = "uni_agent", validations: ValidationsFile | None = None) -> list[dict[str, Any]]:
-    """The rows verl's dataset expects, in the order given (rows are normalised first); each carries its task's
-    serialised form (`task_format`) and its strength in `validations` (None: not measured, or no file)."""
-    tasks = [normalise(row) for row in instances]
+def verl_rows(tasks: list[Task], agent_name: str = "uni_agent", validations: ValidationsFile | None = None) -> list[dict[str, Any]]:
+    """The rows verl's dataset expects, in the order given; each carries its task's serialised form (`task_format`)
+    and its strength in `validations` (None: not measured, or no file)."""
     return [
         {
             "data_source": task.family,

@@ -35,13 +35,13 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 
 from uni_agent_gym.config import GymConfig
-from uni_agent_gym.datasets import Task, normalise
+from uni_agent_gym.datasets import Task
 from uni_agent_gym.datasets.base import IMAGE_REPO_DIR
 from uni_agent_gym.deployments.docker import docker_client, image_exists, image_labels
 from uni_agent_gym.workspaces.base_images import DEBIAN_SUITE_BY_PYTHON, GLIBC_MINOR_BY_PYTHON, base_image_name
@@ -327,15 +327,14 @@ def _instance_dockerfile(instance: Task, spec: EnvironmentSpec, config: GymConfi
 
 
 async def build_instance_image(
-    instance: Task | Mapping[str, Any],
+    instance: Task,
     config: GymConfig,
     environments: dict[str, dict[str, Any]],
     *,
     force: bool = False,
     log: Callable[[str], None] = print,
 ) -> str:
-    """Build the image of one instance (a row is normalised first) unless it exists (or `force`); return its name."""
-    instance = normalise(instance)
+    """Build the image of one instance unless it exists (or `force`); return its name."""
     instance_id, name = instance.instance_id, instance.image
     if instance.hidden_paths:
         raise ImageBuildError(
@@ -442,7 +441,7 @@ async def _build_adding_what_the_install_lacks(
 
 
 async def build_instance_images(
-    instances: list[Task | Mapping[str, Any]],
+    instances: list[Task],
     config: GymConfig,
     environments: dict[str, dict[str, Any]],
     *,
@@ -450,9 +449,8 @@ async def build_instance_images(
     workers: int = 1,
     log: Callable[[str], None] = print,
 ) -> tuple[list[str], dict[str, str]]:
-    """Build the instances' images (rows are normalised first), `workers` at a time; (built or present names in the
-    instances' order, {instance_id: error}) at the end. A failure costs only its own image."""
-    instances = [normalise(instance) for instance in instances]
+    """Build the instances' images, `workers` at a time; (built or present names in the instances' order,
+    {instance_id: error}) at the end. A failure costs only its own image."""
     names: dict[str, str] = {}
     failures: dict[str, str] = {}
     limit = asyncio.Semaphore(max(1, workers))
