@@ -166,7 +166,7 @@ def grade_fail_to_pass(instance: Task, statuses: dict[str, str], *, fail_to_pass
     (`test_x[log(photon`, its issue #290) to the parsed ids it begins (`graded_names`); a FAIL_TO_PASS test it neither
     passes nor fails (a status it does not know) has not passed."""
     graded = {FAIL_TO_PASS: instance.FAIL_TO_PASS, PASS_TO_PASS: [] if fail_to_pass_only else instance.PASS_TO_PASS}
-    to_fail = {name: instance[name] for name in (FAIL_TO_FAIL, PASS_TO_FAIL) if instance.get(name) is not None}
+    to_fail = {name: instance.columns[name] for name in (FAIL_TO_FAIL, PASS_TO_FAIL) if instance.columns.get(name) is not None}
     report = get_eval_tests_report(statuses, {**graded, FAIL_TO_FAIL: [], PASS_TO_FAIL: [], **to_fail}, calculate_to_fail=bool(to_fail),
                                    eval_type=EvalType(instance.eval_type))  # fmt: skip
     fail_to_pass = report[FAIL_TO_PASS]
