@@ -11,6 +11,7 @@ import subprocess
 import tarfile
 from pathlib import Path
 
+from uni_agent_gym.datasets import Task, normalise
 from uni_agent_gym.named_locks import blocking_machine_lock
 
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "swebench"
@@ -133,34 +134,36 @@ def env_section(deployment: str, rows: list[dict]) -> dict:
     require(all(path.exists() for path in INTERPRETERS.values()), "host Pythons 3.9 and 3.11 for local grading (pyenv on these machines)")
     return {"environments": str(SHARED / "fixtures.json"), "cache_dir": str(BUILD_CACHE),
             "interpreters": {version: str(path) for version, path in INTERPRETERS.items()},
-            "mirrors": {repo: str(repo_mirror(repo)) for repo in sorted({row["repo"] for row in rows})}}  # fmt: skip
+            "mirrors": {repo: str(repo_mirror(repo)) for repo in sorted({normalise(row).repo for row in rows})}}  # fmt: skip
 
 
-def _build_config(instances: list[dict]):
+def _build_config(instances: list[Task]):
     """The config that builds fixture images: one git mirror per repository (a branch per instance), the
     test build cache; the base images the instances need are made first."""
     from uni_agent_gym.config import GymConfig
     from uni_agent_gym.workspaces.base_images import bootstrap_base
 
     environments = fixtures()
-    for python in sorted({".".join(environments[row["instance_id"]]["python"].split(".")[:2]) for row in instances}):
+    for python in sorted({".".join(environments[task.instance_id]["python"].split(".")[:2]) for task in instances}):
         bootstrap_base(python, log=lambda message: None)
-    mirrors = {repo: str(repo_mirror(repo)) for repo in sorted({row["repo"] for row in instances})}
+    mirrors = {repo: str(repo_mirror(repo)) for repo in sorted({task.repo for task in instances})}
     return GymConfig.model_validate({"env": {"cache_dir": str(BUILD_CACHE), "mirrors": mirrors}})
 
 
-async def ensure_images(instances: list[dict], *, workers: int = 1, log=lambda message: None) -> list[str]:
-    """The offline images of fixture instances, built where missing, `workers` at a time; their names."""
+async def ensure_images(instances: list[dict | Task], *, workers: int = 1, log=lambda message: None) -> list[str]:
+    """The offline images of fixture instances (rows or tasks), built where missing, `workers` at a time; their names."""
     from uni_agent_gym.workspaces.image_builder import build_instance_images
 
+    instances = [normalise(row) for row in instances]
     names, failures = await build_instance_images(instances, _build_config(instances), fixtures(), workers=workers, log=log)
     if failures:
         raise RuntimeError(f"fixture images failed to build: {failures}")
     return names
 
 
-async def ensure_image(instance: dict, *, force: bool = False, log=lambda message: None) -> str:
-    """The offline image of one fixture instance, built unless present (or `force`); its name."""
+async def ensure_image(instance: dict | Task, *, force: bool = False, log=lambda message: None) -> str:
+    """The offline image of one fixture instance (a row or a task), built unless present (or `force`); its name."""
     from uni_agent_gym.workspaces.image_builder import build_instance_image
 
+    instance = normalise(instance)
     return await build_instance_image(instance, _build_config([instance]), fixtures(), force=force, log=log)

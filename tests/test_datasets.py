@@ -48,24 +48,24 @@ def test_real_rows_are_recognised_by_their_columns_and_normalise(file, rows, fam
         found, why = detect(row)
         assert (found.name, why) == (family, decided_by)
         task = normalise(row)
-        assert task["family"] == family and normalise(task) == task, "a task normalised again is the same task"
-        assert isinstance(task["FAIL_TO_PASS"], list) and task["FAIL_TO_PASS"]
+        assert task.family == family and normalise(task) == task, "a task normalised again is the same task"
+        assert isinstance(task.FAIL_TO_PASS, list) and task.FAIL_TO_PASS
 
 
 def test_what_real_rows_become():
     gym = normalise(real_rows("swe-gym.jsonl")[0])
-    assert gym["image_name"] == "xingyaoww/sweb.eval.x86_64.getmoto_s_moto-7365:latest"
-    assert gym["test_command"] == "pytest -n0 -rA tests/test_dynamodb/test_dynamodb_update_expressions.py"  # the SWE-Gym fork's moto command
+    assert gym.image_name == "xingyaoww/sweb.eval.x86_64.getmoto_s_moto-7365:latest"
+    assert gym.test_command == "pytest -n0 -rA tests/test_dynamodb/test_dynamodb_update_expressions.py"  # the SWE-Gym fork's moto command
     smith = normalise(real_rows("swe-smith.jsonl")[0])
-    assert smith["base_commit"] == "95280573e15be59036f98d82a8792599c10c6603", "the profile's commit, not the PR's base"
-    assert smith["image_name"] == "swebench/swesmith.x86_64.pandas-dev_1776_pandas.95280573"
-    assert smith["hidden_files"] == ["pandas/tests/indexing/test_datetime.py"] and smith["start_patch"] == real_rows("swe-smith.jsonl")[0]["patch"]
-    assert smith["test_command"].endswith("pytest --disable-warnings --color=no --tb=no --verbose pandas/tests/indexing/test_datetime.py pandas/tests/indexing/test_datetime.py")
-    assert smith["history"] == "none"
+    assert smith.base_commit == "95280573e15be59036f98d82a8792599c10c6603", "the profile's commit, not the PR's base"
+    assert smith.image_name == "swebench/swesmith.x86_64.pandas-dev_1776_pandas.95280573"
+    assert smith.hidden_files == ["pandas/tests/indexing/test_datetime.py"] and smith.start_patch == real_rows("swe-smith.jsonl")[0]["patch"]
+    assert smith.test_command.endswith("pytest --disable-warnings --color=no --tb=no --verbose pandas/tests/indexing/test_datetime.py pandas/tests/indexing/test_datetime.py")
+    assert smith.history == "none"
     with pytest.raises(SpecError, match=re.escape("its environment cannot be built offline: swesmith's profile Pandas95280573 installs a conda environment")):
         environment_spec(smith)
     v2 = normalise(real_rows("swe-rebench-v2.jsonl")[0])
-    assert (v2["image_name"], v2["log_parser"], v2["test_command"]) == (
+    assert (v2.image_name, v2.log_parser, v2.test_command) == (
         "docker.io/swerebenchv2/unidata-netcdf-c:1925-ad6bff3", "parse_log_jq", "LANG=C.UTF-8 LC_ALL=C.UTF-8 make check")
     with pytest.raises(SpecError) as caught:
         environment_spec(v2)
@@ -73,7 +73,7 @@ def test_what_real_rows_become():
                                       "recipe, which needs the network: give them in an environments file (toolchain, install_cmd, build_cmd), "
                                       "or run it on its own image (env.workspace: image)"), caught.value  # not "give exact pins"
     verified = normalise(real_rows("swe-bench-verified.legacy.jsonl")[0])
-    assert verified["log_parser"] == "parse_log_pytest_v2" and verified["image_name"] == "swebench/sweb.eval.x86_64.astropy_1776_astropy-12907:latest"
+    assert verified.log_parser == "parse_log_pytest_v2" and verified.image_name == "swebench/sweb.eval.x86_64.astropy_1776_astropy-12907:latest"
 
 
 def test_a_row_of_no_family_says_what_each_family_expects():
@@ -86,8 +86,8 @@ def test_derived_rows_are_recognised_without_configuration(derived):
     for family, row in derived.items():
         assert detect(row)[0].name == family
         task = normalise(row)
-        assert task["family"] == family and normalise(task) == task
-    assert normalise(derived["swe-gym"], "swe-bench")["family"] == "swe-bench", "env.dataset_format names the family"
+        assert task.family == family and normalise(task) == task
+    assert normalise(derived["swe-gym"], "swe-bench").family == "swe-bench", "env.dataset_format names the family"
     assert set(typing.get_args(EnvConfig.model_fields["dataset_format"].annotation)) == set(DATASET_FORMATS)
 
 
@@ -95,14 +95,14 @@ def test_selection_finds_rows_that_have_no_instance_id(derived):
     r2e = derived["r2e-gym"]
     assert "instance_id" not in r2e
     task = normalise(r2e)
-    assert select([derived["swe-bench"], r2e], ids=[task["instance_id"]]) == [r2e]
+    assert select([derived["swe-bench"], r2e], ids=[task.instance_id]) == [r2e]
     assert select([derived["swe-bench"], r2e], repos=["pytest"]) == [r2e]
 
 
 def test_a_mixed_file_loads_each_row_as_its_family(tmp_path, derived):
     path = tmp_path / "mixed.jsonl"
     path.write_text("".join(json.dumps(row) + "\n" for row in derived.values()))
-    assert [task["family"] for task in load_instances(path)] == list(derived)
+    assert [task.family for task in load_instances(path)] == list(derived)
 
 
 def bad(row: dict, **change) -> dict:
@@ -146,7 +146,7 @@ def test_swe_rebench_builds_from_its_row_with_exact_pins_only(derived):
     assert spec.install == "LANG=C.UTF-8 LC_ALL=C.UTF-8 python -m pip install -e ."
     assert spec.env == {"SETUPTOOLS_SCM_PRETEND_VERSION": "5.4.1"}
     assert command_of_tests(task) == "LANG=C.UTF-8 LC_ALL=C.UTF-8 pytest -rA testing/io/test_saferepr.py"
-    config = task["install_config"]
+    config = task.columns["install_config"]
     refused = {
         "conda": ({**config, "packages": "environment.yml"}, "it installs a conda environment.yml"),
         "apt": ({**config, "pre_install": ["apt-get install -y libfoo"]}, "its install steps need the network (apt-get"),
@@ -189,16 +189,16 @@ def test_r2e_gym_reads_the_short_test_summary_as_r2e_gym_does():
 
 def test_r2e_gym_gold_patch_is_the_non_test_python_diffs_of_its_commit(derived):
     task = normalise(derived["r2e-gym"])
-    assert task["patch"] == family_rows.fixture_row()["patch"]
-    assert task["hidden_paths"] == ["/r2e_tests", "/testbed/run_tests.sh"] and task["base_commit"] == family_rows.fixture_row()["base_commit"]
+    assert task.patch == family_rows.fixture_row()["patch"]
+    assert task.hidden_paths == ["/r2e_tests", "/testbed/run_tests.sh"] and task.base_commit == family_rows.fixture_row()["base_commit"]
 
 
 def test_swe_smith_start_is_the_bug_on_the_profiles_commit(derived):
     task = normalise(derived["swe-smith"])
     _, fixed = family_rows.fixed_commit()
-    assert task["base_commit"] == fixed and task["start_patch"] == derived["swe-smith"]["patch"]
-    assert task["hidden_files"] == ["testing/io/test_saferepr.py"] and task["test_patch"] == ""
-    assert task["test_command"] == f"{family_rows.SMITH_TEST_CMD} testing/io/test_saferepr.py"
+    assert task.base_commit == fixed and task.start_patch == derived["swe-smith"]["patch"]
+    assert task.hidden_files == ["testing/io/test_saferepr.py"] and task.test_patch == ""
+    assert task.test_command == f"{family_rows.SMITH_TEST_CMD} testing/io/test_saferepr.py"
     assert log_parser(task)("testing/io/test_saferepr.py::test_maxsize PASSED   [ 50%]\n") == {"testing/io/test_saferepr.py::test_maxsize": "PASSED"}
 
 

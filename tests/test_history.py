@@ -216,6 +216,7 @@ async def test_recreate_checkout_replaces_only_checkouts_made_here(tmp_path, fut
 @pytest.fixture(scope="module")
 def built_image(docker_image, tmp_path_factory):
     """`images build` of the future repository's row (network off, history ancestry); (repo, image)."""
+    from uni_agent_gym.datasets import normalise
     from uni_agent_gym.workspaces.image_builder import build_instance_image
     from uni_agent_gym.specs import load_environments
 
@@ -224,7 +225,7 @@ def built_image(docker_image, tmp_path_factory):
     row = future.row()
     config = mirror_config(root, future, {"type": "docker"}, "ancestry")
     environments = load_environments(environments_file(root, row["instance_id"]))
-    name = asyncio.run(build_instance_image(row, config, environments, force=True, log=lambda message: None))
+    name = asyncio.run(build_instance_image(normalise(row), config, environments, force=True, log=lambda message: None))
     return future, name
 
 

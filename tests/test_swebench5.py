@@ -57,7 +57,7 @@ def test_no_run_that_swebench_will_not_grade_is_a_pass_here(tmp_path, name, pars
     the gym's checks refuse it too (its cross-checks, or `rejected_run`)."""
     exit_code = (0 if exit_code else 1) if wrong_exit_code else exit_code
     log = (RUNNER_LOGS / f"{name}.log").read_text()
-    spec = swebench_test_spec({"instance_id": "o__r-1", "repo": "o/r", "version": "1"}, parser)
+    spec = swebench_test_spec(Task(instance_id="o__r-1", repo="o/r", family="swe-bench", version="1"), parser)
     _, graded_by_swebench = get_logs_eval(spec, str(swebench_log(tmp_path, log, exit_code)))
     statuses = swebench_parser(parser, "o__r-1")(log)
     problems = check_log(parser, "", log, statuses, exit_code) + [problem for problem in [rejected_run(statuses, log, exit_code)] if problem]
@@ -80,14 +80,14 @@ def test_a_parser_gets_the_tasks_spec():
 
     from uni_agent_gym.datasets.base import swebench_parser_functions
 
-    tasks = {"parse_log_next": {"instance_id": "alibaba-fusion__next-1", "repo": "alibaba-fusion/next", "version": "1.27"},
-             "parse_log_lighthouse": {"instance_id": "GoogleChrome__lighthouse-1", "repo": "GoogleChrome/lighthouse", "version": "10.0"}}  # fmt: skip
+    tasks = {"parse_log_next": Task(instance_id="alibaba-fusion__next-1", repo="alibaba-fusion/next", family="swe-bench", version="1.27"),
+             "parse_log_lighthouse": Task(instance_id="GoogleChrome__lighthouse-1", repo="GoogleChrome/lighthouse", family="swe-bench", version="10.0")}  # fmt: skip
     for name, task in tasks.items():
-        parse = swebench_parser(name, {**task, "FAIL_TO_PASS": ["a"], "PASS_TO_PASS": []})
+        parse = swebench_parser(name, task.replace(FAIL_TO_PASS=["a"], PASS_TO_PASS=[]))
         assert parse.__name__ == name and isinstance(parse("  ✓ a\n"), dict)
         with pytest.raises(AttributeError, match="version"):  # the stand-in of before
-            swebench_parser_functions()[name]("  ✓ a\n", SimpleNamespace(instance_id=task["instance_id"]))
-    spec = swebench_test_spec({**tasks["parse_log_next"], "FAIL_TO_PASS": ["a"], "eval_type": "fail_only"}, "parse_log_next")
+            swebench_parser_functions()[name]("  ✓ a\n", SimpleNamespace(instance_id=task.instance_id))
+    spec = swebench_test_spec(tasks["parse_log_next"].replace(FAIL_TO_PASS=["a"], eval_type="fail_only"), "parse_log_next")
     assert (spec.instance_id, spec.version, spec.repo, spec.FAIL_TO_PASS, spec.eval_type) == ("alibaba-fusion__next-1", "1.27", "alibaba-fusion/next", ["a"], "fail_only")
 
 

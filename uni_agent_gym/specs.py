@@ -123,7 +123,7 @@ def _with_directives(test_cmd: str | list[str] | None, instance: Task) -> str:
     if not test_cmd:
         raise SpecError(f"Instance {instance.instance_id!r}: no test command (override test_cmd or swebench spec)")
     command = "; ".join(test_cmd) if isinstance(test_cmd, list) else test_cmd
-    return " ".join([command, *get_test_directives(instance)])
+    return " ".join([command, *get_test_directives(instance.to_dict())])  # swebench's function reads the row
 
 
 def swebench_spec(repo: str, version: str) -> dict[str, Any] | None:

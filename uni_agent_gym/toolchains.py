@@ -20,9 +20,12 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING
 
 from uni_agent_gym.errors import UniAgentGymError
+
+if TYPE_CHECKING:
+    from uni_agent_gym.datasets import Task
 
 PYTHON = "python"
 TOOLCHAIN_PYTHON = "3.11"  # the base image other languages' toolchains go on: bookworm's (its Python runs the gym's tools)
@@ -52,10 +55,10 @@ class ToolchainError(UniAgentGymError, LookupError):
     """A task's language has no known toolchain; the message says which languages do."""
 
 
-def language_of(task: Mapping[str, Any]) -> str:
-    """The language of a task (or of its serialised form), lower case (a task with none is a Python task: every
-    family before the multilingual ones)."""
-    return str(task.get("language") or PYTHON).lower()
+def language_of(task: Task) -> str:
+    """The language of a task, lower case (a task with none is a Python task: every family before the multilingual
+    ones)."""
+    return (task.language or PYTHON).lower()
 
 
 def toolchain_packages(language: str, extra: list[str] | tuple[str, ...] = ()) -> list[str]:

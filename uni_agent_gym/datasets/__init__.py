@@ -49,8 +49,10 @@ def detect(row: dict[str, Any], dataset_format: str = "auto") -> tuple[Family, s
 def normalise(row: Mapping[str, Any], dataset_format: str = "auto") -> Task:
     """The task of a row: checked, with its family's test command, parser, grading rule, image and start state
     (a `Task` is one already: normalising is idempotent)."""
-    if isinstance(row, Task) and dataset_format in ("auto", row.family):
-        return row
+    if isinstance(row, Task):
+        if dataset_format in ("auto", row.family):
+            return row
+        row = row.to_dict()  # normalised again as another family: from its row
     family, _ = detect(row, dataset_format)
     return Task.from_dict(family.normalise(dict(row)))
 
@@ -64,11 +66,11 @@ def instance_id_of(row: dict[str, Any]) -> str:
     return r2e_gym.instance_id_of(row) if r2e_gym.recognise(row) else row_id(row)
 
 
-def gold_patch(task: dict[str, Any]) -> str:
+def gold_patch(task: Task) -> str:
     """The task's reference fix: its `patch`, or what its family makes of it (SWE-smith's patch makes the bug)."""
-    return FAMILIES[task.get("family") or swebench.NAME].gold(task)
+    return FAMILIES[task.family].gold(task)
 
 
-def log_parser(task: dict[str, Any]) -> Parser:
+def log_parser(task: Task) -> Parser:
     """The parser of the task's test log (`log -> {test: status}`)."""
-    return FAMILIES[task.get("family") or swebench.NAME].parser(task)
+    return FAMILIES[task.family].parser(task)

@@ -39,13 +39,16 @@ from __future__ import annotations
 
 import functools
 import json
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from uni_agent_gym.diffs import patch_files
 from uni_agent_gym.errors import UniAgentGymError
 from uni_agent_gym.toolchains import PYTHON
+
+if TYPE_CHECKING:
+    from uni_agent_gym.datasets.task import Task
 
 Parser = Callable[[str], dict[str, str]]  # a test log -> {test name: status}
 # Other spellings of a language, as datasets and harnesses write them (swebench's file extensions, Multi-SWE-bench's folders)
@@ -64,17 +67,19 @@ class InstanceError(UniAgentGymError, ValueError):
 
 @dataclass(frozen=True)
 class Family:
-    """One dataset family: how its rows are recognised and turned into tasks, and what it offers."""
+    """One dataset family: how its rows are recognised and turned into tasks, and what it offers. What reads a row
+    (`recognise`, `normalise`, `language`) takes the row as the dataset wrote it; what reads a task (`parser`, `gold`)
+    takes the `Task` (its `to_dict()` where a library needs the row)."""
 
     name: str
     recognise: Callable[[dict[str, Any]], str | None]  # the columns that decided, or None: not this family's row
     normalise: Callable[[dict[str, Any]], dict[str, Any]]
-    parser: Callable[[dict[str, Any]], Parser]  # the log parser of a task
+    parser: Callable[[Task], Parser]  # the log parser of a task
     columns: str  # how a row is recognised, for `uni-agent-gym datasets`
     images: str  # the family's image names
     offline: str  # what `images build` can make of its rows here
     language: Callable[[dict[str, Any]], str | None] = lambda row: PYTHON  # a row's language, also when it cannot be normalised
-    gold: Callable[[dict[str, Any]], str] = lambda task: task.get("patch") or ""  # a task's reference fix (`validate` grades it)
+    gold: Callable[[Task], str] = lambda task: task.patch or ""  # a task's reference fix (`validate` grades it)
 
 
 def row_id(row: dict[str, Any]) -> str:
@@ -139,14 +144,13 @@ def swebench_image_name(instance_id: str, separator: str = "_1776_", namespace: 
     return f"{namespace}/sweb.eval.x86_64.{instance_id.replace('__', separator).lower()}:latest"
 
 
-def swebench_parser(name: str, task: Mapping[str, Any] | str = "") -> Parser:
+def swebench_parser(name: str, task: Task | str = "") -> Parser:
     """swebench's log parser of that name (any language), as `log -> statuses`, bound to the task's `TestSpec` (a task,
     or just an instance id); a name swebench does not have is an error naming it (a typo must not grade every log as
     empty). The parser also takes, and ignores, the spec argument of swebench's own signature: the log cross-checks
     reread the log line by line with it (`rewards/runners`)."""
     parsers = swebench_parser_functions()
-    task = {"instance_id": task} if isinstance(task, str) else task
-    instance_id = str(task.get("instance_id") or "")
+    instance_id = task if isinstance(task, str) else task.instance_id
     if name not in parsers:
         where = f"Instance {instance_id!r}: " if instance_id else ""
         raise InstanceError(f"{where}log parser {name!r} is not one of swebench's parsers (such as parse_log_pytest)")
@@ -159,16 +163,20 @@ def swebench_parser(name: str, task: Mapping[str, Any] | str = "") -> Parser:
     return parse
 
 
-def swebench_test_spec(task: Mapping[str, Any], log_parser: str) -> Any:
-    """The `TestSpec` swebench hands its parsers, made from a task: they read `instance_id` (jekyll's and immutable-js's
-    pick their runner's format by it) and `version` (next's and lighthouse's); a stand-in without them raised, an
-    infrastructure verdict on every rollout of such a row. The eval script is the gym's own, so it has none."""
+def swebench_test_spec(task: Task | str, log_parser: str) -> Any:
+    """The `TestSpec` swebench hands its parsers, made from a task (or just an instance id): they read `instance_id`
+    (jekyll's and immutable-js's pick their runner's format by it) and `version` (next's and lighthouse's); a stand-in
+    without them raised, an infrastructure verdict on every rollout of such a row. The eval script is the gym's own,
+    so it has none."""
     from swebench.types import TestSpec
 
+    if isinstance(task, str):
+        return TestSpec(instance_id=task, image="", eval_script_list=[], repo="", version="", FAIL_TO_PASS=[], PASS_TO_PASS=[],
+                        log_parser=log_parser, eval_type=PASS_AND_FAIL)  # fmt: skip
     return TestSpec(
-        instance_id=str(task.get("instance_id") or ""), image=str(task.get("image_name") or ""), eval_script_list=[],
-        repo=str(task.get("repo") or ""), version=str(task.get("version") or ""), FAIL_TO_PASS=list(task.get("FAIL_TO_PASS") or []),
-        PASS_TO_PASS=list(task.get("PASS_TO_PASS") or []), log_parser=log_parser, eval_type=str(task.get("eval_type") or PASS_AND_FAIL),
+        instance_id=task.instance_id, image=task.image_name, eval_script_list=[], repo=task.repo, version=str(task.version or ""),
+        FAIL_TO_PASS=list(task.FAIL_TO_PASS), PASS_TO_PASS=list(task.PASS_TO_PASS), log_parser=log_parser,
+        eval_type=task.eval_type or PASS_AND_FAIL,
     )  # fmt: skip
 
 

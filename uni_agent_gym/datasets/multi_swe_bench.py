@@ -35,6 +35,7 @@ from typing import Any
 from uni_agent_gym.datasets.base import (
     FAIL_TO_PASS_GRADING, PYTHON, Family, InstanceError, Parser, check_diffs, json_field, language_name, other_language_environment, require,
 )  # fmt: skip
+from uni_agent_gym.datasets.task import Task
 
 NAME = "multi-swe-bench"
 VERSION = "1.1.2"
@@ -176,9 +177,9 @@ def fix_run(instance_id: str, instance: Any) -> tuple[str, str]:
     return changes[0], "\n".join(kept)
 
 
-def parser(task: dict[str, Any]) -> Parser:
+def parser(task: Task) -> Parser:
     """The harness's `parse_log`, as `log -> {test: PASSED | FAILED | SKIPPED}`."""
-    instance = harness(task)
+    instance = harness(task.to_dict())  # the package reads the row
 
     def statuses(log: str) -> dict[str, str]:
         result = instance.parse_log(log)

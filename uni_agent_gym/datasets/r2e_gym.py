@@ -26,6 +26,7 @@ from typing import Any
 from uni_agent_gym.datasets.base import (
     EXPECTED_OUTPUT_GRADING, IMAGE_REPO_DIR, PYTHON, Family, InstanceError, Parser, json_field, require,
 )  # fmt: skip
+from uni_agent_gym.datasets.task import Task
 
 NAME = "r2e-gym"
 REQUIRED = ("repo_name", "docker_image", "commit_hash", "parsed_commit_content", "expected_output_json", "problem_statement")
@@ -80,7 +81,7 @@ def parse_log(log: str) -> dict[str, str]:
     return statuses
 
 
-def parser(task: dict[str, Any]) -> Parser:
+def parser(task: Task) -> Parser:
     return parse_log
 
 

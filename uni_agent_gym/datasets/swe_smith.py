@@ -20,6 +20,7 @@ from typing import Any
 from uni_agent_gym.datasets.base import (
     FAIL_TO_PASS_GRADING, IMAGE_REPO_DIR, PYTHON, Family, InstanceError, Parser, check_diffs, require, row_id, list_of_tests,
 )  # fmt: skip
+from uni_agent_gym.datasets.task import Task
 from uni_agent_gym.datasets import swesmith_profiles
 from uni_agent_gym.diffs import reverse_diff
 
@@ -73,8 +74,8 @@ def normalise(row: dict[str, Any]) -> dict[str, Any]:
     return task
 
 
-def parser(task: dict[str, Any]) -> Parser:
-    return profile_of(task).log_parser
+def parser(task: Task) -> Parser:
+    return profile_of(task.to_dict()).log_parser  # swesmith's registry reads the row
 
 
 FAMILY = Family(
@@ -82,7 +83,7 @@ FAMILY = Family(
     recognise=recognise,
     normalise=normalise,
     parser=parser,
-    gold=lambda task: reverse_diff(task["start_patch"]),  # the row's patch makes the bug: the fix undoes it
+    gold=lambda task: reverse_diff(task.start_patch),  # the row's patch makes the bug: the fix undoes it
     columns="an image_name column and an instance_id owner__repo.commit8.name (repo swesmith/owner__repo.commit8)",
     images="the profile's image: swebench/swesmith.x86_64.<owner>_1776_<repo>.<commit8> (one per repository)",
     offline="the repository's image, with exact pins from an environments file (profiles install conda environments)",

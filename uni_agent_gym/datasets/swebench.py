@@ -24,6 +24,7 @@ from uni_agent_gym.datasets.base import (
     PYTHON, Family, InstanceError, Parser, fail_to_pass_task, language_name, row_id, swebench_columns,
     swebench_image_name, swebench_parser, swebench_parser_functions,
 )  # fmt: skip
+from uni_agent_gym.datasets.task import Task
 from uni_agent_gym.datasets.eval_scripts import eval_script_steps
 from uni_agent_gym.swebench4.test_commands import MAP_REPO_TO_TEST_CMDS, get_test_cmds
 
@@ -136,11 +137,11 @@ def _commands_of_eval_script(task: dict[str, Any]) -> dict[str, str | None]:
             "build_command": " && ".join([*steps.exports, *steps.build]) if steps.build else None}  # fmt: skip
 
 
-def parser(task: dict[str, Any]) -> Parser:
+def parser(task: Task) -> Parser:
     """The task's swebench parser (a row may name one: SWE-bench 5.x rows carry `log_parser`)."""
-    name = task.get("log_parser") or repo_parser_name(task["repo"])
+    name = task.log_parser or repo_parser_name(task.repo)
     if not name:
-        raise InstanceError(f"Instance {task['instance_id']!r}: swebench has no log parser for {task['repo']} (field repo)")
+        raise InstanceError(f"Instance {task.instance_id!r}: swebench has no log parser for {task.repo} (field repo)")
     return swebench_parser(name, task)
 
 

@@ -1,22 +1,28 @@
 """The task: the one object every layer reads (env, workspaces, rewards, `grade`, `eval`, `prepare-data`, the loops).
 
     task = normalise(row)                          # a `Task`, made only by a family's normaliser
-    task.instance_id, task.image_name, task.test_command
+    task.instance_id, task.image_name, task.test_command, task.columns["hints_text"]
     task.replace(environment_commit=commit)        # a changed copy (a task is frozen)
+    task.to_dict()                                 # the row shape, for code that reads rows (swesmith, multi-swe-bench)
     serialise(task) / deserialise(text)            # its JSON form, with `task_format` (verl's parquet carries it)
 
 A `Task` is a frozen dataclass: its fields are the keys every family fills in (documented in `base.py`) and
 those the gym adds while it runs (the image's recorded environment, the start commit). Every other column of
 the row (`hints_text`, SWE-rebench's `install_config`, Multi-SWE-bench's harness fields) is kept, unchanged,
 in `columns`: third-party code (swesmith's profiles, multi-swe-bench's harness) reads the row as the dataset
-wrote it. A task is also a read-only `Mapping` of its fields and columns, the row shape those libraries and
-JSON expect; code of this package reads its fields as attributes.
+wrote it, from `to_dict()`.
+
+A task is still a read-only `Mapping` of its fields and columns (`task["FAIL_TO_PASS"]`, `task.get("hints_text")`,
+`dict(task)`) for one release, each read warning `DeprecationWarning`: the Mapping face goes in the next one. Code of
+this package reads attributes and `columns`, and its tests make that warning an error.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import json
+import sys
+import warnings
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -24,11 +30,15 @@ from typing import Any
 from uni_agent_gym.datasets.base import IMAGE_REPO_DIR, InstanceError, swebench_image_name
 
 TASK_FORMAT = 1  # the version of `serialise`'s form; raise it when a field changes meaning
+MAPPING_DEPRECATED = ("reading a Task as a Mapping (task[...], .get, iteration, dict(task)) is deprecated and goes in the next "
+                      "release: read its attributes (task.instance_id), task.columns for the row's other columns, or "
+                      "task.to_dict() for the row as the dataset wrote it")  # fmt: skip
 
 
 @dataclass(frozen=True, eq=False)
 class Task(Mapping[str, Any]):
-    """A checked task (see `datasets/base.py` for what each field means)."""
+    """A checked task (see `datasets/base.py` for what each field means). Read it by attribute; its Mapping face
+    (`task["..."]`, `.get`) still works for one release and warns `DeprecationWarning` (`to_dict()`: the row)."""
 
     # identity
     instance_id: str
@@ -89,30 +99,53 @@ class Task(Mapping[str, Any]):
 
     def to_dict(self) -> dict[str, Any]:
         """The task as one flat dict: its fields, then its row's other columns (the row shape)."""
-        return dict(self.items())
+        return {**{name: getattr(self, name) for name in FIELD_ORDER}, **{name: value for name, value in self.columns.items() if name not in FIELDS}}
 
     def replace(self, **changes: Any) -> Task:
         """A copy with `changes` (fields, or columns for any other name)."""
         columns = {name: changes.pop(name) for name in list(changes) if name not in FIELDS}
         return dataclasses.replace(self, **changes, columns={**self.columns, **columns}) if columns else dataclasses.replace(self, **changes)
 
+    # The deprecated Mapping face (`MAPPING_DEPRECATED`): every read through it (`get`, `in`, `keys`, `dict(task)`
+    # included) passes one of these three.
     def __getitem__(self, key: str) -> Any:
+        _mapping_read()
         if key in FIELDS and key != "columns":
             return getattr(self, key)
         return self.columns[key]
 
     def __iter__(self) -> Iterator[str]:
-        yield from (name for name in FIELDS if name != "columns")
-        yield from (name for name in self.columns if name not in FIELDS)
+        _mapping_read()
+        return iter(self.to_dict())
 
     def __len__(self) -> int:
-        return len(FIELDS) - 1 + sum(name not in FIELDS for name in self.columns)
+        _mapping_read()
+        return len(self.to_dict())
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, Task):
+            return self.to_dict() == other.to_dict()
+        return super().__eq__(other)  # a task against a row: the Mapping face's comparison (it warns)
+
+    __hash__ = None  # type: ignore[assignment]  # equal by value, and its lists are mutable
 
     def __repr__(self) -> str:
         return f"Task({self.instance_id!r}, family={self.family!r}, language={self.language!r})"
 
 
+FIELD_ORDER = tuple(item.name for item in dataclasses.fields(Task) if item.name != "columns")
 FIELDS = {item.name for item in dataclasses.fields(Task)}
+
+
+def _mapping_read() -> None:
+    """Warn at the code that read a task as a Mapping: the first frame out of this module and `collections.abc`'s
+    mixins (`task.get` reads through them), so a warnings filter by module names the reader's."""
+    frame, level = sys._getframe(1), 2
+    while frame is not None and frame.f_globals.get("__name__") in (__name__, "collections.abc"):
+        frame, level = frame.f_back, level + 1
+    warnings.warn(MAPPING_DEPRECATED, DeprecationWarning, stacklevel=level)
+
+
 REQUIRED = ("instance_id", "repo", "family")
 
 

@@ -19,7 +19,7 @@ from typing import Any
 from uni_agent_gym.datasets import Task
 from uni_agent_gym.datasets.task import serialise
 from uni_agent_gym.errors import ConfigError
-from uni_agent_gym.toolchains import language_of
+from uni_agent_gym.toolchains import PYTHON
 from uni_agent_gym.workspaces.validations_file import ValidationsFile, task_validation
 
 
@@ -117,6 +117,6 @@ def row_languages(path: str | Path) -> Counter[str]:
             task = json.loads(instance) if isinstance(instance, str) else instance
         except json.JSONDecodeError:
             continue  # not a row of ours: UniAgentLoop says so when it meets it
-        if isinstance(task, dict) and task.get("needs_environment", True):
-            counts[language_of(task)] += 1
+        if isinstance(task, dict) and task.get("needs_environment", True):  # a serialised task (a row): read as one
+            counts[str(task.get("language") or PYTHON).lower()] += 1
     return counts
