@@ -6,6 +6,8 @@ are found too):
 - no parameter's annotation lets a task in beside a Mapping (`Task | Mapping[str, Any]`, `list[Task | dict]`): the
   function would have to check which it was given, and normalise again;
 - no call makes a task from a row (`datasets.normalise`, `instances.normalise`, `Task.from_dict`) outside the loaders.
+And an episode and a grading, run with the Task's deprecated Mapping face an error, read no task as a row: the gym's own
+code is held by pyproject's filterwarnings, this also holds the libraries it hands a task to.
 """
 
 from __future__ import annotations
@@ -14,12 +16,17 @@ import ast
 import collections.abc
 import importlib
 import typing
+import warnings
 from pathlib import Path
 
 import pytest
 
+from tests import weak_toy
+from tests.test_deployment_contract import graded_episode
 from uni_agent_gym import datasets, instances
-from uni_agent_gym.datasets.task import Task
+from uni_agent_gym.config import GymConfig
+from uni_agent_gym.datasets.task import MAPPING_DEPRECATED, Task
+from uni_agent_gym.rewards.swebench import SWEBenchReward
 
 PACKAGE = Path(__file__).resolve().parent.parent / "uni_agent_gym"
 # Where rows come in: the families and the normaliser, the dataset loaders, the env's reset(options=...) and its
@@ -161,3 +168,18 @@ def test_the_check_leaves_alone_what_only_looks_alike():
         "def f(task: Task, environments: Mapping[str, dict] | None, text: str) -> str:\n    return normalise(text)\n"
     )
     assert crossings(source, "uni_agent_gym.somewhere") == []
+
+
+async def test_an_episode_and_its_grading_read_no_task_as_a_mapping(tmp_path):
+    """The weak toy (local, its mirror): an episode whose agent types in a wrong fix (the env's reward, with the
+    differential check grading gold beside it), then `grade_patch` of gold, with any read of a task as a Mapping
+    anywhere (ours or a library's) an error."""
+    config = GymConfig.model_validate({"deployment": {"type": "local"}, "env": {"cache_dir": str(tmp_path / "cache"), "workspace": "mirror"},
+                                       "reward": {"differential": True}})  # fmt: skip
+    task = datasets.normalise(await weak_toy.weak_toy_row(str(tmp_path / "cache")))
+    with warnings.catch_warnings():
+        warnings.filterwarnings("error", message=MAPPING_DEPRECATED.split(" (")[0], category=DeprecationWarning)
+        report = await graded_episode(config, task, [f"git apply <<'UAG_EOF'\n{weak_toy.WRONG_SPECIAL_CASE}UAG_EOF"])
+        graded = await SWEBenchReward.from_config(config).grade_patch(task, weak_toy.GOLD_PATCH)
+    assert (report["status"], report["differential"]["suspect"]) == ("resolved", True), report
+    assert (graded.status, graded.error) == ("resolved", None)
