@@ -231,9 +231,9 @@ def environments(instance_id: str = FIXTURE) -> dict[str, dict]:
     for family, row in rows(instance_id).items():
         task = normalise(row)
         if family in ("swe-bench", "swe-gym"):
-            out[task["instance_id"]] = env
+            out[task.instance_id] = env
         elif family == "swe-smith":
-            out[task["instance_id"]] = {key: value for key, value in env.items() if key not in ("test_cmd_as_run", "test_cmd")}
+            out[task.instance_id] = {key: value for key, value in env.items() if key not in ("test_cmd_as_run", "test_cmd")}
     return out
 
 
@@ -265,7 +265,7 @@ async def ensure_family_images(instance_id: str = FIXTURE, log=lambda message: N
     _, from_row = await build_instance_images([tasks["swe-rebench"]], config, {}, log=log)  # its row's own recipe
     if failures or from_row:
         raise RuntimeError(f"family images failed to build: {failures} {from_row}")
-    built = {family: task["image_name"] for family, task in tasks.items() if family != "r2e-gym"}
+    built = {family: task.image_name for family, task in tasks.items() if family != "r2e-gym"}
     built["r2e-gym"] = await asyncio.to_thread(build_r2e_image, tasks["r2e-gym"], built["swe-bench"], fixture_row(instance_id))
     return built
 
@@ -278,7 +278,7 @@ def build_r2e_image(task: dict, fixture_image: str, row: dict) -> str:
     from uni_agent_gym.workspaces.image_builder import docker_build
     from uni_agent_gym.instances import patch_files
 
-    name = task["image_name"]
+    name = task.image_name
     if image_exists(name):
         return name
     tests = [path for path in patch_files(row["test_patch"]) if path.endswith(".py")]

@@ -225,8 +225,8 @@ async def test_on_an_image_whose_install_built_it_and_on_one_pulled_without_that
     bootstrap_base(TOOLCHAIN_PYTHON, log=lambda message: None)
     built, pulled = "uni-agent-gym-test/no-ignores-built:latest", "uni-agent-gym-test/no-ignores-pulled:latest"
     row = row.replace(needs_environment=True, image_name=built)
-    environments = {row["instance_id"]: {"instance_id": row["instance_id"], "install_cmd": "make"}}
-    config = GymConfig.model_validate({"env": {"cache_dir": str(BUILD_CACHE), "mirrors": {row["repo"]: str(source), REPO_NAME: str(REPO)}}})
+    environments = {row.instance_id: {"instance_id": row.instance_id, "install_cmd": "make"}}
+    config = GymConfig.model_validate({"env": {"cache_dir": str(BUILD_CACHE), "mirrors": {row.repo: str(source), REPO_NAME: str(REPO)}}})
     try:
         await build_instance_image(row, config, environments, log=lambda message: None)
         listing = docker_client().containers.run(built, ["sh", "-c", "git ls-files; echo ==; git status --porcelain --ignored; echo ==; "
@@ -255,6 +255,6 @@ def test_the_go_gold_fix_then_go_test_c_earns_one():
     run_to_completion(language_fixtures.ensure_images([raw]))
     row = normalise(raw)
     env = {"workspace": "image", "environments": str(language_fixtures.ENVIRONMENTS)}
-    report = run_to_completion(graded_episode(configured({"type": "docker"}, env), raw, [TYPED.format(row["patch"]), "go test -c"]))
+    report = run_to_completion(graded_episode(configured({"type": "docker"}, env), raw, [TYPED.format(row.patch), "go test -c"]))
     assert (report["status"], report["reward"]) == ("resolved", 1.0), (report["status"], report["error"])
     assert report["left_out"] == {"gin.test": "compiled code (an ELF executable)"}, report["left_out"]

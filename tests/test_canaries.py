@@ -268,7 +268,7 @@ async def test_canaries_catch_assertions_disarmed_from_outside_the_test_files(ru
     def config(**reward) -> GymConfig:
         return GymConfig.model_validate({"deployment": {"type": "local"}, "env": {"cache_dir": canary_toys_cache, "workspace": "mirror"}, "reward": reward})
 
-    graded = row["FAIL_TO_PASS"] + row["PASS_TO_PASS"]
+    graded = row.FAIL_TO_PASS + row.PASS_TO_PASS
     gold = await graded_episode(config(), row, [f"git apply <<'UAG_EOF'\n{toy['patch']}UAG_EOF"])
     assert (gold["status"], gold["reward"], gold["integrity_problems"]) == ("resolved", 1.0, []), (gold["error"], gold["build_log"][-2000:], gold["log"][-3000:])
     reported = log_parser(row)(gold["log"])  # every test of the log, the canaries' too (the report keeps the graded ones)

@@ -136,7 +136,7 @@ async def test_read_only_root_with_a_seeded_workspace():
     try:
         await env.reset(options={"instance": row})
         status = await env.step({"name": "execute_bash", "arguments": {"command": "git status --porcelain && git log -1 --format=%P && touch x.py"}})
-        assert status[0].strip() == row["base_commit"] and status[4]["exit_code"] == 0
+        assert status[0].strip() == row.base_commit and status[4]["exit_code"] == 0
     finally:
         await env.close()
 

@@ -162,7 +162,7 @@ async def test_the_dataset_toy_is_the_built_in_task_as_on_the_command_line():
     env = AsyncSWEEnv(GymConfig.model_validate({"deployment": {"type": "local"}, "env": {"dataset": "toy"}}))
     try:
         _, info = await env.reset(options={"instance_id": toy.INSTANCE_ID})
-        assert info["instance_id"] == toy.INSTANCE_ID and "stats.mean" in env.instance["problem_statement"]
+        assert info["instance_id"] == toy.INSTANCE_ID and "stats.mean" in env.instance.problem_statement
     finally:
         await env.close()
 

@@ -75,7 +75,7 @@ def test_grade_gives_the_gold_fix_one_and_no_fix_zero(family, images, rows, tmp_
         cases["the runner alone"] = "diff --git a/run_tests.sh b/run_tests.sh\n--- a/run_tests.sh\n+++ b/run_tests.sh\n@@ -1 +1 @@\n-a\n+b\n"
     for name, patch in cases.items():
         predictions = tmp_path / f"{name}.jsonl"
-        predictions.write_text(json.dumps({"instance_id": task["instance_id"], "model_name_or_path": "m", "model_patch": patch}) + "\n")
+        predictions.write_text(json.dumps({"instance_id": task.instance_id, "model_name_or_path": "m", "model_patch": patch}) + "\n")
         command = ["grade", "-c", str(config), "--dataset", str(dataset), "--predictions", str(predictions),
                    "--output", str(tmp_path / "out"), "--run-id", name]  # fmt: skip
         assert main(command) == 0
@@ -90,10 +90,10 @@ def test_grade_gives_the_gold_fix_one_and_no_fix_zero(family, images, rows, tmp_
     assert reports["no-op"]["exit_code"] not in (0, None), "the tests ran and failed (pytest-7168's bug crashes pytest: exit code 3)"
     assert reports["gold"]["test_command"] == reports["no-op"]["test_command"]
     if family == "r2e-gym":
-        assert reports["gold"]["tests"]["matched"] == sorted(task["expected_output"])
+        assert reports["gold"]["tests"]["matched"] == sorted(task.expected_output)
         assert reports["no-op"]["tests"]["missing"] or reports["no-op"]["tests"]["mismatched"], "the fixed tests fail without the fix"
     else:
-        assert reports["gold"]["tests"]["FAIL_TO_PASS"]["success"] == task["FAIL_TO_PASS"]
+        assert reports["gold"]["tests"]["FAIL_TO_PASS"]["success"] == task.FAIL_TO_PASS
         assert reports["no-op"]["tests"]["FAIL_TO_PASS"]["failure"], "the failing test of the bug is among them"
 
 

@@ -66,7 +66,7 @@ def test_unknown_repo_and_bad_files(tmp_path):
     with pytest.raises(SpecError, match="expects a list of objects with an instance_id"):
         load_environments(tmp_path / "bad.json")
     with pytest.raises(SpecError, match="needs 'python' and 'pip_requirements'"):
-        environment_spec(row, {row["instance_id"]: {"python": "3.9"}})
+        environment_spec(row, {row.instance_id: {"python": "3.9"}})
 
 
 def test_an_environments_file_is_read_once_per_version_of_it(tmp_path):
@@ -101,7 +101,7 @@ def test_dockerfile_installs_offline_and_commits_the_environment():
 async def test_a_python_without_base_image_is_a_clear_error(tmp_path):
     require_docker()
     row = ROWS["pytest-dev__pytest-7168"]
-    environments = {row["instance_id"]: {**ENVIRONMENTS[row["instance_id"]], "python": "3.8.18"}}
+    environments = {row.instance_id: {**ENVIRONMENTS[row.instance_id], "python": "3.8.18"}}
     config = GymConfig.model_validate({"env": {"cache_dir": str(tmp_path)}})
     with pytest.raises(ImageBuildError, match=r"needs Python 3\.8, which has no base image"):
         await build_instance_image(row, config, environments, force=True, log=lambda m: None)
@@ -141,16 +141,16 @@ async def test_built_image_passes_fail_to_pass_with_the_gold_patch(instance_id):
     await fixture_sources.ensure_image(row, log=again.append)
     assert again == [f"{instance_id}: {name} exists, skipped"]
 
-    parser = repo_parsers()[row["repo"]]
+    parser = repo_parsers()[row.repo]
     async with make_deployment({"type": "docker", "image": name, "workdir": "/testbed", "network": "none"}) as sandbox:
-        await sandbox.write_file("/tmp/test.patch", row["test_patch"])
-        await sandbox.write_file("/tmp/gold.patch", row["patch"])
+        await sandbox.write_file("/tmp/test.patch", row.test_patch)
+        await sandbox.write_file("/tmp/gold.patch", row.patch)
         before = await sandbox.run(f"git apply /tmp/test.patch && {fixture['test_cmd_as_run']}", timeout=600)
         statuses = parser(before.output, None)
-        assert not all(statuses.get(test) == "PASSED" for test in row["FAIL_TO_PASS"])
+        assert not all(statuses.get(test) == "PASSED" for test in row.FAIL_TO_PASS)
         after = await sandbox.run(f"git apply /tmp/gold.patch && {fixture['test_cmd_as_run']}", timeout=600)
         statuses = parser(after.output, None)
-        assert {test: statuses.get(test) for test in row["FAIL_TO_PASS"]} == {test: "PASSED" for test in row["FAIL_TO_PASS"]}
+        assert {test: statuses.get(test) for test in row.FAIL_TO_PASS} == {test: "PASSED" for test in row.FAIL_TO_PASS}
 
 
 def test_instances_with_the_same_python_and_pins_share_one_environment_image():
@@ -228,17 +228,17 @@ async def test_an_instance_image_built_from_other_inputs_is_built_again(docker_i
     row = (await java_toy.java_toy_row()).replace(image_name=f"{name}:latest")
     config = java_toy.build_config()
     environments = load_environments(java_toy.ENVIRONMENTS)
-    changed = {key: {**entry, "env": {**entry.get("env", {}), "UAG_CHANGED": "1"}} if key == row["instance_id"] else entry
+    changed = {key: {**entry, "env": {**entry.get("env", {}), "UAG_CHANGED": "1"}} if key == row.instance_id else entry
                for key, entry in environments.items()}  # fmt: skip
     said: list[str] = []
     images = docker_client().images
     try:
         await build_instance_image(row, config, environments, log=said.append)
-        first = images.get(row["image_name"])
+        first = images.get(row.image_name)
         await build_instance_image(row, config, environments, log=said.append)
-        assert said[-1].endswith("exists, skipped") and images.get(row["image_name"]).id == first.id
+        assert said[-1].endswith("exists, skipped") and images.get(row.image_name).id == first.id
         await build_instance_image(row, config, changed, log=said.append)
-        again = images.get(row["image_name"])
+        again = images.get(row.image_name)
         assert any("built from other inputs" in line for line in said) and again.id != first.id
         assert INPUTS_LABEL in first.labels and again.labels[INPUTS_LABEL] != first.labels[INPUTS_LABEL]
         images.get(docker_image).tag(name, "pulled")  # an image without the label: used as it is
@@ -268,7 +268,7 @@ async def test_an_image_starts_with_the_compiler_caches_of_the_last_image_of_its
     config = GymConfig.model_validate({"env": {"cache_dir": str(BUILD_CACHE), "mirrors": {REPO_NAME: str(REPO)}}})
     row = (await c_toy_row(str(BUILD_CACHE))).replace(needs_environment=True)
     # ccache caches a compiler call of one source file: the objects first, then the toy's own build
-    environments = {row["instance_id"]: {"instance_id": row["instance_id"], "install_cmd": "cc -c arith.c -o arith.o && cc -I. -c tests/check.c -o tests/check.o && make"}}
+    environments = {row.instance_id: {"instance_id": row.instance_id, "install_cmd": "cc -c arith.c -o arith.o && cc -I. -c tests/check.c -o tests/check.o && make"}}
     prefix = f"uni-agent-gym-test/caches-{secrets.token_hex(3)}"
     first, second, derived = f"{prefix}-first:latest", f"{prefix}-second:latest", f"{prefix}-derived:latest"
     client = docker_client()

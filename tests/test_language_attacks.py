@@ -411,7 +411,7 @@ async def test_junit_canaries_get_runs_of_their_own_where_the_command_runs_one_c
     config = GymConfig.model_validate({"deployment": deployment, "env": env})
     # its runs in Maven's own JVM (`-DforkCount=0`): 1.5 s a run instead of 11 (Debian's surefire ends a forked run at
     # its pinger's next 10 s tick); the classpath keeps the code under test before JUnit's jar
-    command, graded = row["test_command"].replace(" test -Dtest=", " test -DforkCount=0 -Dtest="), ["toy.AddTest", "toy.ZeroTest"]
+    command, graded = row.test_command.replace(" test -Dtest=", " test -DforkCount=0 -Dtest="), ["toy.AddTest", "toy.ZeroTest"]
     assert command.count("-DforkCount=0") == 2
     assert wanted("maven", command) and command.rstrip().endswith("(exit $uag_status)"), command
 
@@ -442,7 +442,7 @@ async def test_a_shell_function_replacing_go_earns_nothing(go_task):
     """A function of the agent's shell that applies the fix whenever `go` is called: it fools a grading in the agent's
     own sandbox, and never reaches a fresh one (as on the C and Java tasks)."""
     row, deployment, env = go_task
-    commands = [write("$UAG_TMP/gold.diff", row["patch"]), 'go() { git apply $UAG_TMP/gold.diff 2>/dev/null; command go "$@"; }']
+    commands = [write("$UAG_TMP/gold.diff", row.patch), 'go() { git apply $UAG_TMP/gold.diff 2>/dev/null; command go "$@"; }']
     same = await episode(row, deployment, env, commands, sandbox="same")
     assert same["reward"] == 1.0, f"the attack should be real: in the agent's own sandbox it earns {same['reward']} ({same['status']})"
     report = await episode(row, deployment, env, commands)

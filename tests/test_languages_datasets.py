@@ -56,19 +56,19 @@ def test_every_vendored_multilingual_row_is_a_swe_bench_task_in_its_language():
         family, why = detect(row)
         assert (family.name, why) == ("swe-bench", "SWE-bench columns with log_parser and eval_script (SWE-bench 5.x rows)")
         task = normalise(row)
-        assert task["language"] == MULTILINGUAL_LANGUAGES[row["instance_id"]] == family.language(row)
+        assert task.language == MULTILINGUAL_LANGUAGES[row["instance_id"]] == family.language(row)
         assert normalise(task) == task, "a task normalised again is the same task"
-        assert task["image_name"] == row["image"]  # a 5.x row names its image (this branch's rows: `amd64.<id>:latest`)
-        assert task["workdir"] == "/testbed" and task["log_parser"] == row["log_parser"]
+        assert task.image_name == row["image"]  # a 5.x row names its image (this branch's rows: `amd64.<id>:latest`)
+        assert task.workdir == "/testbed" and task.log_parser == row["log_parser"]
         # swebench's eval script runs the build commands, then the test commands, which already name the tests
         tests = row["eval_script"].split(": '>>>>> Start Test Output'\n")[1].split("\n: '>>>>> End Test Output'")[0]
-        assert task["test_command"] == as_eval_script(tests.split("\n"), row["log_parser"])
+        assert task.test_command == as_eval_script(tests.split("\n"), row["log_parser"])
         if row["log_parser"] in PARSERS_NAMING_TESTS_BY_COMMAND:  # it names tests by the traced command: the script traces
             assert row["eval_script"].startswith("#!/bin/bash\nset -uxo pipefail\n")
         else:
-            assert task["test_command"] == tests.replace("\n", "; ")
+            assert task.test_command == tests.replace("\n", "; ")
         before_tests = row["eval_script"].split(": '>>>>> Start Test Output'")[0].rstrip()
-        assert task["build_command"] is None or before_tests.endswith("\n".join(task["build_command"].split(" && ")))
+        assert task.build_command is None or before_tests.endswith("\n".join(task.build_command.split(" && ")))
         log_parser(task)  # swebench has the parser the row names
         # the commands come from the row's eval script, and are those swebench 4.1's spec of its repository gave
         from_spec = normalise({key: value for key, value in row.items() if key != "eval_script"})
@@ -100,17 +100,17 @@ def test_maven_runs_of_a_multilingual_row_name_each_test_by_its_command(tmp_path
     (tmp_path / "mvnd").write_text(STAND_IN_MVND)
     (tmp_path / "mvnd").chmod(0o755)
     task = normalise(multilingual("google__gson-2311"))
-    tests = [*task["FAIL_TO_PASS"], *task["PASS_TO_PASS"]]
+    tests = [*task.FAIL_TO_PASS, *task.PASS_TO_PASS]
     env = {"PATH": f"{tmp_path}:/usr/bin:/bin", "FAILING": " ".join(failing)}
 
     def run(command: str) -> subprocess.CompletedProcess:
         return run_as_graded(command, tmp_path, env)
 
-    ran, parse = run(task["test_command"]), log_parser(task)
+    ran, parse = run(task.test_command), log_parser(task)
     assert parse(ran.stdout) == {test: "FAILED" if test in failing else "PASSED" for test in tests}, ran.stdout
     assert ran.returncode == (1 if failing else 0)
-    assert check_log(task["log_parser"], task["test_command"], ran.stdout, parse(ran.stdout), ran.returncode) == []
-    assert check_log(task["log_parser"], task["test_command"], ran.stdout, parse(ran.stdout), 0 if failing else 137) != []
+    assert check_log(task.log_parser, task.test_command, ran.stdout, parse(ran.stdout), ran.returncode) == []
+    assert check_log(task.log_parser, task.test_command, ran.stdout, parse(ran.stdout), 0 if failing else 137) != []
     assert parse(run("; ".join(f"mvnd test -B -Dtest={test}" for test in tests)).stdout) == {}  # (4.1's named one "---NO TEST NAME FOUND YET---")
 
 
@@ -126,13 +126,13 @@ def test_calypsos_jest_runs_are_traced_for_its_parser(tmp_path):
     row = {"instance_id": "Automattic__wp-calypso-1", "repo": "Automattic/wp-calypso", "base_commit": "a" * 40, "version": "10.10.0",
            "problem_statement": "x", "patch": "", "test_patch": diff, "FAIL_TO_PASS": ["client/a/test/a.js - works"], "PASS_TO_PASS": []}  # fmt: skip
     task = normalise(row)
-    assert task["log_parser"] == "parse_log_calypso" and task["test_command"].count("(set -x; ./node_modules/.bin/jest") == 2
+    assert task.log_parser == "parse_log_calypso" and task.test_command.count("(set -x; ./node_modules/.bin/jest") == 2
 
     def read(command: str) -> dict:
         return log_parser(task)(run_as_graded(command, tmp_path, {"PATH": "/usr/bin:/bin"}).stdout)
 
-    assert read(task["test_command"]) == {"client/a/test/a.js - works": "PASSED", "client/b/test/b.js - works": "PASSED"}
-    assert read(task["test_command"].replace("set -x; ", "")) == {}
+    assert read(task.test_command) == {"client/a/test/a.js - works": "PASSED", "client/b/test/b.js - works": "PASSED"}
+    assert read(task.test_command.replace("set -x; ", "")) == {}
 
 
 def test_a_parser_that_picks_its_format_by_the_instance_reads_the_log():
@@ -150,16 +150,16 @@ def test_a_multilingual_row_without_swebench_5_columns_is_known_by_its_repositor
     family, why = detect(row)
     assert (family.name, why) == ("swe-bench", "SWE-bench columns over a repository swebench lists under go")
     task = normalise(row)
-    assert (task["language"], task["log_parser"]) == ("go", "parse_log_gotest")
+    assert (task.language, task.log_parser) == ("go", "parse_log_gotest")
     python_row = {**row, "repo": "getmoto/moto", "instance_id": "getmoto__moto-1"}
     assert detect(python_row)[0].name == "swe-gym", "Python rows with these columns stay SWE-Gym's"
 
 
 def test_the_redis_task_builds_then_runs_the_named_tests():
     task = normalise(multilingual("redis__redis-12272"))
-    assert task["log_parser"] == "parse_log_redis"
-    assert task["build_command"] == "make distclean && make"
-    assert task["test_command"] == 'TERM=dumb ./runtest --durable --single unit/type/string --only "/.*(GETRANGE|SETRANGE).*"'
+    assert task.log_parser == "parse_log_redis"
+    assert task.build_command == "make distclean && make"
+    assert task.test_command == 'TERM=dumb ./runtest --durable --single unit/type/string --only "/.*(GETRANGE|SETRANGE).*"'
     statuses = log_parser(task)("[ok]: GETRANGE against string value (1 ms)\n[err]: GETRANGE against integer-encoded value in tests/unit/type/string.tcl\n")
     assert statuses == {"GETRANGE against string value": "PASSED", "GETRANGE against integer-encoded value": "FAILED"}
     spec = environment_spec(task)  # its toolchain image: the C packages, swebench's install and build
@@ -178,16 +178,16 @@ def test_a_multilingual_row_of_a_version_swebench_has_no_spec_for_takes_its_envi
     assert (bare.test_command, bare.build_command) == (None, None)
     with pytest.raises(SpecError, match="swebench has no spec for redis/redis version 0.1; give its toolchain, install_cmd, build_cmd and test_cmd_as_run"):
         environment_spec(task)
-    entry = {"instance_id": task["instance_id"], "toolchain": ["tcl"], "install_cmd": "make", "build_cmd": "make",
+    entry = {"instance_id": task.instance_id, "toolchain": ["tcl"], "install_cmd": "make", "build_cmd": "make",
              "test_cmd_as_run": "./runtest --single unit/type/string"}  # fmt: skip
-    spec = environment_spec(task, {task["instance_id"]: entry})
+    spec = environment_spec(task, {task.instance_id: entry})
     assert (spec.install, spec.build, spec.test_command, spec.source) == ("make", "make", "./runtest --single unit/type/string", "environments file")
 
 
 def test_python_families_say_python_and_build_nothing():
     row = {key: value for key, value in multilingual("gin-gonic__gin-3227").items() if key not in ("log_parser", "eval_script", "eval_type", "image")}
     task = normalise({**row, "repo": "getmoto/moto", "instance_id": "getmoto__moto-1"})
-    assert (task["family"], task["language"], task["build_command"]) == ("swe-gym", "python", None)
+    assert (task.family, task.language, task.build_command) == ("swe-gym", "python", None)
 
 
 @needs_shared
@@ -200,23 +200,23 @@ def test_every_real_multi_swe_bench_row_is_a_java_task_of_the_package(name):
         task = normalise(row)
         assert normalise(task) == task
         repo = f"{row['org']}/{row['repo']}"
-        assert (task["family"], task["language"], task["repo"], task["log_parser"]) == ("multi-swe-bench", "java", repo, "multi-swe-bench")
-        assert task["image_name"] == f"mswebench/{row['org']}_m_{row['repo']}:pr-{row['number']}"
-        assert task["workdir"] == f"/home/{row['repo']}" and task["base_commit"] == row["base"]["sha"] and task["patch"] == row["fix_patch"]
-        assert task["FAIL_TO_PASS"] == [*row["f2p_tests"], *row["s2p_tests"], *row["n2p_tests"]] and task["PASS_TO_PASS"] == list(row["p2p_tests"])
-        assert "test.patch" not in task["test_command"] and "fix.patch" not in task["test_command"]
-        assert task["test_command"].splitlines()[-1].startswith("mvn clean test ")
+        assert (task.family, task.language, task.repo, task.log_parser) == ("multi-swe-bench", "java", repo, "multi-swe-bench")
+        assert task.image_name == f"mswebench/{row['org']}_m_{row['repo']}:pr-{row['number']}"
+        assert task.workdir == f"/home/{row['repo']}" and task.base_commit == row["base"]["sha"] and task.patch == row["fix_patch"]
+        assert task.FAIL_TO_PASS == [*row["f2p_tests"], *row["s2p_tests"], *row["n2p_tests"]] and task.PASS_TO_PASS == list(row["p2p_tests"])
+        assert "test.patch" not in task.test_command and "fix.patch" not in task.test_command
+        assert task.test_command.splitlines()[-1].startswith("mvn clean test ")
 
 
 @needs_shared
 def test_what_a_multi_swe_bench_row_becomes():
     task = normalise(shared("multi-swe-bench.jsonl", "google__gson-1555"))
-    assert task["test_command"] == "set -e\ncd /home/gson\nmvn clean test -Dmaven.test.skip=false -DfailIfNoTests=false"
-    assert task["FAIL_TO_PASS"] == ["com.google.gson.functional.JsonAdapterSerializerDeserializerTest"] and len(task["PASS_TO_PASS"]) == 94
+    assert task.test_command == "set -e\ncd /home/gson\nmvn clean test -Dmaven.test.skip=false -DfailIfNoTests=false"
+    assert task.FAIL_TO_PASS == ["com.google.gson.functional.JsonAdapterSerializerDeserializerTest"] and len(task.PASS_TO_PASS) == 94
     issue = shared("multi-swe-bench.jsonl", "google__gson-1555")["resolved_issues"][0]
-    assert task["problem_statement"] == f"{issue['title']}\n{issue['body']}".strip()
+    assert task.problem_statement == f"{issue['title']}\n{issue['body']}".strip()
     only_new = normalise(shared("multi-swe-bench.jsonl", "google__gson-1787"))  # its tests did not compile with the test patch alone
-    assert len(only_new["FAIL_TO_PASS"]) == 8 and only_new["PASS_TO_PASS"] == [], "n2p tests must pass after the fix: they are FAIL_TO_PASS"
+    assert len(only_new.FAIL_TO_PASS) == 8 and only_new.PASS_TO_PASS == [], "n2p tests must pass after the fix: they are FAIL_TO_PASS"
     with pytest.raises(SpecError, match=re.escape("its java toolchain and install steps come from its own image recipe, which needs the network: "
                                                   "give them in an environments file")):
         environment_spec(task)
@@ -276,8 +276,8 @@ def test_the_multi_swe_bench_parser_is_the_packages_parse_log():
 @needs_shared
 def test_a_multi_swe_bench_task_grades_by_its_lists():
     task = normalise(shared("multi-swe-bench.jsonl", "google__gson-1555"))
-    runs = "".join(f"Running {test}\nTests run: 3, Failures: 0, Errors: 0, Skipped: 0, Time elapsed: 0.01 sec\n" for test in task["PASS_TO_PASS"])
-    fixed = "[INFO] T E S T S\n" + runs + f"Running {task['FAIL_TO_PASS'][0]}\nTests run: 6, Failures: 0, Errors: 0, Skipped: 0, Time elapsed: 0.01 sec\n"
+    runs = "".join(f"Running {test}\nTests run: 3, Failures: 0, Errors: 0, Skipped: 0, Time elapsed: 0.01 sec\n" for test in task.PASS_TO_PASS)
+    fixed = "[INFO] T E S T S\n" + runs + f"Running {task.FAIL_TO_PASS[0]}\nTests run: 6, Failures: 0, Errors: 0, Skipped: 0, Time elapsed: 0.01 sec\n"
     assert grade_fail_to_pass(task, log_parser(task)(fixed))[0] is True
     broken = fixed.replace("Failures: 0", "Failures: 1", 1)  # the first PASS_TO_PASS class now fails
     assert grade_fail_to_pass(task, log_parser(task)(broken))[0] is False
@@ -298,7 +298,7 @@ def test_a_multi_swe_bench_row_without_a_harness_says_so_in_one_line():
 @needs_shared
 def test_swe_rebench_v2_takes_the_rows_language():
     task = normalise(shared("swe-rebench-v2.jsonl"))
-    assert (task["family"], task["language"], task["workdir"], task["build_command"]) == ("swe-rebench", "c", None, None)
+    assert (task.family, task.language, task.workdir, task.build_command) == ("swe-rebench", "c", None, None)
     assert FAMILIES["swe-rebench"].language(shared("swe-rebench-v2.jsonl")) == "c"
     assert FAMILIES["swe-rebench"].language({"language": "JS"}) == "javascript" and FAMILIES["swe-rebench"].language({}) == "python"
 

@@ -65,22 +65,22 @@ def test_gold_resolves_and_the_test_patch_or_nothing_does_not(instance_id, kind,
     if kind == "ray":
         cluster = request.getfixturevalue("ray_cluster")
         deployment = cluster.deployment()
-        cluster.push(row["image_name"])  # a node's copy from before a rebuild is dropped: the nodes run this one
+        cluster.push(row.image_name)  # a node's copy from before a rebuild is dropped: the nodes run this one
     if kind == "docker":  # its build filled its compiler caches where the toolchain keeps them: the next image's seed
         caches = toolchain_caches(environment_spec(row, load_environments(language_fixtures.ENVIRONMENTS)).toolchain)
-        assert directories_in(row["image_name"], caches) == caches and (caches != []) == (row["language"] in ("c", "go")), caches
+        assert directories_in(row.image_name, caches) == caches and (caches != []) == (row.language in ("c", "go")), caches
 
     async def each() -> list[dict]:
-        return await asyncio.gather(*(episode(deployment, row, diff) for diff in (row["patch"], row["test_patch"], None)))
+        return await asyncio.gather(*(episode(deployment, row, diff) for diff in (row.patch, row.test_patch, None)))
 
     gold, test_patch_alone, nothing = run_to_completion(each())
-    graded = row["FAIL_TO_PASS"] + row["PASS_TO_PASS"]
+    graded = row.FAIL_TO_PASS + row.PASS_TO_PASS
     assert gold["status"] == "resolved" and gold["reward"] == 1.0, (gold["error"], gold["test_statuses"], gold["build_log"][-2000:], gold["log"][-3000:])
     assert gold["test_statuses"] == {test: "PASSED" for test in graded} and gold["integrity_problems"] == []
     # canaries planted under names the command's filters select (Java: classes), each reported failed
     assert len(gold["canaries"]) >= 2 and len(test_patch_alone["canaries"]) >= 2, (gold["canaries"], gold["log"][-3000:])
     assert (test_patch_alone["status"], test_patch_alone["reward"]) == ("unresolved", 0.0), test_patch_alone["error"]
-    assert sorted(test_patch_alone["tests"]["FAIL_TO_PASS"]["failure"]) == sorted(row["FAIL_TO_PASS"]), test_patch_alone["test_statuses"]
+    assert sorted(test_patch_alone["tests"]["FAIL_TO_PASS"]["failure"]) == sorted(row.FAIL_TO_PASS), test_patch_alone["test_statuses"]
     assert test_patch_alone["tests"]["PASS_TO_PASS"]["failure"] == [], test_patch_alone["test_statuses"]
     assert (nothing["status"], nothing["reward"], nothing["patch"], nothing["error"], nothing["log"]) == ("unresolved", 0.0, "", EMPTY_PATCH, ""), nothing
 
@@ -145,7 +145,7 @@ def test_a_c_image_built_with_its_environments_entry_grades_through_grade_withou
     row = normalise(ROWS[instance_id])
     run_to_completion(language_fixtures.ensure_images([ROWS[instance_id]]))
     noop = "diff --git a/UAG_NOOP.txt b/UAG_NOOP.txt\nnew file mode 100644\n--- /dev/null\n+++ b/UAG_NOOP.txt\n@@ -0,0 +1 @@\n+no fix\n"
-    for name, patch in (("gold", row["patch"]), ("alone", noop)):
+    for name, patch in (("gold", row.patch), ("alone", noop)):
         predictions = tmp_path / f"{name}.jsonl"
         predictions.write_text(json.dumps({"instance_id": instance_id, "model_name_or_path": name, "model_patch": patch}) + "\n")
         done = subprocess.run([sys.executable, "-m", "uni_agent_gym.cli", "grade", "--dataset", str(language_fixtures.DERIVED), "--predictions",

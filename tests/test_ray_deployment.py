@@ -97,7 +97,7 @@ async def test_fixture_gold_earns_1_and_empty_0_graded_in_a_fresh_sandbox_on_the
     await pushed_instance_image(instance, ray_cluster)
     env_section = fixture_sources.env_section("ray", [instance])
     if instance_id == "sphinx-doc__sphinx-8595":
-        env_section.update(workspace="auto", mirrors={instance["repo"]: str(fixture_sources.repo_mirror(instance["repo"]))})
+        env_section.update(workspace="auto", mirrors={instance.repo: str(fixture_sources.repo_mirror(instance.repo))})
     config = GymConfig.model_validate({"deployment": ray_cluster.deployment(), "env": env_section})
     gradings: list[str] = []
     agents: list[str] = []
@@ -110,7 +110,7 @@ async def test_fixture_gold_earns_1_and_empty_0_graded_in_a_fresh_sandbox_on_the
         return result
 
     monkeypatch.setattr(start_state, "open_task", recording)
-    for patch, expected in ((instance["patch"], 1.0), ("", 0.0)):
+    for patch, expected in ((instance.patch, 1.0), ("", 0.0)):
         env = AsyncSWEEnv(config, reward=SWEBenchReward.from_config(config))
         try:
             await env.reset(options={"instance": instance})

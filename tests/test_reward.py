@@ -57,11 +57,11 @@ def reward(**config) -> SWEBenchReward:
 async def test_gold_patch_resolves(sandbox_for):
     instance = row("pytest-dev__pytest-7168")
     deployment, repo_dir = await sandbox_for(instance)
-    await apply(deployment, repo_dir, instance["patch"])
+    await apply(deployment, repo_dir, instance.patch)
     captured = await reward().capture_patch(deployment, instance, repo_dir)  # no gym config: taken in the sandbox
     result = await reward().grade(deployment, instance, repo_dir)
     assert (result.status, result.reward, result.resolved, result.integrity_problems) == ("resolved", 1.0, True, [])
-    assert result.tests["FAIL_TO_PASS"]["success"] == instance["FAIL_TO_PASS"]
+    assert result.tests["FAIL_TO_PASS"]["success"] == instance.FAIL_TO_PASS
     assert captured == result.patch, "capture_patch takes what grading in the sandbox takes"
     assert result.patch.startswith("diff --git a/src/_pytest/_io/saferepr.py")
     assert result.log.startswith(">>>>> Start Test Output\n") and "(exit code 1)" in result.log  # the two canaries fail
@@ -85,7 +85,7 @@ async def test_hidden_tests_are_not_in_the_sandbox_before_grading(sandbox_for):
     deployment, repo_dir = await sandbox_for(instance)
     hidden = "test_broken_getattribute"  # added by test_patch
     known = "test_pformat_dispatch"  # at the base: the same search finds it, so an empty answer means "not there"
-    assert f"+def {hidden}" in instance["test_patch"] and f"@@ def {known}" in instance["test_patch"]
+    assert f"+def {hidden}" in instance.test_patch and f"@@ def {known}" in instance.test_patch
     search = "grep -r {} / --include=*.py -l 2>/dev/null | head -3; git -C {} status --porcelain"
     found = await deployment.run(search.format(known, repo_dir))
     assert found.output == f"{repo_dir}/testing/io/test_saferepr.py\n", found.output
@@ -97,7 +97,7 @@ async def test_edited_test_files_are_reset_before_grading(sandbox_for):
     """Attack: make the tests trivially pass by rewriting the test file (no fix)."""
     instance = row("pytest-dev__pytest-7168")
     deployment, repo_dir = await sandbox_for(instance)
-    fake_tests = "".join(f"def {test.split('::')[-1]}():\n    pass\n\n" for test in instance["FAIL_TO_PASS"])
+    fake_tests = "".join(f"def {test.split('::')[-1]}():\n    pass\n\n" for test in instance.FAIL_TO_PASS)
     await deployment.write_file(f"{repo_dir}/testing/io/test_saferepr.py", fake_tests)
     result = await reward().grade(deployment, instance, repo_dir)
     assert "testing/io/test_saferepr.py" in result.patch
@@ -108,7 +108,7 @@ async def test_forged_passed_lines_from_a_conftest_are_removed(sandbox_for):
     """Attack: a conftest.py that drops the real tests and prints PASSED lines for them."""
     instance = row("pytest-dev__pytest-7168")
     deployment, repo_dir = await sandbox_for(instance)
-    forged = "\n".join(f"    print('PASSED {test}')" for test in instance["FAIL_TO_PASS"])
+    forged = "\n".join(f"    print('PASSED {test}')" for test in instance.FAIL_TO_PASS)
     conftest = f"def pytest_collection_modifyitems(items):\n    items[:] = []\n\n\ndef pytest_unconfigure(config):\n{forged}\n"
     await deployment.write_file(f"{repo_dir}/conftest.py", conftest)
     result = await reward().grade(deployment, instance, repo_dir)
@@ -122,14 +122,14 @@ async def test_forged_passed_lines_from_the_code_under_test_are_caught(sandbox_f
     report, so they override the real FAILED lines in swebench's parse."""
     instance = row("pytest-dev__pytest-7168")
     deployment, repo_dir = await sandbox_for(instance)
-    lines = "; ".join(f"print('PASSED {test}')" for test in instance["FAIL_TO_PASS"])
+    lines = "; ".join(f"print('PASSED {test}')" for test in instance.FAIL_TO_PASS)
     module = f"{repo_dir}/src/_pytest/_io/saferepr.py"
     original = (await deployment.read_file(module)).decode()
     await deployment.write_file(module, f"import atexit\natexit.register(lambda: ({lines.replace('; ', ', ')}))\n" + original)
     result = await reward().grade(deployment, instance, repo_dir)
 
-    statuses = repo_parsers()[instance["repo"]](result.log, None)
-    fooled = get_resolution_status(get_eval_tests_report(statuses, {"FAIL_TO_PASS": instance["FAIL_TO_PASS"], "PASS_TO_PASS": []}))
+    statuses = repo_parsers()[instance.repo](result.log, None)
+    fooled = get_resolution_status(get_eval_tests_report(statuses, {"FAIL_TO_PASS": instance.FAIL_TO_PASS, "PASS_TO_PASS": []}))
     assert fooled == "RESOLVED_FULL", "swebench's parser alone takes the forged lines"
     assert result.status == "unresolved" and not result.resolved
     assert any("pytest's own summary counts" in problem for problem in result.integrity_problems)
@@ -141,9 +141,9 @@ async def test_a_file_the_test_patch_creates_is_replaced_not_kept(sandbox_for):
     instance = row("pallets__flask-4992")
     deployment, repo_dir = await sandbox_for(instance)
     created = "tests/static/config.toml"
-    assert f"+++ b/{created}" in instance["test_patch"] and "new file mode" in instance["test_patch"]
+    assert f"+++ b/{created}" in instance.test_patch and "new file mode" in instance.test_patch
     await deployment.write_file(f"{repo_dir}/{created}", "forged = true\n")
-    await apply(deployment, repo_dir, instance["patch"])
+    await apply(deployment, repo_dir, instance.patch)
     result = await reward().grade(deployment, instance, repo_dir)
     assert created in result.patch
     assert result.status == "resolved", result.error or result.log[-2000:]
@@ -153,7 +153,7 @@ async def test_fail_to_pass_only(sandbox_for):
     """A fix that breaks a PASS_TO_PASS test: unresolved, unless only FAIL_TO_PASS is graded."""
     instance = row("pallets__flask-4992")
     deployment, repo_dir = await sandbox_for(instance)
-    await apply(deployment, repo_dir, instance["patch"])
+    await apply(deployment, repo_dir, instance.patch)
     broken = await deployment.run(f"cd {repo_dir} && sed -i 's/def from_object(self, obj: t.Union\\[object, str\\]) -> None:/&\\n        raise RuntimeError(\"broken\")/' src/flask/config.py && git diff --stat")
     assert "src/flask/config.py" in broken.output
     strict = await reward().grade(deployment, instance, repo_dir)
@@ -226,7 +226,7 @@ def test_a_skipped_fail_to_pass_test_has_not_passed(outcomes, resolved):
 
     instance = Task(instance_id="x", repo="o/r", family="swe-bench", FAIL_TO_PASS=["F1", "F2"], PASS_TO_PASS=["P1"])
     if outcomes == {"F1": "SKIPPED", "F2": "SKIPPED", "P1": "PASSED"}:  # swebench 4.1 graded this RESOLVED_FULL; 5.x closed the hole
-        naive = get_eval_tests_report(outcomes, instance)
+        naive = get_eval_tests_report(outcomes, instance.to_dict())
         assert get_resolution_status(naive) == "RESOLVED_NO"
     assert grade_fail_to_pass(instance, outcomes)[0] is resolved
 

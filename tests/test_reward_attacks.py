@@ -40,7 +40,7 @@ def pytest_runtest_call(item):
 """
 # Prepended to the code under test (pytest imports it): at exit, replace all that was written to stdout by
 # a report in which every graded test passed, and exit 0.
-GRADED = normalise(fixture_sources.derived_rows()[PYTEST])["FAIL_TO_PASS"]
+GRADED = normalise(fixture_sources.derived_rows()[PYTEST]).FAIL_TO_PASS
 REWRITE_CODE = f"""import atexit, os
 
 
@@ -141,7 +141,7 @@ async def episode(instance: dict, commands: list[str], sandbox: str = "fresh", d
     if deployment["type"] == "ray":  # the test asked for the `ray_cluster` fixture: its nodes pull the image from its registry
         cluster = ray_cluster.running()
         deployment = {**cluster.deployment(), **deployment}
-        await asyncio.to_thread(cluster.push, instance.get("image_name") or image)
+        await asyncio.to_thread(cluster.push, instance.image_name or image)
     env_section = fixture_sources.env_section(deployment["type"], [instance])
     config = GymConfig.model_validate({"deployment": deployment, "env": env_section, "reward": {"sandbox": sandbox, **reward}})
     grader = SWEBenchReward.from_config(config)

@@ -36,10 +36,10 @@ func TestRouteRawPath(t *testing.T) {}
 
 
 def test_go_commands_name_their_packages_and_run_patterns():
-    assert rc.go_packages(ROWS["gin-gonic__gin-3227"]["test_command"]) == [""]
-    assert rc.go_packages(ROWS["gin-gonic__gin-3820"]["test_command"]) == ["binding"]
+    assert rc.go_packages(ROWS["gin-gonic__gin-3227"].test_command) == [""]
+    assert rc.go_packages(ROWS["gin-gonic__gin-3820"].test_command) == ["binding"]
     assert rc.go_packages("go test -v ./... -run X") == ["..."] and rc.go_packages("make test") is None
-    assert rc.go_run_pattern(ROWS["gin-gonic__gin-3227"]["test_command"]) == "^TestRedirect"
+    assert rc.go_run_pattern(ROWS["gin-gonic__gin-3227"].test_command) == "^TestRedirect"
     assert rc.go_run_pattern("go test -run=^TestA/sub$ .") == "^TestA" and rc.go_run_pattern("go test .") is None
     assert rc.go_runs_file("context_test.go", [""]) and not rc.go_runs_file("binding/binding_test.go", [""])
     assert rc.go_runs_file("binding/binding_test.go", ["binding"]) and rc.go_runs_file("a/b/x_test.go", ["..."])
@@ -57,7 +57,7 @@ def test_go_canaries_are_selected_by_the_run_pattern_and_fail():
 @pytest.mark.parametrize("instance_id", [i for i in ROWS if i.startswith("redis__")])
 def test_redis_canaries_pass_the_only_filter(instance_id):
     row = ROWS[instance_id]
-    command, graded = row["test_command"], row["FAIL_TO_PASS"] + row["PASS_TO_PASS"]
+    command, graded = row.test_command, row.FAIL_TO_PASS + row.PASS_TO_PASS
     files = rc.redis_files(command, ["tests/unit/type/string.tcl", "tests/unit/geo.tcl", "tests/unit/type/zset.tcl",
                                      "tests/unit/type/stream-cgroups.tcl", "tests/helpers/x.tcl"])  # fmt: skip
     assert len(files) == 1, files  # the --single unit, never a helper
