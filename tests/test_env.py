@@ -353,20 +353,20 @@ async def test_local_fixture_instance_gets_its_venv_once(tmp_path):
     from uni_agent_gym.instances import normalise
 
     row = normalise(fixture_sources.derived_rows()["pytest-dev__pytest-7168"])
-    fixture = fixture_sources.fixtures()[row["instance_id"]]
-    source = fixture_sources.sdist_directory(row["derived_from"]["sdist"])
+    fixture = fixture_sources.fixtures()[row.instance_id]
+    source = fixture_sources.sdist_directory(row.columns["derived_from"]["sdist"])
     config = GymConfig.model_validate({
         "deployment": {"type": "local"},
-        "env": {"cache_dir": str(tmp_path), "mirrors": {row["repo"]: str(source)},
+        "env": {"cache_dir": str(tmp_path), "mirrors": {row.repo: str(source)},
                 "environments": str(fixture_sources.SHARED / "fixtures.json"), "interpreters": {"3.9": str(PYENV_39)}},
     })  # fmt: skip
     env = AsyncSWEEnv(config)
     try:
         await env.reset(options={"instance": row})
-        assert env.repo_dir == str(tmp_path / "workspaces" / row["instance_id"] / "testbed")
+        assert env.repo_dir == str(tmp_path / "workspaces" / row.instance_id / "testbed")
         version = await env.step({"name": "execute_bash", "arguments": {"command": "python --version; python -c 'import pytest; print(pytest.__file__)'"}})
         assert version[0].startswith("Python 3.9.18\n") and f"{env.repo_dir}/src/pytest" in version[0]
-        stamp = tmp_path / "workspaces" / row["instance_id"] / "venv" / "uni-agent-gym-environment.json"
+        stamp = tmp_path / "workspaces" / row.instance_id / "venv" / "uni-agent-gym-environment.json"
         made = stamp.stat().st_mtime_ns
         await env.step({"name": "execute_bash", "arguments": {"command": "echo broken >> src/_pytest/main.py"}})
 
@@ -374,10 +374,10 @@ async def test_local_fixture_instance_gets_its_venv_once(tmp_path):
         assert stamp.stat().st_mtime_ns == made, "the venv must be reused, not rebuilt"
         status = await env.step({"name": "execute_bash", "arguments": {"command": "git status --porcelain; git log --format=%s -1"}})
         assert status[0] == "uni-agent-gym environment\n"
-        await env.deployment.write_file("/tmp/uag-gold.patch", row["test_patch"] + row["patch"])
+        await env.deployment.write_file("/tmp/uag-gold.patch", row.test_patch + row.patch)
         result = await env.deployment.run(f"git apply /tmp/uag-gold.patch && {fixture['test_cmd_as_run']}", timeout=300)
-        statuses = repo_parsers()[row["repo"]](result.output, None)
-        assert all(statuses.get(test) == "PASSED" for test in row["FAIL_TO_PASS"]), result.output[-2000:]
+        statuses = repo_parsers()[row.repo](result.output, None)
+        assert all(statuses.get(test) == "PASSED" for test in row.FAIL_TO_PASS), result.output[-2000:]
 
         # an episode that changes the shared venv and ends ungraded: marked for a rebuild as it stops, before
         # the checkout's lock goes, so no next episode (of any process) starts on it
@@ -389,7 +389,7 @@ async def test_local_fixture_instance_gets_its_venv_once(tmp_path):
     assert list(deployment.release_report.values()) == ["the episode changed 1 file(s) of the instance's venv "
                                                          "(lib/python3.9/site-packages/forge.pth): restored before grading"]  # fmt: skip
     # the next episode gets the venv as it was made: a copy kept beside it, not a new install
-    site = tmp_path / "workspaces" / row["instance_id"] / "venv" / "lib" / "python3.9" / "site-packages"
+    site = tmp_path / "workspaces" / row.instance_id / "venv" / "lib" / "python3.9" / "site-packages"
     installed = (site / "pluggy" / "__init__.py").stat().st_mtime_ns
     env = AsyncSWEEnv(config)
     try:
@@ -413,7 +413,7 @@ async def test_instance_image_episode():
     from uni_agent_gym.instances import normalise
 
     row = normalise(fixture_sources.derived_rows()["pytest-dev__pytest-7168"])
-    fixture = fixture_sources.fixtures()[row["instance_id"]]
+    fixture = fixture_sources.fixtures()[row.instance_id]
     await fixture_sources.ensure_image(row)
 
     env = AsyncSWEEnv(GymConfig.model_validate({"env": {"workspace": "image"}}))
@@ -421,14 +421,14 @@ async def test_instance_image_episode():
         prompt, info = await env.reset(options={"instance": row})
         assert info["repo_dir"] == "/testbed" and "<uploaded_files>\n/testbed\n" in prompt
         parent = await env.step({"name": "execute_bash", "arguments": {"command": "git rev-parse HEAD~1; git status --porcelain"}})
-        assert parent[0] == row["base_commit"] + "\n"
-        for diff in (row["test_patch"], row["patch"]):
+        assert parent[0] == row.base_commit + "\n"
+        for diff in (row.test_patch, row.patch):
             await env.step({"name": "str_replace_editor", "arguments": {"command": "create", "path": "/tmp/p.diff", "file_text": diff}})
             applied = await env.step({"name": "execute_bash", "arguments": {"command": "git apply /tmp/p.diff && rm /tmp/p.diff"}})
             assert applied[0] == "Your command ran successfully and did not produce any output."
         tests = await env.step({"name": "execute_bash", "arguments": {"command": fixture["test_cmd_as_run"]}})
-        statuses = repo_parsers()[row["repo"]](tests[0], None)
-        assert all(statuses.get(test) == "PASSED" for test in row["FAIL_TO_PASS"])
+        statuses = repo_parsers()[row.repo](tests[0], None)
+        assert all(statuses.get(test) == "PASSED" for test in row.FAIL_TO_PASS)
     finally:
         await env.close()
 

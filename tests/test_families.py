@@ -79,7 +79,7 @@ def test_grade_gives_the_gold_fix_one_and_no_fix_zero(family, images, rows, tmp_
         command = ["grade", "-c", str(config), "--dataset", str(dataset), "--predictions", str(predictions),
                    "--output", str(tmp_path / "out"), "--run-id", name]  # fmt: skip
         assert main(command) == 0
-        reports[name] = json.loads((tmp_path / "out" / name / f"{task['instance_id']}.json").read_text())
+        reports[name] = json.loads((tmp_path / "out" / name / f"{task.instance_id}.json").read_text())
     assert (reports["gold"]["status"], reports["gold"]["reward"]) == ("resolved", 1.0), reports["gold"]["log"][-3000:]
     assert (reports["empty"]["status"], reports["empty"]["reward"]) == ("unresolved", 0.0)
     if family == "r2e-gym":
@@ -136,7 +136,7 @@ async def test_r2e_gym_on_ray_keeps_its_tests_off_the_agents_node_and_grades_gol
     """On ray the image without the hidden tests is derived on a sandbox node and pushed; the agent's sandbox runs
     it, the grading sandbox (on the agent's node) the original, pulled from the registry."""
     row = rows["r2e-gym"]
-    await asyncio.to_thread(ray_cluster.push, normalise(row)["image_name"])
+    await asyncio.to_thread(ray_cluster.push, normalise(row).image_name)
     looks = ["ls -d /r2e_tests /testbed/run_tests.sh 2>&1"]
     report, outputs = await episode("r2e-gym", row, tmp_path, [*looks, NOTE], deployment=ray_cluster.deployment())
     assert outputs[0].count("No such file or directory") == 2, outputs[0]
@@ -162,11 +162,11 @@ async def test_swe_smith_starts_at_the_bug_with_no_history_and_no_hidden_test(im
 
     task = normalise(rows["swe-smith"])
     mirror, _ = family_rows.fixed_commit()
-    hidden_blob = subprocess.run(["git", "--git-dir", str(mirror), "rev-parse", f"{task['base_commit']}:testing/io/test_saferepr.py"],
+    hidden_blob = subprocess.run(["git", "--git-dir", str(mirror), "rev-parse", f"{task.base_commit}:testing/io/test_saferepr.py"],
                                  capture_output=True, text=True, check=True).stdout.strip()  # fmt: skip
     looks = [
         "git rev-list --all | wc -l; git for-each-ref | grep -vc refs/heads/start; ls testing/io/test_saferepr.py 2>&1 | tail -1",
-        f"git cat-file -t {task['base_commit']} 2>&1 | tail -1; git cat-file -t {hidden_blob} 2>&1 | tail -1",
+        f"git cat-file -t {task.base_commit} 2>&1 | tail -1; git cat-file -t {hidden_blob} 2>&1 | tail -1",
         f"grep -c 'obj.__class__.__name__, id(obj)' {SOURCE}",
     ]
     report, outputs = await episode("swe-smith", rows["swe-smith"], tmp_path, looks)

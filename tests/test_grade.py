@@ -21,6 +21,7 @@ import pytest
 from tests import fixture_sources
 from tests.conftest import run_to_completion
 from uni_agent_gym.config import GymConfig
+from uni_agent_gym.datasets import Task
 from uni_agent_gym.envs import AsyncSWEEnv
 from uni_agent_gym.eval.grade import read_predictions, summary_report
 from uni_agent_gym.instances import normalise, patch_files
@@ -41,23 +42,23 @@ async def gold_typed_in_by_the_agent(deployment: str, ids: tuple[str, ...] = tup
     config = GymConfig.model_validate({"deployment": {"type": deployment}, "env": fixture_sources.env_section(deployment, rows)})
     reward = SWEBenchReward.from_config(config)
 
-    async def take_patch(sandbox, instance: dict, repo_dir: str) -> dict:
+    async def take_patch(sandbox, instance: Task, repo_dir: str) -> dict:
         return {"reward": 0.0, "patch": await reward.capture_patch(sandbox, instance, repo_dir)}
 
     limit = asyncio.Semaphore(2)
 
-    async def typed_in(row: dict) -> tuple[str, str]:
+    async def typed_in(row: Task) -> tuple[str, str]:
         async with limit:
             env = AsyncSWEEnv(config, reward=take_patch)
             try:
                 await env.reset(options={"instance": row})
-                diff = f"/tmp/gold-{row['instance_id']}.diff"  # local sandboxes share the host's /tmp
-                command = f"cat > {diff} <<'UAG_EOF'\n{row['patch']}UAG_EOF\ngit apply {diff} && rm {diff}"
+                diff = f"/tmp/gold-{row.instance_id}.diff"  # local sandboxes share the host's /tmp
+                command = f"cat > {diff} <<'UAG_EOF'\n{row.patch}UAG_EOF\ngit apply {diff} && rm {diff}"
                 _, _, _, _, step = await env.step({"name": "execute_bash", "arguments": {"command": command}})
                 assert step["exit_code"] == 0, step
                 _, _, terminated, _, info = await env.step({"name": "finish", "arguments": {}})
                 assert terminated
-                return row["instance_id"], info["reward_report"]["patch"]
+                return row.instance_id, info["reward_report"]["patch"]
             finally:
                 await env.close()
 

@@ -20,11 +20,11 @@ pytestmark = pytest.mark.needs(LITE.exists(), "../shared/swebench beside the che
 def test_all_lite_rows_load_and_normalise():
     rows = load_instances(LITE)
     assert len(rows) == 300
-    assert all(isinstance(row["FAIL_TO_PASS"], list) and row["FAIL_TO_PASS"] for row in rows)
-    assert all(isinstance(row["PASS_TO_PASS"], list) for row in rows)
+    assert all(isinstance(task.FAIL_TO_PASS, list) and task.FAIL_TO_PASS for task in rows)
+    assert all(isinstance(task.PASS_TO_PASS, list) for task in rows)
     raw = json.loads(LITE.read_text().splitlines()[0])
     assert isinstance(raw["FAIL_TO_PASS"], str), "the fixture keeps the JSON-string form"
-    assert rows[0]["FAIL_TO_PASS"] == json.loads(raw["FAIL_TO_PASS"])
+    assert rows[0].FAIL_TO_PASS == json.loads(raw["FAIL_TO_PASS"])
 
 
 @pytest.mark.parametrize("suffix", [".json", ".parquet"])
@@ -47,7 +47,7 @@ def test_a_dataset_directory_loads_through_datasets(tmp_path):
     (tmp_path / "data").mkdir()
     datasets.Dataset.from_list(read_rows(DERIVED)[:3]).to_parquet(str(tmp_path / "data" / "test-00000-of-00001.parquet"))
     rows = load_instances(str(tmp_path), split="test")
-    assert [row["instance_id"] for row in rows] == [row["instance_id"] for row in read_rows(DERIVED)[:3]]
+    assert [task.instance_id for task in rows] == [row["instance_id"] for row in read_rows(DERIVED)[:3]]
     with pytest.raises(InstanceError, match="Cannot load dataset 'no-such-org/no-such-dataset-uag'"):
         load_instances("no-such-org/no-such-dataset-uag")
 
@@ -143,7 +143,7 @@ def test_bad_rows_name_the_instance_and_field(change, message):
 def test_numeric_version_and_list_fields_are_accepted():
     row = {**good_row(), "version": 2.0, "FAIL_TO_PASS": ["t::a"], "PASS_TO_PASS": []}
     normalised = normalise(row)
-    assert (normalised["version"], normalised["FAIL_TO_PASS"], normalised["PASS_TO_PASS"]) == ("2.0", ["t::a"], [])
+    assert (normalised.version, normalised.FAIL_TO_PASS, normalised.PASS_TO_PASS) == ("2.0", ["t::a"], [])
 
 
 def test_patch_files():

@@ -19,7 +19,7 @@ pytestmark = pytest.mark.slow
 
 async def test_a_good_task_validates_and_each_broken_one_fails_with_its_reason(tmp_path):
     require(subprocess.run(["sh", "-c", "command -v ruby"], capture_output=True).returncode == 0, "ruby (make setup installs it)")
-    row = await canary_toys.toy_row(canary_toys.TOYS["ruby_unit"], str(tmp_path / "cache"))
+    row = (await canary_toys.toy_row(canary_toys.TOYS["ruby_unit"], str(tmp_path / "cache"))).to_dict()  # the row a dataset file holds
     context = row["test_patch"].splitlines()
     garbled = "\n".join(line.replace(" ", "  ", 1) if line.startswith(" ") and line.strip() else line for line in context) + "\n"
     rows = {
@@ -30,7 +30,7 @@ async def test_a_good_task_validates_and_each_broken_one_fails_with_its_reason(t
     }
     assert garbled != row["test_patch"]
     dataset = tmp_path / "rows.jsonl"
-    dataset.write_text("".join(json.dumps(dict(value)) + "\n" for value in rows.values()))
+    dataset.write_text("".join(json.dumps(value) + "\n" for value in rows.values()))
     done = subprocess.run([sys.executable, "-m", "uni_agent_gym.cli", "validate", "--dataset", str(dataset), "--deployment", "local",
                            "--set", f"env.cache_dir={tmp_path / 'cache'}", "--workers", "2", "--output", str(tmp_path / "out")],
                           capture_output=True, text=True, timeout=900)  # fmt: skip
