@@ -114,11 +114,11 @@ async def reach(rows: list, config: dict) -> None:
     gym = GymConfig.model_validate(config)
     for row in rows:
         result = await on.grade_patch(row, row.patch)  # gold itself: its own run is gold's outcomes
-        deployment, repo_dir, _ = await open_task(row, gym, grading=True)
+        episode = await open_task(row, gym, grading=True)
         try:
-            files = await module_tests.importing_test_files(deployment, repo_dir, row.patch)
+            files = await module_tests.importing_test_files(episode.deployment, episode.repo_dir, row.patch)
         finally:
-            await release(deployment)
+            await release(episode.deployment)
         named = [path for path in files if path not in result.test_command.split()]
         checked = result.differential or {}
         print(f"  {row.instance_id:28s} {result.status:10s} gold passes {checked.get('compared', '-')} tests, {checked.get('unlisted', '-')} unlisted; "

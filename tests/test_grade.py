@@ -42,8 +42,8 @@ async def gold_typed_in_by_the_agent(deployment: str, ids: tuple[str, ...] = tup
     config = GymConfig.model_validate({"deployment": {"type": deployment}, "env": fixture_sources.env_section(deployment, rows)})
     reward = SWEBenchReward.from_config(config)
 
-    async def take_patch(sandbox, instance: Task, repo_dir: str) -> dict:
-        return {"reward": 0.0, "patch": await reward.capture_patch(sandbox, instance, repo_dir)}
+    async def take_patch(episode) -> dict:
+        return {"reward": 0.0, "patch": await reward.capture_patch(episode)}
 
     limit = asyncio.Semaphore(2)
 

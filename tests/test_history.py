@@ -126,6 +126,7 @@ async def test_a_mirror_workspace_shows_no_future(tmp_path, future, deployment_t
     env = AsyncSWEEnv(mirror_config(tmp_path, future, deployment, mode))
     try:
         await env.reset(options={"instance": future.row(needs_environment=False)})
+        start = env.episode.start_commit
         output = (await env.step(bash(LOOK_FOR_THE_FUTURE)))[0]
         files = (await env.step(bash("cat calc.py")))[0]
     finally:
@@ -133,7 +134,7 @@ async def test_a_mirror_workspace_shows_no_future(tmp_path, future, deployment_t
     assert leaks(output, future) == []
     [(commit, parents, tree, subject)] = head_history(output)
     assert (parents, tree, subject) == ([], future.git("rev-parse", f"{future.base}^{{tree}}"), "base" if mode == "ancestry" else START_MESSAGE)
-    assert env.instance.environment_commit == commit and (mode == "none" or commit == future.base)
+    assert start == commit and (mode == "none" or commit == future.base)
     assert files == BUGGY
 
 
@@ -159,14 +160,14 @@ async def test_a_local_reset_forgets_what_the_last_episode_planted(tmp_path, fut
     env = AsyncSWEEnv(config)
     try:
         await env.reset(options={"instance": row})
-        repo_dir, environment_commit = env.repo_dir, env.instance.environment_commit
+        repo_dir, environment_commit = env.repo_dir, env.episode.start_commit
         stamp = workspace / "venv" / "uni-agent-gym-environment.json"
         made = stamp.stat().st_mtime_ns
         assert (await env.step(bash("cat build_stamp.txt; git log --format=%s")))[0] == "built\nuni-agent-gym environment\nbase\n"
         assert (await env.step(bash(plant)))[4]["exit_code"] == 0
 
         await env.reset(options={"instance": row})
-        assert (env.repo_dir, env.instance.environment_commit) == (repo_dir, environment_commit)
+        assert (env.repo_dir, env.episode.start_commit) == (repo_dir, environment_commit)
         assert stamp.stat().st_mtime_ns == made, "the venv must be reused"
         state = await env.step(bash(
             "ls .git/hooks | grep -v '[.]sample$'; git config --get core.hooksPath; git config --get alias.st; "

@@ -373,7 +373,8 @@ async def test_junit_canaries_fail_under_maven_and_catch_assertions_shadowed_by_
     test_patch = "".join(f"diff --git a/src/test/java/toy/{name}.java b/src/test/java/toy/{name}.java\n" for name in ("AddTest", "ZeroTest"))
 
     async def suite(commands: list[str]) -> tuple[dict, dict[str, str], str]:
-        sandbox, repo_dir, _ = await open_task(row, config, grading=True)
+        opened = await open_task(row, config, grading=True)
+        sandbox, repo_dir = opened.deployment, opened.repo_dir
         try:
             for command in commands:
                 assert (await sandbox.run(f"cd {repo_dir} && {command}", timeout=60)).exit_code == 0, command
@@ -416,7 +417,8 @@ async def test_junit_canaries_get_runs_of_their_own_where_the_command_runs_one_c
     assert wanted("maven", command) and command.rstrip().endswith("(exit $uag_status)"), command
 
     async def graded_with_canaries(commands: list[str]) -> tuple[Canaries, dict[str, str], str]:
-        sandbox, repo_dir, _ = await open_task(row, config, grading=True)
+        opened = await open_task(row, config, grading=True)
+        sandbox, repo_dir = opened.deployment, opened.repo_dir
         try:
             for step in commands:
                 assert (await sandbox.run(f"cd {repo_dir} && {step}", timeout=60)).exit_code == 0, step

@@ -44,7 +44,7 @@ async def test_a_graded_episode_leaves_nothing_for_the_next_one(pooled):
     env = AsyncSWEEnv(config, reward=SWEBenchReward())
     try:
         await env.reset(options={"instance": row})
-        first_container, commit = env.deployment.container_id, env.instance.environment_commit
+        first_container, commit = env.deployment.container_id, env.episode.start_commit
         for command in (
             "echo '# changed' >> src/_pytest/_io/saferepr.py && echo new > NEW_FILE.txt && mkdir -p .pytest_cache && touch .pytest_cache/x",
             "echo junk > /tmp/junk && export UAG_LEFTOVER=1 && cd /tmp && (sleep 1000 &) && (setsid sleep 1001 </dev/null >/dev/null 2>&1 &)",
@@ -60,7 +60,7 @@ async def test_a_graded_episode_leaves_nothing_for_the_next_one(pooled):
 
     try:
         await env.reset(options={"instance": row})
-        assert env.deployment.container_id == first_container and env.instance.environment_commit == commit
+        assert env.deployment.container_id == first_container and env.episode.start_commit == commit
         state = await env.step(bash(
             'pwd; git status --porcelain --ignored .pytest_cache NEW_FILE.txt; ls -A /tmp; echo "var=${UAG_LEFTOVER:-unset}"; '
             "cat /proc/[0-9]*/cmdline | tr '\\0' ' ' | grep -c '[s]leep 100'; tail -n +3 /proc/net/dev | cut -d: -f1 | tr -d ' ' | grep -vc lo"

@@ -106,7 +106,7 @@ async def test_fixture_gold_earns_1_and_empty_0_graded_in_a_fresh_sandbox_on_the
     async def recording(task, gym, *, grading=False):
         result = await open_task(task, gym, grading=grading)
         if grading:
-            gradings.append(result[0].node["node_id"])
+            gradings.append(result.deployment.node["node_id"])
         return result
 
     monkeypatch.setattr(start_state, "open_task", recording)

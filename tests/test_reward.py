@@ -13,6 +13,7 @@ from swebench.harness.grading import get_eval_tests_report, get_resolution_statu
 from uni_agent_gym.datasets.swebench import repo_parsers
 
 from uni_agent_gym.config import GymConfig, RewardConfig
+from uni_agent_gym.workspaces.episode import Episode
 from uni_agent_gym.workspaces.open import open_workspace
 from uni_agent_gym.instances import normalise
 from uni_agent_gym.rewards.integrity import check_log, pytest_summary
@@ -35,9 +36,9 @@ async def sandbox_for():
     async def open_(instance: dict):
         require_docker()
         await fixture_sources.ensure_image(instance)
-        deployment, repo_dir, _ = await open_workspace(instance, GymConfig.model_validate({"env": {"workspace": "image"}}))
-        opened.append(deployment)
-        return deployment, repo_dir
+        episode = await open_workspace(instance, GymConfig.model_validate({"env": {"workspace": "image"}}))
+        opened.append(episode.deployment)
+        return episode.deployment, episode.repo_dir
 
     yield open_
     for deployment in opened:
@@ -58,8 +59,8 @@ async def test_gold_patch_resolves(sandbox_for):
     instance = row("pytest-dev__pytest-7168")
     deployment, repo_dir = await sandbox_for(instance)
     await apply(deployment, repo_dir, instance.patch)
-    captured = await reward().capture_patch(deployment, instance, repo_dir)  # no gym config: taken in the sandbox
-    result = await reward().grade(deployment, instance, repo_dir)
+    captured = await reward().capture_patch(Episode(instance, deployment, repo_dir))  # no gym config: taken in the sandbox
+    result = await reward().grade(Episode(instance, deployment, repo_dir))
     assert (result.status, result.reward, result.resolved, result.integrity_problems) == ("resolved", 1.0, True, [])
     assert result.tests["FAIL_TO_PASS"]["success"] == instance.FAIL_TO_PASS
     assert captured == result.patch, "capture_patch takes what grading in the sandbox takes"
@@ -75,7 +76,7 @@ async def test_gold_patch_resolves(sandbox_for):
 async def test_no_change_is_unresolved(sandbox_for):
     instance = row("pytest-dev__pytest-7168")
     deployment, repo_dir = await sandbox_for(instance)
-    result = await reward().grade(deployment, instance, repo_dir)
+    result = await reward().grade(Episode(instance, deployment, repo_dir))
     assert (result.status, result.reward, result.patch) == ("unresolved", 0.0, "")
     assert result.tests["FAIL_TO_PASS"]["failure"]
 
@@ -99,7 +100,7 @@ async def test_edited_test_files_are_reset_before_grading(sandbox_for):
     deployment, repo_dir = await sandbox_for(instance)
     fake_tests = "".join(f"def {test.split('::')[-1]}():\n    pass\n\n" for test in instance.FAIL_TO_PASS)
     await deployment.write_file(f"{repo_dir}/testing/io/test_saferepr.py", fake_tests)
-    result = await reward().grade(deployment, instance, repo_dir)
+    result = await reward().grade(Episode(instance, deployment, repo_dir))
     assert "testing/io/test_saferepr.py" in result.patch
     assert result.status == "unresolved" and result.tests["FAIL_TO_PASS"]["failure"]
 
@@ -111,7 +112,7 @@ async def test_forged_passed_lines_from_a_conftest_are_removed(sandbox_for):
     forged = "\n".join(f"    print('PASSED {test}')" for test in instance.FAIL_TO_PASS)
     conftest = f"def pytest_collection_modifyitems(items):\n    items[:] = []\n\n\ndef pytest_unconfigure(config):\n{forged}\n"
     await deployment.write_file(f"{repo_dir}/conftest.py", conftest)
-    result = await reward().grade(deployment, instance, repo_dir)
+    result = await reward().grade(Episode(instance, deployment, repo_dir))
     assert "conftest.py" in result.patch, "the attack is recorded in the patch"
     assert result.status == "unresolved" and result.tests["FAIL_TO_PASS"]["failure"]
     assert (await deployment.run(f"test -e {repo_dir}/conftest.py")).exit_code == 1, "removed before the tests ran"
@@ -126,7 +127,7 @@ async def test_forged_passed_lines_from_the_code_under_test_are_caught(sandbox_f
     module = f"{repo_dir}/src/_pytest/_io/saferepr.py"
     original = (await deployment.read_file(module)).decode()
     await deployment.write_file(module, f"import atexit\natexit.register(lambda: ({lines.replace('; ', ', ')}))\n" + original)
-    result = await reward().grade(deployment, instance, repo_dir)
+    result = await reward().grade(Episode(instance, deployment, repo_dir))
 
     statuses = repo_parsers()[instance.repo](result.log, None)
     fooled = get_resolution_status(get_eval_tests_report(statuses, {"FAIL_TO_PASS": instance.FAIL_TO_PASS, "PASS_TO_PASS": []}))
@@ -144,7 +145,7 @@ async def test_a_file_the_test_patch_creates_is_replaced_not_kept(sandbox_for):
     assert f"+++ b/{created}" in instance.test_patch and "new file mode" in instance.test_patch
     await deployment.write_file(f"{repo_dir}/{created}", "forged = true\n")
     await apply(deployment, repo_dir, instance.patch)
-    result = await reward().grade(deployment, instance, repo_dir)
+    result = await reward().grade(Episode(instance, deployment, repo_dir))
     assert created in result.patch
     assert result.status == "resolved", result.error or result.log[-2000:]
 
@@ -156,9 +157,9 @@ async def test_fail_to_pass_only(sandbox_for):
     await apply(deployment, repo_dir, instance.patch)
     broken = await deployment.run(f"cd {repo_dir} && sed -i 's/def from_object(self, obj: t.Union\\[object, str\\]) -> None:/&\\n        raise RuntimeError(\"broken\")/' src/flask/config.py && git diff --stat")
     assert "src/flask/config.py" in broken.output
-    strict = await reward().grade(deployment, instance, repo_dir)
+    strict = await reward().grade(Episode(instance, deployment, repo_dir))
     assert strict.status == "unresolved" and strict.tests["PASS_TO_PASS"]["failure"] and not strict.tests["FAIL_TO_PASS"]["failure"]
-    lenient = await reward(fail_to_pass_only=True).grade(deployment, instance, repo_dir)
+    lenient = await reward(fail_to_pass_only=True).grade(Episode(instance, deployment, repo_dir))
     assert lenient.status == "resolved" and lenient.tests["PASS_TO_PASS"] == {"success": [], "failure": []}
 
 
@@ -168,7 +169,7 @@ async def test_a_test_patch_that_does_not_apply_is_an_infrastructure_error(sandb
     lines = instance.test_patch.split("\n")
     context = next(i for i, line in enumerate(lines) if line.startswith(" ") and line.strip())
     lines[context] = " this context line is not in the file"
-    result = await reward().grade(deployment, instance.replace(test_patch="\n".join(lines)), repo_dir)
+    result = await reward().grade(Episode(instance.replace(test_patch="\n".join(lines)), deployment, repo_dir))
     assert (result.status, result.reward) == ("test_patch_failed", 0.0) and result.error
 
 
@@ -177,7 +178,7 @@ async def test_tests_that_hang_time_out(sandbox_for):
     deployment, repo_dir = await sandbox_for(instance)
     module = f"{repo_dir}/src/_pytest/_io/saferepr.py"
     await deployment.write_file(module, "import time\ntime.sleep(600)\n" + (await deployment.read_file(module)).decode())
-    result = await asyncio.wait_for(reward(timeout=3).grade(deployment, instance, repo_dir), 300)  # not the module's 600 s
+    result = await asyncio.wait_for(reward(timeout=3).grade(Episode(instance, deployment, repo_dir)), 300)  # not the module's 600 s
     assert (result.status, result.reward) == ("timeout", 0.0)
 
 

@@ -154,7 +154,7 @@ async def episode(instance: dict, commands: list[str], sandbox: str = "fresh", d
         for command in commands:
             _, _, _, _, info = await env.step({"name": "execute_bash", "arguments": {"command": command}})
             assert info["exit_code"] == 0, (command, info)
-        captured = await grader.capture_patch(env.deployment, env.instance, env.repo_dir) if capture else None
+        captured = await grader.capture_patch(env.episode) if capture else None
         _, reward_value, terminated, _, info = await env.step({"name": "finish", "arguments": {}})
         assert terminated and info["reward_report"]["reward"] == reward_value
         report = {**info["reward_report"], "exit_reason": info["exit_reason"]}

@@ -243,12 +243,12 @@ def test_an_image_labelled_before_the_workdir_label_is_checked_as_before():
     """Old images record no working directory: nothing to compare, the digest check alone (as today)."""
     from tests.test_recorded_environment import ENTRY as REDIS_ENTRY
     from tests.test_recorded_environment import REDIS, built_with
-    from uni_agent_gym.workspaces.recorded_environment import DIGEST_LABEL, WORKDIR_LABEL, task_on_image
+    from uni_agent_gym.workspaces.recorded_environment import DIGEST_LABEL, WORKDIR_LABEL, recorded_image
 
     image_id, labels = built_with(REDIS_ENTRY)
     assert labels[WORKDIR_LABEL] == "/testbed"
     old = {key: value for key, value in labels.items() if key != WORKDIR_LABEL}
-    assert task_on_image(REDIS, "redis-image", (image_id, old), {}, "/testbed").image_environment == labels[DIGEST_LABEL]
+    assert recorded_image(REDIS, "redis-image", (image_id, old), {}, "/testbed").environment == labels[DIGEST_LABEL]
 
 
 def test_images_here_counts_images_that_hold_the_rows_environment(docker_image, tmp_path, capsys, monkeypatch):

@@ -88,25 +88,27 @@ def test_a_task_gets_its_rows_result_and_a_verdict_for_another_image_does_not_co
 
 @pytest.mark.parametrize("own_command", [None, "pytest -rA t.py"], ids=["spec-defaults", "own-command"])
 def test_a_row_has_one_digest_as_loaded_and_as_its_image_built_here_opens_it(own_command):
-    """What `validate` and `prepare-data` read (the row as loaded) and what grading reads (the task as a sandbox on its
-    image opened it: the commands the image records filled in for a Python row left to swebench's defaults; a row's
-    own command kept) are the same row: the file's and the store's records are found in both places. (A Python row's
-    test command, None as loaded, was in its digest and the image's in none: no verdict of a Python row on an image
-    built here was found by its grading.)"""
-    from uni_agent_gym.specs import environment_spec
+    """What `validate` and `prepare-data` read (the row as loaded) and what grading reads are the same row: a sandbox on
+    its image takes the commands the image records (for a Python row left to swebench's defaults; a row's own command
+    is kept) into its `Episode`, and the task stays as loaded, so the file's and the store's records are found in both
+    places. (When the image's commands were written into the task, a Python row's test command, None as loaded, was in
+    its digest and the image's in none: no verdict of a Python row on an image built here was found by its grading.)"""
+    from uni_agent_gym.specs import command_of_tests, environment_spec
     from uni_agent_gym.workspaces.recorded_environment import (COMMIT_LABEL, DIGEST_LABEL, NAME_LABEL, TEST_LABEL, canonical_name,
-                                                               environment_digest, task_on_image)  # fmt: skip
+                                                               environment_digest, recorded_image)  # fmt: skip
     from uni_agent_gym.workspaces.validated import row_digest
 
     loaded = normalise({"instance_id": "astropy__astropy-12907", "repo": "astropy/astropy", "version": "4.3", "environment_setup_commit": "a" * 40,
                         "base_commit": "a" * 40, "problem_statement": "p", "test_patch": "", "FAIL_TO_PASS": ["t"], "PASS_TO_PASS": [],
                         **({"test_command": own_command} if own_command else {})})  # fmt: skip
+    before = row_digest(loaded)
     digest = environment_digest(environment_spec(loaded, {}), loaded, loaded.workdir)
     labels = {DIGEST_LABEL: digest, NAME_LABEL: canonical_name(loaded.image), COMMIT_LABEL: "a" * 40, TEST_LABEL: "pytest -rA from/the/image.py"}
-    opened = task_on_image(loaded, loaded.image, ("sha256:image", labels), {}, loaded.workdir)
-    assert (opened.image_environment, opened.image_id) == (digest, "sha256:image")
-    assert opened.test_command == own_command or (own_command is None and opened.test_command == "pytest -rA from/the/image.py")
-    assert row_digest(opened) == row_digest(loaded)
+    opened = recorded_image(loaded, loaded.image, ("sha256:image", labels), {}, loaded.workdir)
+    assert (opened.environment, opened.image_id) == (digest, "sha256:image")
+    graded = command_of_tests(loaded, {}, recorded=opened.commands)
+    assert graded == own_command or (own_command is None and graded == "pytest -rA from/the/image.py")
+    assert row_digest(loaded) == before
     assert row_digest(loaded.replace(FAIL_TO_PASS=["u"])) != row_digest(loaded)
 
 

@@ -92,7 +92,7 @@ def summarise(rows: list[dict[str, Any]], config: GymConfig, environments: dict[
 def _count_image(line: RepoLine, task: Task, found: tuple[str, dict[str, str]] | None, environments: dict[str, dict[str, Any]]) -> None:
     """Count the row's image (`found`: its id and labels, None where there is none) as grading would take it."""
     from uni_agent_gym.datasets.base import IMAGE_REPO_DIR
-    from uni_agent_gym.workspaces.recorded_environment import EnvironmentMismatch, recorded_digest, task_on_image
+    from uni_agent_gym.workspaces.recorded_environment import EnvironmentMismatch, recorded_digest, recorded_image
 
     if found is None:
         return
@@ -100,7 +100,7 @@ def _count_image(line: RepoLine, task: Task, found: tuple[str, dict[str, str]] |
         line.images_unrecorded += 1
     else:
         try:
-            task_on_image(task, task.image, found, environments, task.workdir or IMAGE_REPO_DIR)
+            recorded_image(task, task.image, found, environments, task.workdir or IMAGE_REPO_DIR)
         except EnvironmentMismatch:
             line.images_elsewhere += 1
             return

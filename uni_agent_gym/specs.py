@@ -58,6 +58,16 @@ class EnvironmentSpec:
     build: str = ""  # run when grading, after the test patch and before the tests ("" = nothing to build)
 
 
+@dataclass(frozen=True)
+class Commands:
+    """The commands an instance image records (`workspaces/recorded_environment.py`), which grading runs for a task that
+    leaves its commands to the defaults: its test command (None: it records none, the spec's is run) and the build run
+    after the patches ("": none). An opened sandbox's `Episode` carries them; the task is never rewritten with them."""
+
+    test_command: str | None
+    build_command: str
+
+
 def load_environments(path: str | Path | None) -> dict[str, dict[str, Any]]:
     """Per-instance overrides from an environments file, by instance id ({} without a file). Read once per version of
     the file (its size and modification time): every sandbox opened and every grading asks for it. The dicts are
@@ -118,12 +128,14 @@ def _major_minor(version: str) -> str:
     return ".".join(str(version).split(".")[:2])
 
 
-def _with_directives(test_cmd: str | list[str] | None, instance: Task) -> str:
-    """The spec's test command followed by the test files of the instance's test_patch (swebench's rule)."""
+def _with_directives(test_cmd: str | list[str] | None, instance: Task, test_patch: str | None = None) -> str:
+    """The spec's test command followed by the test files of the test patch (the instance's, or `test_patch`: the one
+    its sandbox's start state made), swebench's rule."""
     if not test_cmd:
         raise SpecError(f"Instance {instance.instance_id!r}: no test command (override test_cmd or swebench spec)")
     command = "; ".join(test_cmd) if isinstance(test_cmd, list) else test_cmd
-    return " ".join([command, *get_test_directives(instance.to_dict())])  # swebench's function reads the row
+    row = instance.to_dict() if test_patch is None else {**instance.to_dict(), "test_patch": test_patch}
+    return " ".join([command, *get_test_directives(row)])  # swebench's function reads the row
 
 
 def swebench_spec(repo: str, version: str) -> dict[str, Any] | None:
@@ -135,35 +147,41 @@ def _joined(commands: str | list[str] | None, separator: str) -> str:
     return separator.join(commands) if isinstance(commands, list) else (commands or "")
 
 
-def command_of_tests(instance: Task, environments: dict[str, dict[str, Any]] | None = None) -> str:
+def command_of_tests(
+    instance: Task, environments: dict[str, dict[str, Any]] | None = None, *, recorded: Commands | None = None, test_patch: str | None = None
+) -> str:
     """The instance's test command: its environments-file override, else its family's (the row's own, or
-    a table the family follows), else its swebench spec's runner followed by the test_patch's files
-    (another language's spec: its test command as written)."""
+    a table the family follows; `recorded`: what its image records, for a task that leaves it to the defaults),
+    else its swebench spec's runner followed by the test patch's files (`test_patch`: the one its sandbox's start
+    state made, else the task's; another language's spec: its test command as written)."""
     override = (environments or {}).get(instance.instance_id) or {}
     if override.get("test_cmd_as_run"):
         return override["test_cmd_as_run"]
     if override.get("test_cmd"):
-        return _with_directives(override["test_cmd"], instance)
-    if instance.test_command:
-        return instance.test_command
+        return _with_directives(override["test_cmd"], instance, test_patch)
+    own = recorded.test_command if recorded is not None else instance.test_command
+    if own:
+        return own
     spec = swebench_spec(instance.repo, str(instance.version)) or {}
     if language_of(instance) != PYTHON:
         if not spec.get("test_cmd"):
             raise SpecError(f"Instance {instance.instance_id!r}: no test command (override test_cmd_as_run or swebench spec)")
         return _joined(spec["test_cmd"], "; ")
-    return _with_directives(spec.get("test_cmd"), instance)
+    return _with_directives(spec.get("test_cmd"), instance, test_patch)
 
 
-def build_of_tests(instance: Task, environments: dict[str, dict[str, Any]] | None = None) -> str:
+def build_of_tests(instance: Task, environments: dict[str, dict[str, Any]] | None = None, *, recorded: Commands | None = None) -> str:
     """What grading builds after the test patch and before the tests ("" for a Python task): the
-    override's `build_cmd`, else the task's `build_command`, else its swebench spec's `build`."""
+    override's `build_cmd`, else the task's `build_command` (`recorded`: its image's, for a task that leaves it to
+    the defaults), else its swebench spec's `build`."""
     if language_of(instance) == PYTHON:
         return ""
     override = (environments or {}).get(instance.instance_id) or {}
     if "build_cmd" in override:
         return _joined(override["build_cmd"], " && ")
-    if instance.build_command is not None:
-        return instance.build_command
+    own = recorded.build_command if recorded is not None else instance.build_command
+    if own is not None:
+        return own
     spec = swebench_spec(instance.repo, str(instance.version)) or {}
     return _joined(spec.get("build"), " && ")
 

@@ -4,9 +4,9 @@ A family module (`swebench.py`, `swe_gym.py`, `swe_rebench.py`, `swe_smith.py`, 
 `multi_swe_bench.py`) turns a row of its dataset into the dict of a *task*, the row with the keys below filled in;
 `normalise` makes it a `Task` (`task.py`), which the env, the image builder, the reward, `grade`, `eval`,
 `prepare-data` and the loops read. Source columns keep their meaning; what a family derives goes
-under its own key, so normalising a task again gives the same task. Set while a task runs (`workspaces/`):
-`environment_commit` (the commit the episode started from), `image_environment` and `image_id` (what its image
-records). The toy's own: `mirror` (its repository), `needs_environment` (False: any image runs it).
+under its own key, so normalising a task again gives the same task. Nothing is set on a task while it runs: what a
+run has (the start commit, what its image records) is its `Episode`'s (`workspaces/episode.py`). The toy's own:
+`mirror` (its repository), `needs_environment` (False: any image runs it).
 
 | key | what |
 |---|---|
@@ -21,7 +21,7 @@ records). The toy's own: `mirror` (its repository), `needs_environment` (False: 
 | `image_name` | the family's image of the instance (`workspace: image`) |
 | `workdir` | where the repository is in that image |
 | `test_command` | the family's test command for this instance, or None: the environment's (swebench's specs) |
-| `commands_from` | where `test_command` and `build_command` came from when not the row: `swebench-spec` (its spec's defaults), `image` (what the task's image records, `workspaces/recorded_environment.py`) |
+| `commands_from` | where `test_command` and `build_command` came from when not the row: `swebench-spec` (its spec's defaults; grading on an image built here runs what the image records instead, `workspaces/recorded_environment.py`) |
 | `build_command` | shell commands the grader runs in `workdir` after applying the patches and before `test_command` (swebench's non-Python `build`: `make distclean && make`), or None |
 | `log_parser` | a swebench parser name (`parse_log_pytest`), `swesmith` (the repository's profile), `r2e-gym` or `multi-swe-bench` (the package's per-repository `parse_log`) |
 | `grading` | `fail-to-pass` (swebench's F2P/P2P rules) or `expected-output` (R2E-Gym's exact comparison) |

@@ -2,12 +2,14 @@
 
     task = normalise(row)                          # a `Task`, made only by a family's normaliser
     task.instance_id, task.image_name, task.test_command, task.columns["hints_text"]
-    task.replace(environment_commit=commit)        # a changed copy (a task is frozen)
+    task.replace(test_command="...")               # a changed copy (a task is frozen), for the families and tests
     task.to_dict()                                 # the row shape, for code that reads rows (swesmith, multi-swe-bench)
     serialise(task) / deserialise(text)            # its JSON form, with `task_format` (verl's parquet carries it)
 
-A `Task` is a frozen dataclass: its fields are the keys every family fills in (documented in `base.py`) and
-those the gym adds while it runs (the image's recorded environment, the start commit). Every other column of
+A `Task` is a frozen dataclass: its fields are the keys every family fills in (documented in `base.py`), and only
+those: it is the dataset's data, made once where rows come in and never rewritten while it runs. What a run has (its
+sandbox, the commit it started from, the test patch its start state made, the image and what that records) is the
+`Episode`'s (`workspaces/episode.py`). Every other column of
 the row (`hints_text`, SWE-rebench's `install_config`, Multi-SWE-bench's harness fields) is kept, unchanged,
 in `columns`: third-party code (swesmith's profiles, multi-swe-bench's harness) reads the row as the dataset
 wrote it, from `to_dict()`.
@@ -29,7 +31,9 @@ from typing import Any
 
 from uni_agent_gym.datasets.base import IMAGE_REPO_DIR, InstanceError, swebench_image_name
 
-TASK_FORMAT = 1  # the version of `serialise`'s form; raise it when a field changes meaning
+TASK_FORMAT = 2  # the version of `serialise`'s form; raise it when a field comes, goes or changes meaning
+# Format 1 carried what a run had set on the task; it is the run's now (the `Episode`), and `deserialise` drops it.
+RUN_FIELDS_OF_FORMAT_1 = ("environment_commit", "image_environment", "image_id")
 MAPPING_DEPRECATED = ("reading a Task as a Mapping (task[...], .get, iteration, dict(task)) is deprecated and goes in the next "
                       "release: read its attributes (task.instance_id), task.columns for the row's other columns, or "
                       "task.to_dict() for the row as the dataset wrote it")  # fmt: skip
@@ -63,7 +67,7 @@ class Task(Mapping[str, Any]):
     workdir: str | None = IMAGE_REPO_DIR  # None: the image's own WORKDIR (SWE-rebench-V2)
     test_command: str | None = None
     build_command: str | None = None
-    commands_from: str | None = None  # None: the row's own; `swebench-spec`; `image` (its image's labels)
+    commands_from: str | None = None  # None: the row's own; `swebench-spec` (its spec's defaults)
     environment: dict[str, Any] | None = None  # a recipe the row carries (environments-file shape), or why none builds
     needs_environment: bool = True  # False: any image with the base tools runs it (the toy)
     mirror: str | None = None  # a git repository of `repo` the task names itself (the toy)
@@ -74,10 +78,6 @@ class Task(Mapping[str, Any]):
     hidden_paths: list[str] = field(default_factory=list)
     protected_paths: list[str] = field(default_factory=list)
     history: str | None = None  # a family's own history mode (SWE-smith: `none`)
-    # set while it runs (`workspaces/`)
-    environment_commit: str | None = None  # the commit the episode started from
-    image_environment: str | None = None  # the digest its image records (`recorded_environment.py`)
-    image_id: str | None = None  # and that image's id
     # every other column of the row, as the dataset wrote it
     columns: Mapping[str, Any] = field(default_factory=dict)
 
@@ -165,10 +165,13 @@ def serialise(task: Task) -> str:
 
 def deserialise(text: str | Mapping[str, Any]) -> Mapping[str, Any]:
     """A task's form from `serialise` (or an older row without `task_format`: normalised as a row); a newer
-    format than this gym reads is an error, not a task read wrongly."""
+    format than this gym reads is an error, not a task read wrongly. Format 1's run fields (`RUN_FIELDS_OF_FORMAT_1`)
+    are dropped: they were never the dataset's columns."""
     data = json.loads(text) if isinstance(text, str) else dict(text)
     version = data.get("task_format")
     if version is not None and version > TASK_FORMAT:
         raise InstanceError(f"Instance {data.get('instance_id')!r}: written with task_format {version}, this gym reads up to {TASK_FORMAT}: "
                             "prepare the data again with this version (`uni-agent-gym prepare-data`)")  # fmt: skip
+    if version == 1:
+        data = {name: value for name, value in data.items() if name not in RUN_FIELDS_OF_FORMAT_1}
     return data

@@ -14,7 +14,6 @@ that dies raises `DeploymentError`, so it is never trained on as the agent's mis
 from __future__ import annotations
 
 import logging
-import shlex
 import time
 from collections.abc import Mapping
 from typing import Any
@@ -25,8 +24,9 @@ from uni_agent_gym.deployments import Deployment
 from uni_agent_gym.deployments.pool import release
 from uni_agent_gym.envs.parsing import parse_action
 from uni_agent_gym.envs.prompt import task_prompt
-from uni_agent_gym.envs.reward import Reward, split_outcome
+from uni_agent_gym.envs.reward import Reward, grade, split_outcome
 from uni_agent_gym.envs.spaces import ACTION_SPACE, OBSERVATION_SPACE
+from uni_agent_gym.workspaces.episode import Episode
 from uni_agent_gym.workspaces.start_state import open_task
 from uni_agent_gym.errors import UniAgentGymError
 from uni_agent_gym.instances import load_instances, normalise
@@ -82,9 +82,8 @@ class AsyncSWEEnv:
 
             reward = SWEBenchReward.from_config(self.config)
         self._reward = reward
-        self.deployment: Deployment | None = None
-        self.instance: Task | None = None
-        self.repo_dir: str | None = None
+        self.episode: Episode | None = None  # the running episode's sandbox, task, start commit (`workspaces/episode.py`)
+        self._last: Episode | None = None  # the last one opened: its task and directory stay readable after close
         self.tools: dict[str, Tool] = make_tools(self.config.env.tools)
         self.turn = 0
         self._done = True
@@ -93,6 +92,21 @@ class AsyncSWEEnv:
         # wall-clock seconds of the last reset ("reset") or step ("step", "tool", "reward"): out of info, which
         # must repeat for the same seed and actions (Gymnasium's determinism contract); env.timings_in_info adds them
         self.last_timings: dict[str, float] = {}
+
+    @property
+    def deployment(self) -> Deployment | None:
+        """The running episode's sandbox (None between episodes)."""
+        return self.episode.deployment if self.episode is not None else None
+
+    @property
+    def instance(self) -> Task | None:
+        """The last episode's task (also after it was closed)."""
+        return self._last.task if self._last is not None else None
+
+    @property
+    def repo_dir(self) -> str | None:
+        """Where the last episode's repository is in its sandbox (also after it was closed)."""
+        return self._last.repo_dir if self._last is not None else None
 
     @property
     def tool_schemas(self) -> list[dict[str, Any]]:
@@ -112,11 +126,9 @@ class AsyncSWEEnv:
         started = time.monotonic()
         await self.close()
         instance, reward = await self._pick_instance(seed, options or {})
-        self.deployment, self.repo_dir, instance = await open_task(instance, self.config)
-        head = await self.deployment.run(f"git -C {shlex.quote(self.repo_dir)} rev-parse HEAD")
-        if head.exit_code == 0:  # what the agent's patch is taken against (images add a commit over base_commit)
-            instance = instance.replace(environment_commit=head.output.strip())
-        self.instance, self._episode_reward = instance, reward
+        # its start commit is what the agent's patch is taken against (images add a commit over base_commit)
+        self.episode = self._last = await open_task(instance, self.config)
+        self._episode_reward = reward
         self.tools = make_tools(self.config.env.tools, bash_timeout=self.config.deployment.command_timeout)
         self.turn, self._done = 0, False
         self.max_turns = min(self.config.env.max_turns, (options or {}).get("max_turns") or self.config.env.max_turns)
@@ -168,7 +180,7 @@ class AsyncSWEEnv:
             ResetNeeded: before `reset()` or after the episode ended.
             DeploymentError: the sandbox failed (not the agent's fault).
         """
-        if self._done or self.deployment is None:
+        if self._done or self.episode is None:
             raise ResetNeeded("step() needs reset() first (the episode has not started or has ended)")
         started = time.monotonic()
         self.turn += 1
@@ -204,7 +216,7 @@ class AsyncSWEEnv:
         """End the episode now, for a reason of the driver's (format errors, a token or cost budget, a harness
         that exited), and grade the work so far: (reward, info with `exit_reason` and `reward_report`). It needs
         no `finish` tool in `env.tools`, and the turn is not counted (no tool call was made)."""
-        if self._done or self.deployment is None:
+        if self._done or self.episode is None:
             raise ResetNeeded("end() needs a running episode (reset() first)")
         self._done = True
         graded = time.monotonic()
@@ -220,11 +232,11 @@ class AsyncSWEEnv:
     async def _grade(self) -> tuple[float, dict[str, Any] | None]:
         if self._episode_reward is None:
             return 0.0, None
-        return split_outcome(await self._episode_reward(self.deployment, self.instance, self.repo_dir))
+        return split_outcome(await grade(self._episode_reward, self.episode))
 
     async def close(self) -> None:
         """Release the sandbox; idempotent, safe at any time."""
-        deployment, self.deployment = self.deployment, None
+        episode, self.episode = self.episode, None
         self._done = True
-        if deployment is not None:
-            await release(deployment)  # stopped, or scrubbed back into its warm pool
+        if episode is not None:
+            await release(episode.deployment)  # stopped, or scrubbed back into its warm pool

@@ -179,7 +179,7 @@ def _described(exc: BaseException) -> str:
 
 def write_outputs(output_dir: Path, instances: list[Task], retried: int = 0) -> dict[str, Any]:
     """predictions.jsonl and the report, from the trajectories on disk (of these instances)."""
-    trajectories = [t for t in (read_record(trajectory_path(output_dir, i["instance_id"])) for i in instances) if t is not None]
+    trajectories = [t for t in (read_record(trajectory_path(output_dir, i.instance_id)) for i in instances) if t is not None]
     predictions = [
         {"instance_id": t["instance_id"], "model_name_or_path": t["model_name_or_path"], "model_patch": t["patch"]}
         for t in trajectories

@@ -31,8 +31,7 @@ from typing import Literal
 from pydantic import Field
 
 from uni_agent_gym.config import _Strict
-from uni_agent_gym.datasets import Task
-from uni_agent_gym.deployments import Deployment
+from uni_agent_gym.workspaces.episode import Episode
 
 SANDBOX_TASK_FILE = "/tmp/uni_agent_gym_task.md"
 
@@ -74,14 +73,14 @@ def harness_environment(url: str, session_id: str, model_name: str, task_file: s
 async def run_harness(
     config: HarnessConfig,
     *,
-    deployment: Deployment,
-    instance: Task,
-    repo_dir: str,
+    episode: Episode,
     url: str,
     session_id: str,
     model_name: str,
 ) -> HarnessResult:
-    """Run `config.command` against the session at `url` until it exits or its timeout passes."""
+    """Run `config.command` against the session at `url`, on the episode's task in its sandbox, until it exits or its
+    timeout passes."""
+    deployment, instance, repo_dir = episode.deployment, episode.task, episode.repo_dir
     task = instance.problem_statement or ""
     started = time.monotonic()
     if config.where == "sandbox":

@@ -7,10 +7,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from uni_agent_gym.config import RewardConfig
-from uni_agent_gym.datasets import Task
-from uni_agent_gym.deployments import Deployment
 from uni_agent_gym.errors import DeploymentError
 from uni_agent_gym.rewards.capture import PatchRejected, capture_in_sandbox
+from uni_agent_gym.workspaces.episode import Episode, require_episode
 
 
 @dataclass(frozen=True)
@@ -24,10 +23,11 @@ class CommandReward:
     timeout: float = 600.0
     max_patch_bytes: int = RewardConfig.model_fields["max_patch_bytes"].default
 
-    async def __call__(self, deployment: Deployment, instance: Task, repo_dir: str) -> dict[str, Any]:
+    async def __call__(self, episode: Episode) -> dict[str, Any]:
+        deployment, repo_dir = require_episode(episode, "CommandReward").deployment, episode.repo_dir
         report = {"reward": 0.0, "resolved": False, "command": self.command, "exit_code": None, "timed_out": False, "log": "", "patch": ""}
         try:
-            report["patch"] = await self._patch(deployment, instance, repo_dir)
+            report["patch"] = await self._patch(episode)
         except PatchRejected as exc:
             return {**report, "error": str(exc)}
         except DeploymentError as exc:
@@ -48,9 +48,9 @@ class CommandReward:
             "log": result.output[-4000:],
         }
 
-    async def _patch(self, deployment: Deployment, instance: Task, repo_dir: str) -> str:
+    async def _patch(self, episode: Episode) -> str:
         """The changes since the commit the episode started from."""
-        start = instance.environment_commit
+        deployment, repo_dir, start = episode.deployment, episode.repo_dir, episode.start_commit
         if not start:
             head = await deployment.run(f"git -C {shlex.quote(repo_dir)} rev-parse HEAD", timeout=60)
             if head.exit_code != 0:

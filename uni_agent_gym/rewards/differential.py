@@ -146,8 +146,7 @@ async def modules_run(reward: SWEBenchReward, task: Task, result: RewardResult, 
                 _write(path, {**found, "instance_id": task.instance_id, "when": time.time()})
     if not found.get("files") or "statuses" not in found:
         return {"files": found.get("files", []), "reason": found.get("reason", "")}
-    extra, extra_task = _with_module_tests(reward, task, found["command"], found["files"])
-    run = await extra.grade_patch(extra_task, result.patch)
+    run = await _with_module_tests(reward, task, found["command"], found["files"]).grade_patch(task, result.patch)
     gold = {test: status for test, status in found["statuses"].items() if test not in compared}
     report = {"files": found["files"], "outcomes": not_passed(run.parsed_statuses, gold) if run.status in ("resolved", "unresolved") else {},
               "compared": sum(status == "PASSED" for status in gold.values()), "problems": run.integrity_problems, "status": run.status}  # fmt: skip
@@ -169,30 +168,29 @@ async def _gold_modules_run(reward: SWEBenchReward, task: Task, command: str) ->
     if runner is None:
         return {"files": [], "reason": f"the row's command names its tests in a way this check does not extend: {command[-200:]}"}
     gold = gold_patch(task)
-    deployment, repo_dir, _ = await open_task(task, reward.gym, grading=True)
+    episode = await open_task(task, reward.gym, grading=True)
     try:
-        files = await module_tests.importing_test_files(deployment, repo_dir, gold)
+        files = await module_tests.importing_test_files(episode.deployment, episode.repo_dir, gold)
     finally:
-        await release(deployment)
+        await release(episode.deployment)
     files = [path for path in files if module_tests.directive(path, runner) not in command.split()][:MAX_MODULE_TEST_FILES]
     if not files:
         return {"files": [], "reason": "no test file beyond the row's own imports a module gold changes"}
     extended = module_tests.command_with(command, files, runner)
-    extra, extra_task = _with_module_tests(reward, task, extended, files)
-    run = await extra.grade_patch(extra_task, gold)
+    run = await _with_module_tests(reward, task, extended, files).grade_patch(task, gold)
     if run.status not in ("resolved", "unresolved") or run.integrity_problems:
         return {"files": [], "reason": f"gold's run of {len(files)} test file(s) of the modules it changes is {run.status}: "
                                        f"{'; '.join(run.integrity_problems[:2]) or (run.error or '')[-300:]}"}  # fmt: skip
     return {"files": files, "command": extended, "statuses": run.parsed_statuses}
 
 
-def _with_module_tests(reward: SWEBenchReward, task: Task, command: str, files: list[str]) -> tuple[SWEBenchReward, Task]:
+def _with_module_tests(reward: SWEBenchReward, task: Task, command: str, files: list[str]) -> SWEBenchReward:
     """A reward whose test command for `task` is `command` (the environments entry's `test_cmd_as_run`, which every
-    other command gives way to) and the task with `files` returned to the start before the tests, as the test patch's
-    are: a patch may not rewrite the tests it is compared on."""
+    other command gives way to) and which returns `files` to the start before the tests, as the test patch's are: a
+    patch may not rewrite the tests it is compared on."""
     entry = {**reward.environments.get(task.instance_id, {}), "test_cmd_as_run": command}
     config = reward.config.model_copy(update={"differential": False, "differential_modules": False})
-    return type(reward)(config, {**reward.environments, task.instance_id: entry}, reward.gym), task.replace(reset_files=[*task.reset_files, *files])
+    return type(reward)(config, {**reward.environments, task.instance_id: entry}, reward.gym, also_reset=(*reward.also_reset, *files))
 
 
 def _read_record(path: Path) -> dict[str, Any] | None:

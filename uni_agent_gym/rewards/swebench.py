@@ -77,6 +77,7 @@ from uni_agent_gym.rewards.runner_modules import runner_modules_touched
 from uni_agent_gym.rewards.runners import Runner, runner_for
 from uni_agent_gym.rewards.runners.outcomes import Parser
 from uni_agent_gym.specs import build_of_tests, load_environments, command_of_tests
+from uni_agent_gym.workspaces.episode import Episode, require_episode
 from uni_agent_gym.workspaces.validations_file import load as load_validations, task_validation
 from uni_agent_gym.toolchains import language_of
 
@@ -222,12 +223,15 @@ class SWEBenchReward:
         config: RewardConfig | None = None,
         environments: dict[str, dict[str, Any]] | None = None,
         gym: GymConfig | None = None,
+        also_reset: tuple[str, ...] = (),
     ) -> None:
         """`gym` is how fresh sandboxes of an instance are opened (deployment and env sections); without
-        it episodes are graded in their own sandbox, as with `reward.sandbox: same`."""
+        it episodes are graded in their own sandbox, as with `reward.sandbox: same`. `also_reset`: files returned to the
+        start commit before the tests beside the task's own (the differential check's extra test files)."""
         self.config = config or RewardConfig()
         self.environments = environments or {}
         self.gym = gym
+        self.also_reset = tuple(also_reset)
         if self.config.differential and gym is None:
             raise ValueError("reward.differential grades gold in fresh sandboxes: the reward needs the gym config (SWEBenchReward.from_config)")
 
@@ -236,40 +240,40 @@ class SWEBenchReward:
         """The reward a run of `config` grades with (its reward section, environments and sandboxes)."""
         return cls(config.reward, load_environments(config.env.environments), gym=config)
 
-    async def __call__(self, deployment: Deployment, instance: Task, repo_dir: str) -> dict[str, Any]:
-        """The reward report of the episode in `deployment` (the env's `Reward` protocol); a dataset row is not a
-        task: `normalise(row)` first."""
-        instance = require_task(instance, "SWEBenchReward")
-        result = await self.grade_episode(deployment, instance, repo_dir)
+    async def __call__(self, episode: Episode) -> dict[str, Any]:
+        """The reward report of the episode (the env's `Reward` protocol)."""
+        instance = require_episode(episode, "SWEBenchReward").task
+        result = await self.grade_episode(episode)
         result.differential = await differential.check(self, instance, result)  # after its sandboxes are released
         result.language = language_of(instance)
         if result.validation is None and result.strength is None:  # a grading that ended before the tests did not look
             self._validation(instance, result)
         return result.to_dict()
 
-    async def grade_episode(self, deployment: Deployment, instance: Task, repo_dir: str) -> RewardResult:
-        """The grade of the agent's work in `deployment`, in a fresh sandbox unless `reward.sandbox: same`.
-        A sandbox that fails raises `DeploymentError` (not the agent's doing)."""
+    async def grade_episode(self, episode: Episode) -> RewardResult:
+        """The grade of the agent's work in the episode's sandbox, in a fresh sandbox of its task unless `reward.sandbox:
+        same`. A sandbox that fails raises `DeploymentError` (not the agent's doing)."""
+        deployment, instance, repo_dir = episode.deployment, episode.task, episode.repo_dir
         hidden = bool(instance.hidden_paths)  # the tests are not in the agent's sandbox: only a fresh one has them
         if (self.config.sandbox == "same" and not hidden) or self.gym is None:
             if hidden:
                 raise ValueError(f"{instance.instance_id} keeps its tests out of the agent's sandbox: grading it needs the gym config (SWEBenchReward.from_config)")
-            return await self.grade(deployment, instance, repo_dir)
+            return await self.grade(episode)
         started = time.monotonic()
         instance_id = instance.instance_id
-        start = await self._episode_start(deployment, instance, repo_dir)
+        start = await self._episode_start(episode)
         if self._diffs_into_a_fresh_container(deployment):
-            fresh, fresh_repo, fresh_instance = await self._open_fresh(instance, start, beside=deployment)
+            fresh = await self._open_fresh(instance, start, beside=deployment)
             try:
                 try:
-                    patch = await capture_from_container(deployment, fresh, repo_dir, start, self.config.max_patch_bytes)
+                    patch = await capture_from_container(deployment, fresh.deployment, repo_dir, start, self.config.max_patch_bytes)
                 except PatchRejected as exc:
                     return self._finish(RewardResult(instance_id, "patch_rejected", error=str(exc)), started)
-                return await self._grade_patch_in(fresh, fresh_instance, fresh_repo, start, self._to_apply(instance, patch), started)
+                return await self._grade_patch_in(fresh, start, self._to_apply(instance, patch), started)
             finally:
-                await release(fresh)
+                await release(fresh.deployment)
         try:
-            patch = await self._capture_with_git(deployment, instance, repo_dir, start)
+            patch = await self._capture_with_git(episode, start)
         except PatchRejected as exc:
             return self._finish(RewardResult(instance_id, "patch_rejected", error=str(exc)), started)
         except DeploymentError as exc:
@@ -284,34 +288,35 @@ class SWEBenchReward:
         if prepared.error == EMPTY_PATCH:  # known before a fresh sandbox is opened for it: none is
             prepared.restored.update(restored)
             return self._finish(prepared, started)
-        fresh, fresh_repo, fresh_instance = await self._open_fresh(instance, start)
+        fresh = await self._open_fresh(instance, start)
         try:
-            result = await self._grade_patch_in(fresh, fresh_instance, fresh_repo, start, (prepared, kept), started)
+            result = await self._grade_patch_in(fresh, start, (prepared, kept), started)
             result.restored.update(restored)
             return result
         finally:
-            await release(fresh)
+            await release(fresh.deployment)
 
-    async def capture_patch(self, deployment: Deployment, instance: Task, repo_dir: str) -> str:
+    async def capture_patch(self, episode: Episode) -> str:
         """The agent's patch taken as `grade_episode` takes it (trusting nothing in its sandbox), with no test
         run: for an episode whose prediction is graded elsewhere (`uni-agent-gym grade`, the official
         harness). Without `gym` it is taken in the sandbox, as `reward.sandbox: same` takes it.
         Raises `PatchRejected` (too large, a link out of the repository) or `DeploymentError`."""
-        start = await self._episode_start(deployment, instance, repo_dir)
+        deployment, repo_dir = require_episode(episode, "SWEBenchReward.capture_patch").deployment, episode.repo_dir
+        start = await self._episode_start(episode)
         if self.gym is None:
             return await capture_in_sandbox(deployment, repo_dir, start, self.config.max_patch_bytes)
         if not self._diffs_into_a_fresh_container(deployment):
-            return await self._capture_with_git(deployment, instance, repo_dir, start)
-        fresh, _, _ = await self._open_fresh(instance, start, beside=deployment)
+            return await self._capture_with_git(episode, start)
+        fresh = await self._open_fresh(episode.task, start, beside=deployment)
         try:
-            return await capture_from_container(deployment, fresh, repo_dir, start, self.config.max_patch_bytes)
+            return await capture_from_container(deployment, fresh.deployment, repo_dir, start, self.config.max_patch_bytes)
         finally:
-            await release(fresh)
+            await release(fresh.deployment)
 
     @staticmethod
-    async def _episode_start(deployment: Deployment, instance: Task, repo_dir: str) -> str:
-        """The commit the episode started from, which its patch is taken against."""
-        return instance.environment_commit or (await git_in(deployment, repo_dir, "git rev-parse HEAD")).strip()
+    async def _episode_start(episode: Episode) -> str:
+        """The commit the episode started from, which its patch is taken against (its HEAD where it was not read)."""
+        return episode.start_commit or (await git_in(episode.deployment, episode.repo_dir, "git rev-parse HEAD")).strip()
 
     def _diffs_into_a_fresh_container(self, deployment: Deployment) -> bool:
         """Whether the patch is the Docker daemon's diff of the agent's container, computed in a fresh one
@@ -322,10 +327,11 @@ class SWEBenchReward:
     def _on_local(self, deployment: Deployment) -> bool:
         return deployment.config.type == "local" and self.gym.deployment.type == "local"
 
-    async def _capture_with_git(self, deployment: Deployment, instance: Task, repo_dir: str, start: str) -> str:
+    async def _capture_with_git(self, episode: Episode, start: str) -> str:
         """Where no daemon's diff is to be had: the host's git with the instance's trusted repository for a
         local checkout, else git in the sandbox."""
-        trusted = trusted_git_dir(local_workspace_dir(instance.instance_id, self.gym)) if self._on_local(deployment) else None
+        deployment, repo_dir = episode.deployment, episode.repo_dir
+        trusted = trusted_git_dir(local_workspace_dir(episode.task.instance_id, self.gym)) if self._on_local(deployment) else None
         if trusted is not None and await has_commit(trusted, start):
             return await capture_on_host(trusted, repo_dir, start, self.config.max_patch_bytes)
         return await capture_in_sandbox(deployment, repo_dir, start, self.config.max_patch_bytes)
@@ -343,12 +349,11 @@ class SWEBenchReward:
         prepared, kept = self._to_apply(instance, patch)
         if prepared.error == EMPTY_PATCH:  # no sandbox is opened for it
             return self._finish(prepared, started)
-        fresh, repo_dir, fresh_instance = await self._open_fresh(instance, None)
+        fresh = await self._open_fresh(instance, None)
         try:
-            start = (await git_in(fresh, repo_dir, "git rev-parse HEAD")).strip()
-            result = await self._grade_patch_in(fresh, fresh_instance, repo_dir, start, (prepared, kept), started)
+            result = await self._grade_patch_in(fresh, await self._episode_start(fresh), (prepared, kept), started)
         finally:
-            await release(fresh)
+            await release(fresh.deployment)
         result.differential = await differential.check(self, instance, result)
         if result.validation is None and result.strength is None:  # a grading that ended before the tests did not look
             self._validation(instance, result)
@@ -362,20 +367,20 @@ class SWEBenchReward:
         a sandbox of its own (`grade_patch`). None for a patch not graded by `deadline` (time.monotonic())."""
         if self.gym is None:
             raise ValueError("SWEBenchReward.grade_patches needs the gym config to open sandboxes (SWEBenchReward.from_config)")
-        fresh, repo_dir, fresh_instance = await self._open_fresh(instance, None)
+        fresh = await self._open_fresh(instance, None)
         results: list[RewardResult | None] = []
         try:
-            start = await self._episode_start(fresh, fresh_instance, repo_dir)
+            start = await self._episode_start(fresh)
             for patch in patches:
                 if deadline is not None and time.monotonic() > deadline:
                     results.append(None)
                     continue
                 if results:
-                    await self._back_to_start(fresh, repo_dir, start, [*results, patch])
+                    await self._back_to_start(fresh.deployment, fresh.repo_dir, start, [*results, patch])
                 started = time.monotonic()
-                results.append(await self._grade_patch_in(fresh, fresh_instance, repo_dir, start, self._to_apply(instance, patch), started))
+                results.append(await self._grade_patch_in(fresh, start, self._to_apply(instance, patch), started))
         finally:
-            await release(fresh)
+            await release(fresh.deployment)
         return results
 
     @staticmethod
@@ -388,60 +393,55 @@ class SWEBenchReward:
         drop = f" && rm -f {' '.join(stale)}" if stale else ""
         await git_in(deployment, repo_dir, f"{SAFE_GIT} reset -q --hard {start} && {SAFE_GIT} clean -fdq{drop}", timeout=300)
 
-    async def grade(
-        self, deployment: Deployment, instance: Task, repo_dir: str, start_commit: str | None = None
-    ) -> RewardResult:
+    async def grade(self, episode: Episode, start_commit: str | None = None) -> RewardResult:
         """Grade in the agent's own sandbox (`reward.sandbox: same`): the patch is taken there, then steps
-        3-6. `start_commit` defaults to the episode's `instance.environment_commit`, else HEAD."""
-        instance = require_task(instance, "SWEBenchReward.grade")
+        3-6. `start_commit` defaults to the episode's, else HEAD."""
+        episode = require_episode(episode, "SWEBenchReward.grade")
+        deployment, instance, repo_dir = episode.deployment, episode.task, episode.repo_dir
         started = time.monotonic()
         instance_id = instance.instance_id
         repository = await deployment.run(f"git -C {shlex.quote(repo_dir)} rev-parse --git-dir", timeout=60)
         if repository.exit_code != 0:  # the agent deleted or broke it: its work cannot be graded, and that is on it
             error = f"{repo_dir} is no longer a git repository, so there is no patch to grade: {repository.output.strip()[-300:]}"
             return self._finish(RewardResult(instance_id, "patch_failed", error=error, sandbox="same"), started)
-        start = start_commit or await self._episode_start(deployment, instance, repo_dir)
+        start = start_commit or await self._episode_start(episode)
         try:
             patch = await capture_in_sandbox(deployment, repo_dir, start, self.config.max_patch_bytes)
         except PatchRejected as exc:
             return self._finish(RewardResult(instance_id, "patch_rejected", error=str(exc), sandbox="same"), started)
-        return await self._test(deployment, instance, repo_dir, start, RewardResult(instance_id, "unresolved", patch=patch, sandbox="same"), started)
+        return await self._test(episode, start, RewardResult(instance_id, "unresolved", patch=patch, sandbox="same"), started)
 
-    async def _open_fresh(
-        self, instance: Task, start: str | None, beside: Deployment | None = None
-    ) -> tuple[Deployment, str, Task]:
-        """A new sandbox of the instance at its start state (the warm pool's when there is one), checked to
-        be at `start` when given; with the task as that sandbox starts it (its hidden tests, where made there).
+    async def _open_fresh(self, instance: Task, start: str | None, beside: Deployment | None = None) -> Episode:
+        """The episode of a new sandbox of the task at its start state (the warm pool's when there is one), checked to
+        be at `start` when given; it carries the test patch its start state made, where one did.
         `beside`: the agent's sandbox, where the new one must be placed to read its changes (its node)."""
         from uni_agent_gym.workspaces.start_state import open_task
 
         gym = self.gym
         if beside is not None and beside.beside():
             gym = gym.model_copy(update={"deployment": gym.deployment.model_copy(update=beside.beside())})
-        deployment, repo_dir, instance = await open_task(instance, gym, grading=True)
+        fresh = await open_task(instance, gym, grading=True)
         if start is not None:
             try:
-                head = (await git_in(deployment, repo_dir, "git rev-parse HEAD")).strip()
+                head = await self._episode_start(fresh)
                 if head != start:
                     raise DeploymentError(f"a fresh sandbox of {instance.instance_id} starts at {head}, the episode at {start}")
             except BaseException:
-                await release(deployment)
+                await release(fresh.deployment)
                 raise
-        return deployment, repo_dir, instance
+        return fresh
 
-    async def _grade_patch_in(
-        self, deployment: Deployment, instance: Task, repo_dir: str, start: str, to_apply: tuple[RewardResult, str], started: float
-    ) -> RewardResult:
+    async def _grade_patch_in(self, fresh: Episode, start: str, to_apply: tuple[RewardResult, str], started: float) -> RewardResult:
         """Steps 2-6 in a fresh sandbox: apply the patch (`_to_apply`'s result and patch) the official
         harness's way, then test."""
         result, patch = to_apply
         if result.error == EMPTY_PATCH:  # captured in an open sandbox (docker, ray): nothing to run
             return self._finish(result, started)
-        applied, log = await apply_patch(deployment, repo_dir, patch, "patch")
+        applied, log = await apply_patch(fresh.deployment, fresh.repo_dir, patch, "patch")
         if not applied:
             result.status, result.error = "patch_failed", log[-4000:]
             return self._finish(result, started)
-        return await self._test(deployment, instance, repo_dir, start, result, started)
+        return await self._test(fresh, start, result, started)
 
     @staticmethod
     def _to_apply(instance: Task, patch: str) -> tuple[RewardResult, str]:
@@ -457,31 +457,30 @@ class SWEBenchReward:
             result.error = EMPTY_PATCH
         return result, patch
 
-    async def _test(
-        self, deployment: Deployment, instance: Task, repo_dir: str, start: str, result: RewardResult, started: float
-    ) -> RewardResult:
+    async def _test(self, episode: Episode, start: str, result: RewardResult, started: float) -> RewardResult:
         """Steps 3-6: runner files and test files back to `start`, the test patch, the tests, the grade."""
-        command = result.test_command = command_of_tests(instance, self.environments)
-        result.environment, result.image_id, result.start_commit = instance.image_environment, instance.image_id, start
+        deployment, instance, repo_dir, test_patch = episode.deployment, episode.task, episode.repo_dir, episode.test_patch
+        command = result.test_command = command_of_tests(instance, self.environments, recorded=episode.commands, test_patch=episode.test_patch)
+        result.environment, result.image_id, result.start_commit = episode.environment, episode.image_id, start
         self._validation(instance, result)
         result.network_isolated = False if self.config.network else await deployment.isolate_network()
         result.restored.update(await runner_files_to_restore(deployment, repo_dir, start, result.patch, command, language_of(instance)))
         protected = instance.protected_paths or []
         restore = [path for path in result.restored if not any(path == p or path.startswith(p + "/") for p in protected)]
-        await reset_files(deployment, repo_dir, start, patch_files(instance.test_patch) + list(instance.reset_files or []) + restore)
+        await reset_files(deployment, repo_dir, start, patch_files(test_patch) + list(instance.reset_files or []) + list(self.also_reset) + restore)
         durations = result.durations
         durations["reset"] = time.monotonic() - started
 
         scratch = f"/tmp/uni-agent-gym-grade-{secrets.token_hex(6)}"  # unique: local graders share the host's /tmp
-        if instance.test_patch:
-            await deployment.write_file(f"{scratch}.diff", instance.test_patch)
+        if test_patch:
+            await deployment.write_file(f"{scratch}.diff", test_patch)
             applied = await deployment.run(f"cd {shlex.quote(repo_dir)} && {SAFE_GIT} apply --verbose {scratch}.diff; rc=$?; rm -f {scratch}.diff; (exit $rc)", timeout=120)
             if applied.exit_code != 0:
                 result.status, result.error, result.stopped_at = "test_patch_failed", applied.output[-2000:], "test_patch"
                 return self._finish(result, started)
 
         runner = task_runner(instance, command)  # (record, parser) of the runner the log comes from; None: unknown
-        canaries = await self._plant_canaries(deployment, instance, repo_dir, runner, command)
+        canaries = await self._plant_canaries(episode, runner, command)
         result.canaries = dict(canaries.planted) if canaries is not None else {}
         if canaries is not None and canaries.command:  # runs of their own (swebench's Maven rows: one test a run)
             command = result.test_command = canaries.command
@@ -489,13 +488,13 @@ class SWEBenchReward:
         modules = runner_modules_touched(instance.repo, result.patch)
         if runner is not None and runner[0].configuration_changes is not None:
             modules += await runner[0].configuration_changes(deployment, repo_dir, start, result.patch)
-        result.build_command = build_of_tests(instance, self.environments)
+        result.build_command = build_of_tests(instance, self.environments, recorded=episode.commands)
         if result.build_command and not await self._build(deployment, repo_dir, result):
             return self._finish(result, started)
-        await self._run_and_grade(deployment, instance, repo_dir, result, runner, canaries)
+        await self._run_and_grade(episode, result, runner, canaries)
         if result.status == "resolved" and modules:  # graded again with the runner's implementation as at the start
             await reset_files(deployment, repo_dir, start, modules)
-            rerun = await self._run_and_grade(deployment, instance, repo_dir, RewardResult(result.instance_id, "unresolved", test_command=command), runner, canaries)
+            rerun = await self._run_and_grade(episode, RewardResult(result.instance_id, "unresolved", test_command=command), runner, canaries)
             failing = sorted(test for test, status in rerun.test_statuses.items() if status != "PASSED")
             result.runner_rerun = {"modules": modules, "status": rerun.status, "not_passed": failing, "integrity_problems": rerun.integrity_problems}
             durations["tests_rerun"] = rerun.durations.get("tests", 0.0)
@@ -508,15 +507,14 @@ class SWEBenchReward:
                 result.status, result.resolved, result.reward = "unresolved", False, 0.0
         return self._finish(result, started)
 
-    async def _plant_canaries(
-        self, deployment: Deployment, instance: Task, repo_dir: str, runner: tuple[Runner, Parser] | None, command: str
-    ) -> Canaries | None:
+    async def _plant_canaries(self, episode: Episode, runner: tuple[Runner, Parser] | None, command: str) -> Canaries | None:
         """Tests that must fail, beside the graded ones (`canaries.py`), where `reward.canaries` is on."""
+        instance = episode.task
         planted_for = canary_runner(instance, command, runner) if self.config.canaries and runner is not None else None
         if planted_for is None:
             return None
         graded = list(instance.FAIL_TO_PASS) + list(instance.PASS_TO_PASS or [])
-        return await plant(deployment, repo_dir, planted_for, instance.test_patch, graded, command)
+        return await plant(episode.deployment, episode.repo_dir, planted_for, episode.test_patch, graded, command)
 
     async def _build(self, deployment: Deployment, repo_dir: str, result: RewardResult) -> bool:
         """The task's build, with the patch and the test patch in place; False (and the result's status
@@ -557,10 +555,10 @@ class SWEBenchReward:
         )
 
     async def _run_and_grade(
-        self, deployment: Deployment, instance: Task, repo_dir: str, result: RewardResult, runner: tuple[Runner, Parser] | None,
-        canaries: Canaries | None,
+        self, episode: Episode, result: RewardResult, runner: tuple[Runner, Parser] | None, canaries: Canaries | None
     ) -> RewardResult:
         """Step 5-6 once: run the test command (with the guard), parse, cross-check and grade into `result`."""
+        deployment, instance, repo_dir = episode.deployment, episode.task, episode.repo_dir
         # The output streams to the grader through the session (the code under test can add to it, not
         # rewrite it, as it could a log file), the last log_limit bytes of it kept; the exit code is bash's.
         command, durations = result.test_command, result.durations

@@ -93,12 +93,12 @@ async def grade_patch(instance: Task, patch: str, gym: GymConfig) -> RewardResul
     from uni_agent_gym.rewards.swebench import RewardResult
 
     started = time.monotonic()
-    deployment, repo_dir, instance = await open_task(instance, gym, grading=True)
+    episode = await open_task(instance, gym, grading=True)
     try:
-        applied, log = await apply_patch(deployment, repo_dir, patch, "patch")
-        report = await REWARD(deployment, instance, repo_dir) if applied else {"resolved": False, "reward": 0.0, "error": log[-4000:]}
+        applied, log = await apply_patch(episode.deployment, episode.repo_dir, patch, "patch")
+        report = await REWARD(episode) if applied else {"resolved": False, "reward": 0.0, "error": log[-4000:]}
     finally:
-        await release(deployment)
+        await release(episode.deployment)
     status = "patch_failed" if not applied else "timeout" if report["timed_out"] else "resolved" if report["resolved"] else "unresolved"
     return RewardResult(
         instance.instance_id, status, reward=report["reward"], resolved=report["resolved"], patch=patch, test_command=TEST_COMMAND,

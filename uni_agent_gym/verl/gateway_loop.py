@@ -146,8 +146,7 @@ class _Episode:
         limits = Limits(**loop.cache_limits, max_tokens_per_turn=loop.gym_config.rollout.max_tokens_per_turn)
         self.session = self.gateway.open_session(backend=loop.server_manager, limits=limits, sampling_params=self.sampling_params)
         url = self.server.url if config.harness.where == "host" else f"http://{config.sandbox_host or config.host}:{self.server.port}"
-        self.harness = await run_harness(config.harness, deployment=self.env.deployment, instance=self.env.instance,
-                                         repo_dir=info["repo_dir"], url=url, session_id=self.session.session_id,
+        self.harness = await run_harness(config.harness, episode=self.env.episode, url=url, session_id=self.session.session_id,
                                          model_name=config.model_name)  # fmt: skip
         self.timings["harness"] = self.harness.duration
         if self.session.aborted_last:  # the harness saw a 502 it may have given up on: the trainer's doing

@@ -35,7 +35,8 @@ from uni_agent_gym.workspaces.host_git import WorkspaceError
 from uni_agent_gym.workspaces.local_checkout import ensure_trusted_repository, local_workspace_dir, recreate_checkout
 from uni_agent_gym.workspaces.local_venv import ensure_local_environment, renew_tampered_venv, venv_environment
 from uni_agent_gym.workspaces.mirrors import mirror_repository
-from uni_agent_gym.workspaces.recorded_environment import EnvironmentUnavailable, task_on_image
+from uni_agent_gym.workspaces.episode import Episode
+from uni_agent_gym.workspaces.recorded_environment import EnvironmentUnavailable, RecordedImage, recorded_image
 from uni_agent_gym.workspaces.validations_file import load as load_validations, task_validation
 
 logger = logging.getLogger(__name__)
@@ -65,9 +66,9 @@ async def workspace_mode(instance: Task, config: GymConfig) -> str:
     return "mirror"
 
 
-async def open_workspace(instance: Task, config: GymConfig, *, grading: bool = False) -> tuple[Deployment, str, Task]:
-    """A started deployment with the repository at `base_commit`, the repository's directory in it, and the task as
-    that sandbox holds it (with the commands its image records, `recorded_environment.py`).
+async def open_workspace(instance: Task, config: GymConfig, *, grading: bool = False) -> Episode:
+    """The episode of a started deployment with the repository at `base_commit`: the sandbox, the repository's directory
+    in it, and what its image records (`recorded_environment.py`); its start state is `start_state.py`'s.
     `grading`: the sandbox that grades, which for a task with `hidden_paths` runs the image that has them."""
     deployment_config = config.deployment
     mode = await workspace_mode(instance, config)
@@ -85,14 +86,14 @@ async def open_workspace(instance: Task, config: GymConfig, *, grading: bool = F
     cache = await mirror_repository(instance.repo, source, config.env.cache_dir, instance.base_commit)
     history = await clean_history(cache, instance.base_commit, history_mode(instance, config), instance.instance_id)
     if deployment_config.images == "none":
-        return (*await _open_local(instance, config, history), instance)
+        return Episode(instance, *await _open_local(instance, config, history))
 
     if deployment_config.images in CONTAINER_SITES:  # the checkout in an image's layers, not the container's (mirror_images.py)
         from uni_agent_gym.workspaces.mirror_images import ensure_workspace_image
 
         image = await ensure_workspace_image(deployment_config.image, instance.repo, history, repo_dir, deployment_config)
         pull = "never" if deployment_config.images == "here" else "missing"
-        return await acquire(deployment_config.model_copy(update={"image": image, "workdir": repo_dir, "pull": pull}), repo_dir), repo_dir, instance
+        return Episode(instance, await acquire(deployment_config.model_copy(update={"image": image, "workdir": repo_dir, "pull": pull}), repo_dir), repo_dir)
     deployment = await acquire(deployment_config.model_copy(update={"workdir": repo_dir}), repo_dir)
     try:
         with tempfile.TemporaryDirectory(prefix="uni-agent-gym-checkout-") as scratch:
@@ -102,7 +103,7 @@ async def open_workspace(instance: Task, config: GymConfig, *, grading: bool = F
     except BaseException:
         await deployment.stop()
         raise
-    return deployment, repo_dir, instance
+    return Episode(instance, deployment, repo_dir)
 
 
 async def _environment_image(instance: Task, config: GymConfig) -> str:
@@ -132,7 +133,7 @@ async def _environment_image(instance: Task, config: GymConfig) -> str:
     return "image"
 
 
-async def _open_image(instance: Task, config: GymConfig, grading: bool) -> tuple[Deployment, str, Task]:
+async def _open_image(instance: Task, config: GymConfig, grading: bool) -> Episode:
     """The family's image (official, or built here) holds the repository at its workdir; checked against the task
     where it records its environment."""
     deployment_config = config.deployment
@@ -164,8 +165,8 @@ async def _open_image(instance: Task, config: GymConfig, grading: bool) -> tuple
         )
     else:  # modal: its images are remote, and nothing here reads their labels
         found = None
-    task = _checked(instance, image, found, config, workdir)
-    return await acquire(deployment_config.model_copy(update=update), workdir), workdir, task
+    recorded = _checked(instance, image, found, config, workdir)
+    return Episode(instance, await acquire(deployment_config.model_copy(update=update), workdir), workdir, image=recorded)
 
 
 _identities: dict[str, tuple[str, dict[str, str]] | None] = {}  # image -> (id, labels), as ensure_clean_image remembers its answer
@@ -181,18 +182,19 @@ async def _identity(image: str, pull: str) -> tuple[str, dict[str, str]] | None:
     return _identities[image]
 
 
-def _checked(instance: Task, image: str, found: tuple[str, dict[str, str]] | None, config: GymConfig, workdir: str) -> Task:
-    """The task as its image holds it (`recorded_environment.task_on_image`), and under `env.validation: require` only an
-    image whose environment passed `validate` here, or in env.validations on this image id (docker and ray)."""
-    task = task_on_image(instance, image, found, load_environments(config.env.environments), workdir)
+def _checked(instance: Task, image: str, found: tuple[str, dict[str, str]] | None, config: GymConfig, workdir: str) -> RecordedImage | None:
+    """What the image records for the task (`recorded_environment.recorded_image`), and under `env.validation: require`
+    only an image whose environment passed `validate` here, or in env.validations on this image id (docker and ray)."""
+    recorded = recorded_image(instance, image, found, load_environments(config.env.environments), workdir)
     if config.env.validation == "require" and config.deployment.images in CONTAINER_SITES:
         validations = load_validations(config.env.validations) if config.env.validations else None  # merged with the store
-        if not task_validation(task, config.env.cache_dir, validations, task.image_environment, task.image_id).environment_validated:
+        environment, image_id = (recorded.environment, recorded.image_id) if recorded is not None else (None, None)
+        if not task_validation(instance, config.env.cache_dir, validations, environment, image_id).environment_validated:
             raise EnvironmentUnavailable(
                 f"Instance {instance.instance_id!r}: its image {image} has not passed `uni-agent-gym validate` on this machine "
                 "(env.validation: require); validate it, or leave the task out"
             )
-    return task
+    return recorded
 
 
 async def _mark_a_changed_venv(deployment: Deployment, workspace: Path) -> None:

@@ -16,7 +16,8 @@ patches). A sandbox opened on such an image is checked against its task before a
 
 A refusal is an `EnvironmentMismatch` (a `DeploymentError`: the infrastructure's, masked in training, never a reward). Images without the labels (official
 ones, pulled; built before them), and images made from one built here under another name (which inherit its
-labels), are not checked: nothing says what they hold.
+labels), are not checked: nothing says what they hold. What a checked image records (its digest, id and the commands
+grading takes from it) is the sandbox's `Episode`'s (`RecordedImage`), never written into the task.
 """
 
 from __future__ import annotations
@@ -24,11 +25,12 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
+from dataclasses import dataclass
 from typing import Any
 
 from uni_agent_gym.datasets import Task
 from uni_agent_gym.errors import DeploymentError
-from uni_agent_gym.specs import EnvironmentSpec, SpecError, environment_spec
+from uni_agent_gym.specs import Commands, EnvironmentSpec, SpecError, environment_spec
 from uni_agent_gym.workspaces.host_git import WorkspaceError
 
 DIGEST_LABEL = "uni-agent-gym.task-environment"
@@ -38,6 +40,15 @@ TEST_LABEL = "uni-agent-gym.test-command"
 BUILD_LABEL = "uni-agent-gym.build-command"
 NAME_LABEL = "uni-agent-gym.image"  # the name it was built under: an image made FROM it (or tagged anew) inherits the
 # labels, and holds something else (another family's image of the same repository, say): only this name is checked
+
+
+@dataclass(frozen=True)
+class RecordedImage:
+    """What an instance image built here records of itself, checked against its task (`recorded_image`)."""
+
+    environment: str  # the digest of the environment it was built from
+    image_id: str  # the engine's id of it
+    commands: Commands | None = None  # the commands grading runs, where the task leaves them to the defaults
 
 
 class EnvironmentUnavailable(WorkspaceError, DeploymentError):
@@ -83,17 +94,16 @@ def explicit_environment(instance: Task, environments: dict[str, dict[str, Any]]
     return instance.instance_id in environments or instance.environment is not None or own_commands
 
 
-def task_on_image(
+def recorded_image(
     instance: Task, image: str, found: tuple[str, dict[str, str]] | None, environments: dict[str, dict[str, Any]], workdir: str
-) -> Task:
-    """The task as grading on `image` (`found`: its id and labels, None where unknown) reads it: with the image's digest
-    and id, and the commands the image records where the task gives none; `EnvironmentMismatch` when the image was
-    built for another (module docstring)."""
+) -> RecordedImage | None:
+    """What `image` (`found`: its id and labels, None where unknown) records for grading the task on it: its digest and
+    id, and the commands it records where the task gives none; None for an image that records nothing (not built here
+    under this name); `EnvironmentMismatch` when it was built for another environment (module docstring)."""
     image_id, labels = found or ("", {})
     recorded = recorded_digest(image, labels)
     if recorded is None:
-        return instance
-    checked = {"image_environment": recorded, "image_id": image_id}
+        return None
     instance_id = instance.instance_id
     commit = labels.get(COMMIT_LABEL)
     if commit != instance.base_commit:
@@ -112,11 +122,8 @@ def task_on_image(
             f"give the row `workdir: {built_in}` (as the row it was built from does), or rebuild the image for this row "
             "(`uni-agent-gym images build --force`)"
         )
-    if instance.image_environment == recorded:  # already read from this image (the agent's sandbox, now the grader's)
-        return instance.replace(**checked)
     if not explicit_environment(instance, environments):
-        commands = {"test_command": labels.get(TEST_LABEL) or None, "build_command": labels.get(BUILD_LABEL, ""), "commands_from": "image"}
-        return instance.replace(**commands, **checked)
+        return RecordedImage(recorded, image_id, Commands(labels.get(TEST_LABEL) or None, labels.get(BUILD_LABEL, "")))
     try:
         spec = environment_spec(instance, environments)
     except SpecError as exc:
@@ -130,4 +137,4 @@ def task_on_image(
             f"Instance {instance_id!r}: its image {image} was built for environment {recorded}, the task's is {wanted}{detail}: "
             "grade with the environments file the image was built with, or rebuild it (`uni-agent-gym images build --force`)"
         )
-    return instance.replace(**checked)
+    return RecordedImage(recorded, image_id)

@@ -5,13 +5,14 @@ that state made in the sandbox before anyone else touches it.
 The made state is one root commit with a fixed identity and date, so every sandbox of the task (the
 agent's and the fresh one grading it) starts at the same commit, and it keeps no history: the parent
 would be the unbroken code. The removed files are the hidden tests: their diff (adding them back) is
-taken before they go and returned in the task as `test_patch`, kept by the host and applied when
-grading. Such sandboxes do not come from the warm pool: the pool returns a container to the state it
+taken before they go and kept in the sandbox's `Episode` (`test_patch`), on the host, applied when
+grading; the task is not changed. Such sandboxes do not come from the warm pool: the pool returns a container to the state it
 was first handed out in, which is before this one.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import secrets
 import shlex
 
@@ -19,33 +20,36 @@ from uni_agent_gym.config import GymConfig
 from uni_agent_gym.datasets import Task, require_task
 from uni_agent_gym.deployments import Deployment
 from uni_agent_gym.deployments.pool import release
+from uni_agent_gym.workspaces.episode import Episode, head_commit
 from uni_agent_gym.workspaces.host_git import FIXED_IDENTITY, WorkspaceError
 from uni_agent_gym.workspaces.open import open_workspace
 
 START_MESSAGE = "uni-agent-gym start"
 
 
-async def open_task(instance: Task, config: GymConfig, *, grading: bool = False) -> tuple[Deployment, str, Task]:
-    """A started sandbox of the task at its start state, its repository directory, and the task as this
-    sandbox starts it (with `test_patch` where the start state made it). `grading` opens the sandbox
-    that grades (the image with the hidden tests, where a family hides them from the agent). A dataset row
-    is not a task: `normalise(row)` first."""
+async def open_task(instance: Task, config: GymConfig, *, grading: bool = False) -> Episode:
+    """The episode of a started sandbox of the task at its start state: the sandbox, its repository directory, the
+    commit it starts at, what its image records, and the test patch where the start state made it. `grading` opens
+    the sandbox that grades (the image with the hidden tests, where a family hides them from the agent). A dataset
+    row is not a task: `normalise(row)` first."""
     instance = require_task(instance, "open_task")
     if instance.start_patch and getattr(config.deployment, "pool_size", 0):
         config = config.model_copy(update={"deployment": config.deployment.model_copy(update={"pool_size": 0})})
-    deployment, repo_dir, instance = await open_workspace(instance, config, grading=grading)
+    episode = await open_workspace(instance, config, grading=grading)
     try:
-        return deployment, repo_dir, await make_start_state(deployment, repo_dir, instance)
+        made = await make_start_state(episode.deployment, episode.repo_dir, instance)
+        start = made[0] if made else await head_commit(episode.deployment, episode.repo_dir)
+        return dataclasses.replace(episode, start_commit=start, made_test_patch=made[1] if made else None)
     except BaseException:
-        await release(deployment)
+        await release(episode.deployment)
         raise
 
 
-async def make_start_state(deployment: Deployment, repo_dir: str, instance: Task) -> Task:
-    """Make the task's start state in the sandbox (see the module docstring); the task unchanged when it
-    has no `start_patch`."""
+async def make_start_state(deployment: Deployment, repo_dir: str, instance: Task) -> tuple[str, str] | None:
+    """Make the task's start state in the sandbox (see the module docstring): (the start commit, the test patch of
+    the hidden tests); None when it has no `start_patch`."""
     if not instance.start_patch:
-        return instance
+        return None
     scratch = f"/tmp/uni-agent-gym-start-{secrets.token_hex(6)}"
     await deployment.write_file(f"{scratch}.diff", instance.start_patch if instance.start_patch.endswith("\n") else instance.start_patch + "\n")
     hidden = " ".join(shlex.quote(path) for path in instance.hidden_files or [])
@@ -69,4 +73,4 @@ async def make_start_state(deployment: Deployment, repo_dir: str, instance: Task
         tests = (await deployment.read_file(f"{scratch}.tests")).decode("utf-8", errors="replace")
     finally:
         await deployment.run(f"rm -f {scratch}.diff {scratch}.index {scratch}.tests")
-    return instance.replace(test_patch=tests, environment_commit=result.output.strip().splitlines()[-1])
+    return result.output.strip().splitlines()[-1], tests

@@ -42,11 +42,11 @@ GRADED_COLUMNS = ("FAIL_TO_FAIL", "PASS_TO_FAIL", "install_config", "eval_script
 
 
 def row_digest(task: Task) -> str:
-    """A digest of what grading reads of the row (`GRADED_FIELDS`, `GRADED_COLUMNS`), the same for the task as a loader
-    made it and as a sandbox opened it: commands that are defaults (swebench's spec for the repository and version, or
-    what the image records, which its environment digest covers) and a test patch the start state makes (SWE-smith's
-    hidden tests) are left out, being filled in while it runs. (Commands left to the defaults are none at first: a Python
-    row's, whose image then records them, as `recorded_environment.explicit_environment` reads a row.)"""
+    """A digest of what grading reads of the row (`GRADED_FIELDS`, `GRADED_COLUMNS`): commands that are defaults
+    (swebench's spec for the repository and version, or what the image records, which its environment digest covers)
+    and the test patch of a task whose start state makes one (SWE-smith's hidden tests) are left out, being the
+    sandbox's (its `Episode`'s), not the row's. (Commands left to the defaults are none at first: a Python row's, whose
+    image then records them, as `recorded_environment.explicit_environment` reads a row.)"""
     own_commands = task.commands_from is None and (bool(task.test_command) or task.build_command is not None)
     derived = set() if own_commands else {"test_command", "build_command"}
     derived |= {"test_patch"} if task.start_patch else set()
