@@ -5,7 +5,14 @@ names, so the checks hold on types, not spellings (`Mapping as M`, `typing.Dict`
 are found too):
 - no parameter's annotation lets a task in beside a Mapping (`Task | Mapping[str, Any]`, `list[Task | dict]`): the
   function would have to check which it was given, and normalise again;
-- no call makes a task from a row (`datasets.normalise`, `instances.normalise`, `Task.from_dict`) outside the loaders.
+- no call makes a task from a row (`datasets.normalise`, `instances.normalise`, `Task.from_dict`) outside the loaders;
+- no code outside `datasets/` sets a task's field after it was made (the task is the dataset's data, what a run has is
+  its `Episode`'s): no `.replace(...)` with keywords (a task's `replace` sets a column under a name that is no field:
+  `task.replace(environment_commit=...)` would hide the run's state in the row), no `dataclasses.replace(...)` naming a
+  Task field or spreading `**` keywords, no `object.__setattr__(x, "<a Task field>", ...)`, no `Task(...)` made anew.
+  A value's type is not in the source, so these calls count whatever they are called on (a `datetime.replace(year=...)`
+  or a `dataclasses.replace` of another dataclass with a field of a Task's name would be counted too: write the change
+  otherwise).
 And an episode and a grading, run with the Task's deprecated Mapping face an error, read no task as a row: the gym's own
 code is held by pyproject's filterwarnings, this also holds the libraries it hands a task to.
 """
@@ -14,6 +21,7 @@ from __future__ import annotations
 
 import ast
 import collections.abc
+import dataclasses
 import importlib
 import typing
 import warnings
@@ -35,7 +43,8 @@ LOADERS = ("datasets/", "instances.py", "envs/async_env.py", "cli.py", "eval/gra
 MAKE_TASK = (datasets.normalise, instances.normalise, Task.from_dict)
 # The modules a name is resolved in (by importing them): where tasks, rows' types and what makes a task are; any other
 # module's names are none of these (and importing the package's every module, Ray's and verl's, would be slow).
-RESOLVED = ("uni_agent_gym.datasets", "uni_agent_gym.instances", "builtins", "typing", "collections")
+RESOLVED = ("uni_agent_gym.datasets", "uni_agent_gym.instances", "builtins", "typing", "collections", "dataclasses")
+TASK_FIELDS = {item.name for item in dataclasses.fields(Task)}
 
 
 def imported_names(tree: ast.Module, module: str) -> dict[str, str]:
@@ -135,6 +144,28 @@ def crossings(source: str, module: str) -> list[str]:
     return found
 
 
+def task_rewrites(source: str, module: str) -> list[str]:
+    """Where a module's code sets a field of a task it was given (the module docstring's list): `line: what`."""
+    tree = ast.parse(source)
+    names = imported_names(tree, module)
+    found = []
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Call):
+            continue
+        function = resolve(node.func, names)
+        keywords = [keyword.arg or "**..." for keyword in node.keywords]
+        named = [keyword for keyword in keywords if keyword in TASK_FIELDS or keyword == "**..."]
+        if function is dataclasses.replace and named:
+            found.append(f"{node.lineno}: {ast.unparse(node.func)}({', '.join(named)}) sets a task's field after it was made")
+        elif function is not dataclasses.replace and isinstance(node.func, ast.Attribute) and node.func.attr == "replace" and keywords:
+            found.append(f"{node.lineno}: {ast.unparse(node.func)}({', '.join(keywords)}) sets a task's field or column after it was made")
+        elif function is object.__setattr__ and len(node.args) > 1 and isinstance(node.args[1], ast.Constant) and node.args[1].value in TASK_FIELDS:
+            found.append(f"{node.lineno}: object.__setattr__(..., {node.args[1].value!r}) sets a task's field after it was made")
+        elif is_task(function):
+            found.append(f"{node.lineno}: {ast.unparse(node.func)}(...) makes a task anew")
+    return found
+
+
 def package_modules() -> list[tuple[str, Path]]:
     return [(path.relative_to(PACKAGE).as_posix(), path) for path in sorted(PACKAGE.rglob("*.py"))]
 
@@ -147,6 +178,41 @@ def test_below_the_loaders_every_function_takes_a_task_and_none_makes_one():
         module = "uni_agent_gym." + relative.removesuffix(".py").replace("/", ".").removesuffix(".__init__")
         found += [f"uni_agent_gym/{relative}:{where}" for where in crossings(path.read_text(), module)]
     assert not found, "rows are normalised where they come in (the loaders); below them a function takes a Task:\n" + "\n".join(found)
+
+
+def test_no_task_field_is_set_after_the_task_was_made():
+    """Task fields set after normalise: none. The start commit, a start state's test patch, what an image records and
+    its commands are the Episode's (`workspaces/episode.py`); a grading sandbox is an episode of the same task."""
+    found = []
+    for relative, path in package_modules():
+        if relative.startswith("datasets/"):
+            continue
+        module = "uni_agent_gym." + relative.removesuffix(".py").replace("/", ".").removesuffix(".__init__")
+        found += [f"uni_agent_gym/{relative}:{where}" for where in task_rewrites(path.read_text(), module)]
+    assert not found, "a task is the dataset's data, never rewritten while it runs (what the run has is its Episode's):\n" + "\n".join(found)
+
+
+@pytest.mark.parametrize("source", [
+    "def f(task, made):\n    return task.replace(test_patch=made)",
+    "def f(task, head):\n    return task.replace(environment_commit=head)",
+    "def f(task, commands):\n    return task.replace(**commands)",
+    "import dataclasses as dc\ndef f(task):\n    return dc.replace(task, test_patch='')",
+    "from dataclasses import replace as r\ndef f(task):\n    return r(task, test_command='make')",
+    "def f(task):\n    object.__setattr__(task, 'test_patch', '')",
+    "from uni_agent_gym.datasets import Task as T\ndef f(task):\n    return T(task.instance_id, task.repo, task.family, test_patch='')",
+], ids=["replace-method", "replace-a-column", "replace-spread", "dataclasses-renamed", "replace-imported", "setattr", "made-anew"])
+def test_the_rewrite_check_finds_a_field_set_however_it_is_spelled(source):
+    assert task_rewrites(source, "uni_agent_gym.somewhere")
+
+
+def test_the_rewrite_check_leaves_alone_what_only_looks_alike():
+    source = (
+        "import dataclasses\n"
+        "def f(text: str, episode):\n"
+        "    text = text.replace('a', 'b')\n"  # str's: no keyword
+        "    return dataclasses.replace(episode, start_commit='abc', made_test_patch='')\n"  # an Episode's own fields
+    )
+    assert task_rewrites(source, "uni_agent_gym.somewhere") == []
 
 
 @pytest.mark.parametrize("source", [
