@@ -21,18 +21,19 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from tests import language_fixtures  # noqa: E402
 from uni_agent_gym.instances import normalise  # noqa: E402
+from uni_agent_gym.datasets import Task  # noqa: E402
 from uni_agent_gym.specs import load_environments  # noqa: E402
 from uni_agent_gym.deployments.docker import docker_client  # noqa: E402
 from uni_agent_gym.workspaces import build_caches, image_builder  # noqa: E402
 
 
-def other_seed(row: dict) -> str | None:
+def other_seed(row: Task) -> str | None:
     """The newest image of the row's repository built here under another name (the builder itself would take the
     image's own previous build, the same sources: a rebuild's best seed, not an added instance's)."""
-    own = build_caches.tagged_name(row["image_name"])
+    own = build_caches.tagged_name(row.image_name)
     images = docker_client().api.images(filters={"label": build_caches.CACHES_LABEL})
     named = [(image["Created"], tag) for image in images for tag in image.get("RepoTags") or []
-             if image["Labels"][build_caches.CACHES_LABEL] == f"{row['repo']} {tag}" and tag != own]  # fmt: skip
+             if image["Labels"][build_caches.CACHES_LABEL] == f"{row.repo} {tag}" and tag != own]  # fmt: skip
     return max(named)[1] if named else None
 
 
@@ -57,7 +58,7 @@ async def main(instances: list[str]) -> None:
         seed = other_seed(row)
         cold = await build(row, environments, None)
         if seed is None:
-            print(f"{instance_id}: {cold:.1f} s with no seed; no other image of {row['repo']} here to seed it (now it seeds the next)")
+            print(f"{instance_id}: {cold:.1f} s with no seed; no other image of {row.repo} here to seed it (now it seeds the next)")
             continue
         warm = await build(row, environments, seed)
         print(f"{instance_id}: {cold:.1f} s with no seed, {warm:.1f} s seeded from {seed}: {cold / warm:.1f}x faster")

@@ -35,7 +35,7 @@ async def main(instances: list[str]) -> None:
     tasks = [normalise(family_rows.swe_gym_row(instance_id)) for instance_id in instances]
     environments = fixture_sources.fixtures()
     config = family_rows.build_config(instances[0])
-    config.env.mirrors.update({task["repo"]: str(fixture_sources.repo_mirror(task["repo"])) for task in tasks})
+    config.env.mirrors.update({task.repo: str(fixture_sources.repo_mirror(task.repo)) for task in tasks})
     spec = environment_spec(tasks[0], environments)
     environment = environment_image_name(spec)
     present = docker_client().images.list(name=environment)

@@ -51,7 +51,7 @@ async def grade_gold(row: dict, sandbox: str, pool_size: int, checks: dict) -> d
     env = AsyncSWEEnv(config, reward=SWEBenchReward.from_config(config))
     try:
         await env.reset(options={"instance": row})
-        await env.deployment.write_file("/tmp/gold.diff", row["patch"])
+        await env.deployment.write_file("/tmp/gold.diff", row.patch)
         await env.step({"name": "execute_bash", "arguments": {"command": "git apply /tmp/gold.diff && rm /tmp/gold.diff"}})
         _, reward, _, _, info = await env.step({"name": "finish", "arguments": {}})
         durations = info["reward_report"]["durations"]
@@ -78,7 +78,7 @@ async def main(limit: int) -> None:
         print(f"skipped: {exc}")
         return
     rows = [normalise(json.loads(line)) for line in ROWS.read_text().splitlines()]
-    rows = [row for row in rows if image_exists(image_name(row["instance_id"]))][:limit]
+    rows = [row for row in rows if image_exists(image_name(row.instance_id))][:limit]
     if not rows:  # building one takes many minutes and PyPI (tests/fixture_sources.py): left to the test suite
         print("skipped: no fixture instance image on this machine: run the test suite (or `uni-agent-gym images build`) first")
         return
@@ -87,10 +87,10 @@ async def main(limit: int) -> None:
     test_times: dict[str, list[float]] = {mode: [] for mode in MODES}
     tests: list[float] = []
     for row in rows:
-        line = f"{row['instance_id']:32s}"
+        line = f"{row.instance_id:32s}"
         for mode, (sandbox, pool_size, checks) in MODES.items():
             result = await measure(row, sandbox, pool_size, checks)
-            assert result["reward"] == 1.0, (row["instance_id"], mode, result)
+            assert result["reward"] == 1.0, (row.instance_id, mode, result)
             overheads[mode].append(result["total"] - result["tests"])
             totals[mode].append(result["total"])
             test_times[mode].append(result["tests"])
