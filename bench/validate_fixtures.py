@@ -119,7 +119,7 @@ def run_set(name: str, dataset: Path, extra: list[str], work: Path, variants: in
                           capture_output=True, text=True)  # fmt: skip
     report_path = output / "validation.json"
     if not report_path.exists():
-        print(f"== {name}: validate failed ({done.returncode}): {done.stderr[-2000:]}")
+        print(f"== {name}: validate failed ({done.returncode}): {(done.stderr or done.stdout)[-2000:]}")
         return ratios, weak
     report = json.loads(report_path.read_text())
     print(f"== {name}: validated {report['validated']} of {report['tasks']}")
