@@ -119,7 +119,7 @@ def orig_directory(source: dict) -> Path:
 
 def repo_of(row: dict) -> str:
     """The repository of a row as its task names it (Multi-SWE-bench's rows name it apart from its org)."""
-    return normalise(row)["repo"]
+    return normalise(row).repo
 
 
 def repo_mirror(repo: str) -> Path:
@@ -127,7 +127,7 @@ def repo_mirror(repo: str) -> Path:
     mirror = CACHE / "mirrors" / repo.replace("/", "__")
     rows = [row for row in derived_rows().values() if repo_of(row) == repo]
     with blocking_machine_lock(f"fixture mirror {mirror}"):
-        return mirror_of(mirror, rows, source_directory, lambda row: normalise(row)["base_commit"])
+        return mirror_of(mirror, rows, source_directory, lambda row: normalise(row).base_commit)
 
 
 def build_config(rows: list[dict]):

@@ -27,7 +27,7 @@ FLASK = "pallets__flask-4992"
 
 
 def scripts() -> dict[str, list[dict]]:
-    gold = row(PYTEST)["patch"]
+    gold = row(PYTEST).patch
     apply_gold = f"cat > /tmp/fix.diff <<'UAG_EOF'\n{gold}UAG_EOF\ngit apply /tmp/fix.diff && git diff --stat"
     return {
         "INTERNALERROR when exception in __repr__": [  # solves it

@@ -94,7 +94,7 @@ def sampled_spans(out: DataProto, calls: list[dict]) -> None:
 async def test_mini_swe_agent_solves_a_fixture_through_the_gateway(tmp_path, instance):
     """Scripted turns: mini runs a bash call that applies the gold patch in the gym's container, then
     submits; the sandbox is graded resolved and the record is one chain, token for token."""
-    fix = f"cd /testbed && printf %s {shlex.quote(instance['patch'])} > /tmp/fix.diff && git apply /tmp/fix.diff && git status --short"
+    fix = f"cd /testbed && printf %s {shlex.quote(instance.patch)} > /tmp/fix.diff && git apply /tmp/fix.diff && git status --short"
     script = [
         "I will apply the fix.\n<tool_call>\n" + json.dumps({"name": "bash", "arguments": {"command": fix}}) + "\n</tool_call>",
         '<tool_call>\n{"name": "bash", "arguments": {"command": "echo COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT"}}\n</tool_call>',

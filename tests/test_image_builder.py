@@ -281,7 +281,7 @@ async def test_an_image_starts_with_the_compiler_caches_of_the_last_image_of_its
     try:
         await build_instance_image(row.replace(image_name=first), config, environments, log=said.append)
         await build_instance_image(row.replace(image_name=second), config, environments, log=said.append)
-        assert f"{row['instance_id']}: compiler caches from {first}" in said, said
+        assert f"{row.instance_id}: compiler caches from {first}" in said, said
         before, after = ccache_stats(first), ccache_stats(second)  # the second's cache is the first's, then its own build
         assert after["direct_cache_hit"] - before["direct_cache_hit"] == 2 and after["cache_miss"] == before["cache_miss"], (before, after)
         await build_instance_image(row.replace(image_name=second), config, environments, log=said.append)

@@ -97,7 +97,7 @@ def test_eval_through_a_scripted_endpoint_reports_each_language(tmp_path):
 
     solved, looked = "gin-gonic__gin-3227", "gin-gonic__gin-3741"
     run_to_completion(language_fixtures.ensure_images([ROWS[solved], ROWS[looked]]))
-    fix = f"cat > /tmp/fix.diff <<'UAG_EOF'\n{normalise(ROWS[solved])['patch']}UAG_EOF\ngit apply /tmp/fix.diff && git diff --stat"
+    fix = f"cat > /tmp/fix.diff <<'UAG_EOF'\n{normalise(ROWS[solved]).patch}UAG_EOF\ngit apply /tmp/fix.diff && git diff --stat"
     scripts = {
         "RedirectFixedPath redirecting trailing slashes": [{"tool_call": {"name": "execute_bash", "arguments": {"command": fix}}},
                                                            {"tool_call": {"name": "finish", "arguments": {}}}],

@@ -394,7 +394,7 @@ def leaky_image(instance) -> str:
 async def test_the_future_in_a_pulled_image_is_not_there_to_copy_on_ray(instance, leaky_image, ray_cluster):
     """On ray the clean image is derived on a sandbox node (a Ray task there), pushed to the registry, and run by
     the agent's node: the future commit is gone there too."""
-    report = await episode({**instance, "image_name": leaky_image}, [PEEK], deployment={"type": "ray"})
+    report = await episode(instance.replace(image_name=leaky_image), [PEEK], deployment={"type": "ray"})
     assert (report["status"], report["reward"], report["patch"]) == ("unresolved", 0.0, "")
 
 
@@ -403,7 +403,7 @@ async def test_the_future_in_a_pulled_image_is_not_there_to_copy(instance, leaky
 
     async with make_deployment({"type": "docker", "image": leaky_image, "workdir": "/testbed"}) as raw:
         assert (await raw.run(f"{SCRATCH} && {PEEK} && git diff --stat")).output.strip().endswith("1 insertion(+), 1 deletion(-)"), "the attack is real"
-    report = await episode({**instance, "image_name": leaky_image}, [PEEK])
+    report = await episode(instance.replace(image_name=leaky_image), [PEEK])
     assert (report["status"], report["reward"], report["patch"]) == ("unresolved", 0.0, "")
 
 
@@ -462,6 +462,6 @@ async def test_a_runner_module_changed_by_the_patch_is_graded_again_as_it_was(sp
 
 
 async def test_a_fix_that_also_touches_a_runner_module_still_earns_one(sphinx_instance):
-    gold = await episode(sphinx_instance, [f"git apply <<'UAG_EOF'\n{sphinx_instance['patch']}UAG_EOF", f"echo '# a comment' >> {SPHINX_PLUGIN}"])
+    gold = await episode(sphinx_instance, [f"git apply <<'UAG_EOF'\n{sphinx_instance.patch}UAG_EOF", f"echo '# a comment' >> {SPHINX_PLUGIN}"])
     assert (gold["status"], gold["reward"]) == ("resolved", 1.0), gold["integrity_problems"]
     assert gold["runner_rerun"]["status"] == "resolved" and gold["runner_rerun"]["modules"] == [SPHINX_PLUGIN]

@@ -28,7 +28,7 @@ def test_a_c_task_takes_its_toolchain_install_build_and_tests_from_swebenchs_spe
 
 
 def test_an_environments_file_overrides_each_part():
-    override = {REDIS["instance_id"]: {"instance_id": REDIS["instance_id"], "toolchain": ["libssl-dev"], "install_cmd": ["make -j2"],
+    override = {REDIS.instance_id: {"instance_id": REDIS.instance_id, "toolchain": ["libssl-dev"], "install_cmd": ["make -j2"],
                                        "build_cmd": "make", "test_cmd_as_run": "./runtest --single unit/type/string", "env": {"A": "1"}}}  # fmt: skip
     spec = environment_spec(REDIS, override)
     assert spec.toolchain[-1] == "libssl-dev" and spec.install == "make -j2" and spec.build == "make"
@@ -65,10 +65,10 @@ def test_a_go_task_sits_at_its_import_path_in_a_gopath_with_debians_go_sources()
 
     gin = normalise(language_fixtures.derived_rows()["gin-gonic__gin-3227"])
     spec = environment_spec(gin, load_environments(language_fixtures.ENVIRONMENTS))
-    assert gin["workdir"] == "/go/src/github.com/gin-gonic/gin" and spec.build == "" and spec.env["GO111MODULE"] == "off"
+    assert gin.workdir == "/go/src/github.com/gin-gonic/gin" and spec.build == "" and spec.env["GO111MODULE"] == "off"
     assert spec.toolchain[0] == "golang-go" and "golang-github-stretchr-testify-dev" in spec.toolchain
     assert "ccache" not in toolchain_dockerfile("base", spec)
-    instance = dockerfile(toolchain_image_name(spec), spec, repo_dir=gin["workdir"])
+    instance = dockerfile(toolchain_image_name(spec), spec, repo_dir=gin.workdir)
     assert "COPY testbed /go/src/github.com/gin-gonic/gin\n" in instance and "WORKDIR /go/src/github.com/gin-gonic/gin\n" in instance
     assert "sh /tmp/uni-agent-gym-clean-history.sh /go/src/github.com/gin-gonic/gin ancestry" in instance
 

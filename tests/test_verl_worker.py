@@ -78,7 +78,7 @@ async def test_worker_batch_from_a_sampling_model(tmp_path, instance):
     gym = {"deployment": {"type": "docker"}, "env": {"workspace": "image"}, "agent": {"max_format_errors": 2},
            "rollout": {"max_tokens_per_turn": 24}}  # fmt: skip
     worker = make_worker(tmp_path, server, model_dir, gym)
-    missing = {**instance, "instance_id": "nobody__nothing-1", "image_name": "uni-agent-gym/does-not-exist:latest"}
+    missing = {**instance.to_dict(), "instance_id": "nobody__nothing-1", "image_name": "uni-agent-gym/does-not-exist:latest"}
     out = await worker.generate_sequences(batch_of({"instance": instance}, {"instance": json.dumps(missing)}))
 
     check_padding(out)
@@ -104,7 +104,7 @@ async def test_worker_replays_a_solving_trajectory_to_reward_one(tmp_path, insta
     response token of `rm_scores`, and the sampled span decodes to exactly the scripted turns."""
     script = [
         "I will apply the fix.\n<tool_call>\n" + json.dumps({"name": "execute_bash", "arguments": {
-            "command": f"cd /testbed && printf %s {shlex.quote(instance['patch'])} > /tmp/fix.diff && git apply /tmp/fix.diff && git status --short"}})
+            "command": f"cd /testbed && printf %s {shlex.quote(instance.patch)} > /tmp/fix.diff && git apply /tmp/fix.diff && git status --short"}})
         + "\n</tool_call>",
         '<tool_call>\n{"name": "finish", "arguments": {"message": "done"}}\n</tool_call>',
     ]  # fmt: skip
@@ -184,7 +184,7 @@ async def test_worker_replays_a_go_task_to_reward_one(tmp_path):
     row = normalise(raw)
     script = [
         "<tool_call>\n" + json.dumps({"name": "execute_bash", "arguments": {
-            "command": f"printf %s {shlex.quote(row['patch'])} > /tmp/fix.diff && git apply /tmp/fix.diff && pwd"}}) + "\n</tool_call>",
+            "command": f"printf %s {shlex.quote(row.patch)} > /tmp/fix.diff && git apply /tmp/fix.diff && pwd"}}) + "\n</tool_call>",
         '<tool_call>\n{"name": "finish", "arguments": {"message": "done"}}\n</tool_call>',
     ]  # fmt: skip
     model_dir = tiny_model_dir(tmp_path / "model")

@@ -164,10 +164,10 @@ def serialise(task: Task) -> str:
 
 
 def deserialise(text: str | Mapping[str, Any]) -> Mapping[str, Any]:
-    """A task's form from `serialise` (or an older row without `task_format`: normalised as a row); a newer
-    format than this gym reads is an error, not a task read wrongly. Format 1's run fields (`RUN_FIELDS_OF_FORMAT_1`)
-    are dropped: they were never the dataset's columns."""
-    data = json.loads(text) if isinstance(text, str) else dict(text)
+    """A task's form from `serialise` (or an older row without `task_format`: normalised as a row; a Task itself: its
+    `to_dict()`); a newer format than this gym reads is an error, not a task read wrongly. Format 1's run fields
+    (`RUN_FIELDS_OF_FORMAT_1`) are dropped: they were never the dataset's columns."""
+    data = json.loads(text) if isinstance(text, str) else text.to_dict() if isinstance(text, Task) else dict(text)
     version = data.get("task_format")
     if version is not None and version > TASK_FORMAT:
         raise InstanceError(f"Instance {data.get('instance_id')!r}: written with task_format {version}, this gym reads up to {TASK_FORMAT}: "
