@@ -28,9 +28,14 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parents[1]
 SHARED = HERE.parent / "shared" / "swebench"
 sys.path.insert(0, str(HERE))
+CLI = [sys.executable, "-m", "uni_agent_gym.cli"]
+# SWE-smith adds a repository by registering its profile in swesmith's registry, in the process that reads the rows:
+# the fixture's profile is registered so before `validate` runs (tests/family_rows.py does the same for the suite).
+SMITH_CLI = [sys.executable, "-c", "import sys; from tests import family_rows; family_rows.register_smith_profile(); "
+             "from uni_agent_gym.cli import main; sys.exit(main(sys.argv[1:]))"]  # fmt: skip
 
 
-def python_set(work: Path) -> list[tuple[Path, list[str]]] | str:
+def python_set(work: Path) -> list[tuple[Path, list[str], list[str]]] | str:
     from uni_agent_gym.deployments.docker import image_exists
     from uni_agent_gym.instances import normalise
 
@@ -40,10 +45,10 @@ def python_set(work: Path) -> list[tuple[Path, list[str]]] | str:
         return f"{len(missing)} of {len(rows)} fixture images are not here (make test builds them)"
     config = work / "python.json"
     config.write_text(json.dumps({"env": {"cache_dir": str(work / "cache"), "workspace": "image"}}))
-    return [(SHARED / "derived.jsonl", ["--environments", str(SHARED / "fixtures.json"), "--config", str(config)])]
+    return [(SHARED / "derived.jsonl", ["--environments", str(SHARED / "fixtures.json"), "--config", str(config)], CLI)]
 
 
-def languages_set(work: Path) -> list[tuple[Path, list[str]]] | str:
+def languages_set(work: Path) -> list[tuple[Path, list[str], list[str]]] | str:
     from tests import language_fixtures
     from uni_agent_gym.deployments.docker import image_exists
     from uni_agent_gym.instances import normalise
@@ -57,10 +62,10 @@ def languages_set(work: Path) -> list[tuple[Path, list[str]]] | str:
     config.write_text(json.dumps({"env": {"cache_dir": str(work / "cache"), "workspace": "image", "mirrors": built.env.mirrors}}))
     dataset = work / "languages.jsonl"
     dataset.write_text("".join(json.dumps(row) + "\n" for row in rows))
-    return [(dataset, ["--environments", str(language_fixtures.ENVIRONMENTS), "--config", str(config)])]
+    return [(dataset, ["--environments", str(language_fixtures.ENVIRONMENTS), "--config", str(config)], CLI)]
 
 
-def families_set(work: Path) -> list[tuple[Path, list[str]]] | str:
+def families_set(work: Path) -> list[tuple[Path, list[str], list[str]]] | str:
     """Each family's row of pytest-7168 with the settings tests/test_families.py grades it with."""
     from tests import family_rows
     from tests.test_families import settings
@@ -77,7 +82,7 @@ def families_set(work: Path) -> list[tuple[Path, list[str]]] | str:
         dataset, config = work / family / "rows.jsonl", work / family / "settings.json"
         dataset.write_text(json.dumps(row) + "\n")
         config.write_text(json.dumps(settings(work / family, family)))
-        found.append((dataset, ["--config", str(config)]))
+        found.append((dataset, ["--config", str(config)], SMITH_CLI if family == "swe-smith" else CLI))
     return found
 
 
@@ -100,8 +105,8 @@ def main(variants: int, names: list[str], workers: int) -> None:
         if isinstance(found, str):
             print(f"== {name}: skipped: {found}")
             continue
-        for number, (dataset, extra) in enumerate(found):
-            ratios_of, weak_of = run_set(f"{name}-{number}", dataset, extra, work, variants, workers)
+        for number, (dataset, extra, cli) in enumerate(found):
+            ratios_of, weak_of = run_set(f"{name}-{number}", cli, dataset, extra, work, variants, workers)
             ratios += ratios_of
             weak += weak_of
             measured += len(ratios_of)
@@ -110,13 +115,13 @@ def main(variants: int, names: list[str], workers: int) -> None:
               f"max {max(ratios):.2f}x (goal: 8 variants at most 3x)")  # fmt: skip
 
 
-def run_set(name: str, dataset: Path, extra: list[str], work: Path, variants: int, workers: int) -> tuple[list[float], list[str]]:
+def run_set(name: str, cli: list[str], dataset: Path, extra: list[str], work: Path, variants: int, workers: int) -> tuple[list[float], list[str]]:
     """One `validate` run; its table printed; (each measured task's ratio, the tasks with survivors)."""
     ratios, weak = [], []
     output = work / f"out-{name}"
-    done = subprocess.run([sys.executable, "-m", "uni_agent_gym.cli", "validate", "--dataset", str(dataset), "--deployment", "docker",
+    done = subprocess.run([*cli, "validate", "--dataset", str(dataset), "--deployment", "docker",
                            "--workers", str(workers), "--variants", str(variants), "--output", str(output), *extra],
-                          capture_output=True, text=True)  # fmt: skip
+                          capture_output=True, text=True, cwd=HERE)  # fmt: skip
     report_path = output / "validation.json"
     if not report_path.exists():
         print(f"== {name}: validate failed ({done.returncode}): {(done.stderr or done.stdout)[-2000:]}")
