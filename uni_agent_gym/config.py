@@ -71,6 +71,9 @@ class _SandboxOptions(_Strict):
     images: ClassVar[ImageSite] = "none"
     # The deployment this config makes (`module:Class`, imported when first made) and the extra that installs its SDK.
     implementation: ClassVar[str] = "uni_agent_gym.deployments.local:LocalDeployment"
+    # Where its images live (`module:Class`, `deployments/sites.py`): what differs between deployments for everything
+    # above them (workspaces, image derivation, validation, pools, cleanup), asked of the site, never of the type.
+    site: ClassVar[str] = "uni_agent_gym.deployments.sites:NoImages"
     extra: ClassVar[str | None] = None
 
 
@@ -100,6 +103,7 @@ class DockerDeploymentConfig(_SandboxOptions):
     type: Literal["docker"] = "docker"
     images: ClassVar[ImageSite] = "here"
     implementation: ClassVar[str] = "uni_agent_gym.deployments.docker:DockerDeployment"
+    site: ClassVar[str] = "uni_agent_gym.deployments.sites:HereImages"
     extra: ClassVar[str | None] = "docker"
     image: str = Field("uni-agent-gym/base:py3.11", description="Image to run; must exist locally or be pullable.")
     pull: Literal["missing", "never", "always"] = Field(
@@ -156,6 +160,7 @@ class ModalDeploymentConfig(_SandboxOptions):
     type: Literal["modal"] = "modal"
     images: ClassVar[ImageSite] = "remote"
     implementation: ClassVar[str] = "uni_agent_gym.deployments.modal:ModalDeployment"
+    site: ClassVar[str] = "uni_agent_gym.deployments.sites:RemoteImages"
     extra: ClassVar[str | None] = "modal"
     image: str = Field("python:3.11-slim", description="Registry image name (it must contain bash).")
     app_name: str = Field("uni-agent-gym", description="Modal app the sandboxes are created under.")
@@ -173,6 +178,7 @@ class RayDeploymentConfig(DockerDeploymentConfig):
     type: Literal["ray"] = "ray"  # type: ignore[assignment]
     images: ClassVar[ImageSite] = "nodes"
     implementation: ClassVar[str] = "uni_agent_gym.deployments.ray:RayDeployment"
+    site: ClassVar[str] = "uni_agent_gym.deployments.sites:NodeImages"
     extra: ClassVar[str | None] = "ray"
     address: str = Field(
         "auto",

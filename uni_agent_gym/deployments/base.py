@@ -50,6 +50,7 @@ class Deployment(abc.ABC):
         self._on_stop: list[Callable[[], Awaitable[Any]]] = []
         # what releasing the sandbox found, {path: why} (a local venv the episode changed): for the reward's report
         self.release_report: dict[str, str] = {}
+        self.pool: Any = None  # the warm pool it came from (`pool.py`), which takes it back when released
 
     def on_stop(self, callback: Callable[[], Awaitable[Any]]) -> None:
         """Await `callback` once, after the sandbox is released (what was held for it: a workspace's lock)."""

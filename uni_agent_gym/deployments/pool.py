@@ -28,8 +28,8 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from uni_agent_gym.config import CONTAINER_SITES
 from uni_agent_gym.deployments.base import Deployment
+from uni_agent_gym.deployments.sites import site_of
 
 logger = logging.getLogger(__name__)
 
@@ -203,11 +203,12 @@ _pools: dict[tuple[int, str], SandboxPool] = {}
 def pool_for(config: Any) -> SandboxPool | None:
     """The pool of this deployment config on the running event loop (containers' sessions belong to
     it), or None when pooling is off."""
-    if config.images not in CONTAINER_SITES or not config.pool_size:
+    size = site_of(config).pool_size
+    if not size:
         return None
     key = (id(asyncio.get_running_loop()), config.model_dump_json())
     if key not in _pools:
-        _pools[key] = SandboxPool(config, config.pool_size)
+        _pools[key] = SandboxPool(config, size)
     return _pools[key]
 
 
@@ -225,11 +226,10 @@ async def acquire(config: Any, repo_dir: str) -> Deployment:
 
 async def release(deployment: Deployment) -> None:
     """Back to its pool if it came from one (scrubbed, or evicted), else stopped."""
-    pool = getattr(deployment, "pool", None)
-    if pool is None:
+    if deployment.pool is None:
         await deployment.stop()
     else:
-        await pool.release(deployment)
+        await deployment.pool.release(deployment)
 
 
 async def drain_pools() -> None:
@@ -240,15 +240,7 @@ async def drain_pools() -> None:
 
 @atexit.register
 def _remove_idle_containers() -> None:
-    """A process that exits with idle containers removes them (synchronously: the loop is gone)."""
-    from uni_agent_gym.deployments.docker import docker_client
-
+    """A process that exits with idle containers removes them, as their site does (synchronously: the loop is gone)."""
     for pool in _pools.values():
-        if pool.config.images != "here":  # a Ray node's containers: its host removes them once this job ends
-            continue
-        for deployment in [*pool.idle, *pool.scrubbing.values()]:
-            try:
-                docker_client().api.remove_container(deployment.container_id, force=True, v=True)
-            except Exception:  # noqa: BLE001 - best effort at exit; `uni-agent-gym cleanup` reaps the rest
-                pass
+        site_of(pool.config).remove_at_exit([*pool.idle, *pool.scrubbing.values()])
         pool.idle = []
