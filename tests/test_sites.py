@@ -194,3 +194,25 @@ def test_remove_at_exit_removes_this_engines_containers_only(monkeypatch):
     site_of(DockerDeploymentConfig()).remove_at_exit(idle)
     assert removed == [("c1", {"force": True, "v": True}), ("c2", {"force": True, "v": True})]
 
+
+async def test_the_agents_image_is_asked_of_the_site_once_unless_pull_always():
+    from uni_agent_gym.workspaces.agent_images import agent_image
+
+    class Counting(Site):
+        runs_images = derives_images = True
+        asked = 0
+
+        @property
+        def asks_each_time(self):
+            return self.config.pull == "always"
+
+        async def derive(self, job, image, *args, identify=False):
+            Counting.asked += 1
+            return Derived(f"{image}-clean", "never")
+
+    for pull, asked in (("missing", 1), ("always", 2)):
+        Counting.asked = 0
+        site = Counting(DockerDeploymentConfig(pull=pull))
+        for _ in range(2):
+            assert await agent_image(site, f"agent-image-{pull}", "clean", "abc", "/testbed", None) == Derived(f"agent-image-{pull}-clean", "never")
+        assert Counting.asked == asked

@@ -8,8 +8,9 @@ whole repository (past `reward.max_patch_bytes` for any real one: every reward 0
 checkout in the image's layers, the container's own layer holds exactly the agent's work, as in an instance
 image. Each reset also saves the copy.
 
-On ray the image is built on a sandbox node (a Ray task; the driver may have no Docker engine), from a tar of
-the checkout sent with the task, and pushed to the registry the other nodes pull from.
+Where it is built is the site's (`deployments/sites.py`): this machine's engine on docker; on ray a sandbox node
+(a Ray task; the driver may have no Docker engine), from a tar of the checkout sent with the task, then pushed to
+the registry the other nodes pull from.
 """
 
 from __future__ import annotations
@@ -21,9 +22,9 @@ import re
 import tarfile
 import tempfile
 from pathlib import Path
-from typing import Any
 
 from uni_agent_gym.deployments.docker import docker_client, ensure_image, image_labels
+from uni_agent_gym.deployments.sites import Derived, Site
 from uni_agent_gym.named_locks import machine_lock
 from uni_agent_gym.workspaces.history import CleanHistory, fresh_checkout
 from uni_agent_gym.workspaces.host_git import WorkspaceError
@@ -39,26 +40,24 @@ def workspace_image_name(image: str, repo: str, start: str, repo_dir: str) -> st
     return f"uni-agent-gym/workspace:{readable}-{start[:12]}-{digest}"
 
 
-async def ensure_workspace_image(image: str, repo: str, history: CleanHistory, repo_dir: str, config: Any) -> str:
-    """The name of the workspace image of `config`'s image (a docker or ray deployment) with `history`'s start
-    checked out at `repo_dir`, made where missing (on ray: on a node, then pushed to `config.registry`)."""
+async def ensure_workspace_image(image: str, repo: str, history: CleanHistory, repo_dir: str, site: Site) -> Derived:
+    """The workspace image of `image` with `history`'s start checked out at `repo_dir`, made where `site` keeps its
+    images (on ray: on a node, then pushed to the registry) where missing, and how a sandbox gets it."""
     name = workspace_image_name(image, repo, history.start, repo_dir)
-    key = (name, config.type, getattr(config, "registry", None))
-    if key in _made and config.pull != "always":
+    key = (name, site.where)
+    if key in _made and not site.asks_each_time:
         return _made[key]
     async with machine_lock(f"workspace image {name}"):
-        if key not in _made or config.pull == "always":
+        if key not in _made or site.asks_each_time:
             archive = await _checkout_archive(history)
-            if config.images == "nodes":
-                from uni_agent_gym.deployments.ray import run_on_a_node
-
-                if not config.registry:
-                    raise WorkspaceError(f"{name} is built on a Ray node, and the other nodes can only get it from a registry: set deployment.registry")
-                await run_on_a_node(config, _build_on_a_node, image, name, archive, repo_dir, history.start, config.registry, config.pull)
-            else:
-                await asyncio.to_thread(build_workspace_image, image, name, archive, repo_dir, history.start, config.pull)
-            _made[key] = name
+            _made[key] = await site.derive(_build, image, name, archive, repo_dir, history.start)
     return _made[key]
+
+
+async def _build(image: str, pull: str, name: str, archive: bytes, repo_dir: str, start: str) -> str:
+    """`build_workspace_image` as a site's job (`Site.derive`): run on the engine beside it."""
+    await asyncio.to_thread(build_workspace_image, image, name, archive, repo_dir, start, pull)
+    return name
 
 
 async def _checkout_archive(history: CleanHistory) -> bytes:
@@ -100,12 +99,3 @@ def build_workspace_image(image: str, name: str, archive: bytes, repo_dir: str, 
         if "error" in chunk:
             raise WorkspaceError(f"docker build of the workspace image {name} failed: {chunk['error'].strip()}\n{''.join(last)[-2000:]}")
         last = (last + [chunk.get("stream", "")])[-40:]
-
-
-def _build_on_a_node(image: str, name: str, archive: bytes, repo_dir: str, start: str, registry: str, pull: str) -> None:
-    """On a sandbox node (a Ray task): the base image from the registry, the workspace image built, then pushed."""
-    from uni_agent_gym.deployments.registry import ensure_from_registry, push
-
-    ensure_from_registry(image, registry, pull)
-    build_workspace_image(image, name, archive, repo_dir, start, "never")
-    push(name, registry)

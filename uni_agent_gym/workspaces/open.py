@@ -16,17 +16,17 @@ On `local` every reset is a fresh checkout from the instance's trusted repositor
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import logging
 import shlex
 import tempfile
 from pathlib import Path
 
-from uni_agent_gym.config import CONTAINER_SITES, GymConfig
+from uni_agent_gym.config import GymConfig
 from uni_agent_gym.datasets import Task
 from uni_agent_gym.deployments import Deployment, make_deployment
 from uni_agent_gym.deployments.pool import acquire
+from uni_agent_gym.deployments.sites import site_of
 from uni_agent_gym.named_locks import free_slot, machine_lock
 from uni_agent_gym.specs import environment_spec, load_environments
 from uni_agent_gym.toolchains import PYTHON
@@ -35,6 +35,7 @@ from uni_agent_gym.workspaces.host_git import WorkspaceError
 from uni_agent_gym.workspaces.local_checkout import ensure_trusted_repository, local_workspace_dir, recreate_checkout
 from uni_agent_gym.workspaces.local_venv import ensure_local_environment, renew_tampered_venv, venv_environment
 from uni_agent_gym.workspaces.mirrors import mirror_repository
+from uni_agent_gym.workspaces.agent_images import agent_image
 from uni_agent_gym.workspaces.episode import Episode
 from uni_agent_gym.workspaces.recorded_environment import EnvironmentUnavailable, RecordedImage, recorded_image
 from uni_agent_gym.workspaces.validations_file import load as load_validations, task_validation
@@ -45,25 +46,21 @@ logger = logging.getLogger(__name__)
 async def workspace_mode(instance: Task, config: GymConfig) -> str:
     """'image' or 'mirror' for this instance under this config (see the module docstring)."""
     mirror = config.env.mirrors.get(instance.repo) or instance.mirror
+    site = site_of(config.deployment)
     if instance.hidden_paths:  # R2E-Gym: the tests exist only in the task's image
-        if config.deployment.images == "none" or config.env.workspace == "mirror":
+        if not site.runs_images or config.env.workspace == "mirror":
             raise WorkspaceError(
                 f"Instance {instance.instance_id!r} ({instance.family}) runs only in its image, where its tests are: "
                 "use a docker deployment with env.workspace image or auto"
             )
         return "image"
-    if config.deployment.images == "none":
+    if not site.runs_images:
         return "mirror"
     if config.env.workspace != "auto":
         return config.env.workspace
     if not mirror:
         return "image"
-    if config.deployment.images == "here":
-        from uni_agent_gym.deployments.docker import image_exists
-
-        image = instance.image
-        return "image" if await asyncio.to_thread(image_exists, image) else "mirror"
-    return "mirror"
+    return "image" if await site.has_image(instance.image) else "mirror"
 
 
 async def open_workspace(instance: Task, config: GymConfig, *, grading: bool = False) -> Episode:
@@ -71,8 +68,9 @@ async def open_workspace(instance: Task, config: GymConfig, *, grading: bool = F
     in it, and what its image records (`recorded_environment.py`); its start state is `start_state.py`'s.
     `grading`: the sandbox that grades, which for a task with `hidden_paths` runs the image that has them."""
     deployment_config = config.deployment
+    site = site_of(deployment_config)
     mode = await workspace_mode(instance, config)
-    if mode == "mirror" and deployment_config.images != "none" and instance.needs_environment:
+    if mode == "mirror" and site.runs_images and instance.needs_environment:
         mode = await _environment_image(instance, config)
     if mode == "image":
         return await _open_image(instance, config, grading)
@@ -85,15 +83,14 @@ async def open_workspace(instance: Task, config: GymConfig, *, grading: bool = F
         )
     cache = await mirror_repository(instance.repo, source, config.env.cache_dir, instance.base_commit)
     history = await clean_history(cache, instance.base_commit, history_mode(instance, config), instance.instance_id)
-    if deployment_config.images == "none":
+    if not site.runs_images:
         return Episode(instance, *await _open_local(instance, config, history))
 
-    if deployment_config.images in CONTAINER_SITES:  # the checkout in an image's layers, not the container's (mirror_images.py)
+    if site.containers:  # the checkout in an image's layers, not the container's (mirror_images.py)
         from uni_agent_gym.workspaces.mirror_images import ensure_workspace_image
 
-        image = await ensure_workspace_image(deployment_config.image, instance.repo, history, repo_dir, deployment_config)
-        pull = "never" if deployment_config.images == "here" else "missing"
-        return Episode(instance, await acquire(deployment_config.model_copy(update={"image": image, "workdir": repo_dir, "pull": pull}), repo_dir), repo_dir)
+        made = await ensure_workspace_image(deployment_config.image, instance.repo, history, repo_dir, site)
+        return Episode(instance, await acquire(deployment_config.model_copy(update={**made.update, "workdir": repo_dir}), repo_dir), repo_dir)
     deployment = await acquire(deployment_config.model_copy(update={"workdir": repo_dir}), repo_dir)
     try:
         with tempfile.TemporaryDirectory(prefix="uni-agent-gym-checkout-") as scratch:
@@ -108,28 +105,29 @@ async def open_workspace(instance: Task, config: GymConfig, *, grading: bool = F
 
 async def _environment_image(instance: Task, config: GymConfig) -> str:
     """The workspace of a task that needs its environment (a toolchain or venv, its install and build) where a mirror
-    was to be checked out into the deployment's plain image, which has none: on docker its instance image, built here
-    from the mirror once; on ray its image from the cluster's registry (built and pushed by `images build`). Anything
-    else is an error naming what is missing, never a sandbox without the environment (its tests could not run: a
-    correct patch graded 0)."""
-    kind, instance_id = config.deployment.type, instance.instance_id
-    if config.deployment.images == "nodes":
-        return "image"
-    if config.deployment.images != "here":
+    was to be checked out into the deployment's plain image, which has none: its instance image, where the site can
+    have it (on docker built here from the mirror once; on ray from the cluster's registry, built and pushed by
+    `images build`). Anything else is an error naming what is missing, never a sandbox without the environment (its
+    tests could not run: a correct patch graded 0)."""
+    instance_id = instance.instance_id
+
+    async def build() -> None:
+        from uni_agent_gym.errors import UniAgentGymError
+        from uni_agent_gym.workspaces.image_builder import build_instance_image
+
+        try:
+            await build_instance_image(instance, config, load_environments(config.env.environments), log=logger.info)
+        except UniAgentGymError as exc:
+            raise EnvironmentUnavailable(
+                f"Instance {instance_id!r} has no image, and its environment could not be built from the mirror (a sandbox "
+                f"without it would grade a correct patch 0): {exc}"
+            ) from None
+
+    if not await site_of(config.deployment).environment_image(build):
         raise EnvironmentUnavailable(
             f"Instance {instance_id!r} needs its environment (toolchain or venv, install, build), which a mirror checked out "
-            f"into a {kind} deployment's image does not have: run it on its instance image (env.workspace: image)"
+            f"into a {config.deployment.type} deployment's image does not have: run it on its instance image (env.workspace: image)"
         )
-    from uni_agent_gym.errors import UniAgentGymError
-    from uni_agent_gym.workspaces.image_builder import build_instance_image
-
-    try:
-        await build_instance_image(instance, config, load_environments(config.env.environments), log=logger.info)
-    except UniAgentGymError as exc:
-        raise EnvironmentUnavailable(
-            f"Instance {instance_id!r} has no image, and its environment could not be built from the mirror (a sandbox "
-            f"without it would grade a correct patch 0): {exc}"
-        ) from None
     return "image"
 
 
@@ -141,52 +139,25 @@ async def _open_image(instance: Task, config: GymConfig, grading: bool) -> Episo
     workdir = instance.workdir
     if not workdir:
         raise WorkspaceError(f"Instance {instance.instance_id!r}: its row does not say where its image {image} keeps the repository")
-    update = {"image": image, "workdir": workdir}
     hidden = instance.hidden_paths if not grading else None
-    if deployment_config.images == "nodes":  # made on a sandbox node, pushed to the registry the others pull from
-        from uni_agent_gym.workspaces.node_images import image_for_the_nodes
-
-        made, found = await image_for_the_nodes(image, history_mode(instance, config), instance.base_commit, workdir, hidden, deployment_config)
-        update.update(image=made, pull="missing" if made != image else deployment_config.pull)
-    elif deployment_config.images == "here":  # an image not built clean is derived clean once (not modal: its images are remote)
-        from uni_agent_gym.workspaces.history_images import ensure_clean_image
-
-        clean = await ensure_clean_image(image, history_mode(instance, config), instance.base_commit, workdir, deployment_config.pull)
-        update.update(image=clean, pull="never" if clean != image else deployment_config.pull)
-        found = await _identity(image, deployment_config.pull)
-        if hidden:
-            from uni_agent_gym.workspaces.hidden_images import image_without
-
-            update.update(image=await image_without(update["image"], hidden), pull="never")
-    elif hidden:
+    site = site_of(deployment_config)
+    if hidden and not site.derives_images:
         raise WorkspaceError(
             f"Instance {instance.instance_id!r}: its hidden tests are removed from the agent's image by deriving a "
             f"docker image without them, which a {deployment_config.type} deployment cannot: use docker or ray"
         )
-    else:  # modal: its images are remote, and nothing here reads their labels
-        found = None
-    recorded = _checked(instance, image, found, config, workdir)
+    # an image not built clean is derived clean once, and without the hidden tests (not on modal: its images are remote)
+    made = await agent_image(site, image, history_mode(instance, config), instance.base_commit, workdir, hidden)
+    recorded = _checked(instance, image, made.identity, config, workdir)
+    update = {**made.update, "workdir": workdir}
     return Episode(instance, await acquire(deployment_config.model_copy(update=update), workdir), workdir, image=recorded)
-
-
-_identities: dict[str, tuple[str, dict[str, str]] | None] = {}  # image -> (id, labels), as ensure_clean_image remembers its answer
-
-
-async def _identity(image: str, pull: str) -> tuple[str, dict[str, str]] | None:
-    """The id and labels of a docker image, asked once per process (a warm reset costs no engine call), every time
-    under `pull: always`."""
-    from uni_agent_gym.deployments.docker import image_identity
-
-    if pull == "always" or image not in _identities:
-        _identities[image] = await asyncio.to_thread(image_identity, image)
-    return _identities[image]
 
 
 def _checked(instance: Task, image: str, found: tuple[str, dict[str, str]] | None, config: GymConfig, workdir: str) -> RecordedImage | None:
     """What the image records for the task (`recorded_environment.recorded_image`), and under `env.validation: require`
     only an image whose environment passed `validate` here, or in env.validations on this image id (docker and ray)."""
     recorded = recorded_image(instance, image, found, load_environments(config.env.environments), workdir)
-    if config.env.validation == "require" and config.deployment.images in CONTAINER_SITES:
+    if config.env.validation == "require" and site_of(config.deployment).containers:
         validations = load_validations(config.env.validations) if config.env.validations else None  # merged with the store
         environment, image_id = (recorded.environment, recorded.image_id) if recorded is not None else (None, None)
         if not task_validation(instance, config.env.cache_dir, validations, environment, image_id).environment_validated:

@@ -20,6 +20,7 @@ from uni_agent_gym.config import GymConfig
 from uni_agent_gym.datasets import Task, require_task
 from uni_agent_gym.deployments import Deployment
 from uni_agent_gym.deployments.pool import release
+from uni_agent_gym.deployments.sites import site_of
 from uni_agent_gym.workspaces.episode import Episode, head_commit
 from uni_agent_gym.workspaces.host_git import FIXED_IDENTITY, WorkspaceError
 from uni_agent_gym.workspaces.open import open_workspace
@@ -33,7 +34,7 @@ async def open_task(instance: Task, config: GymConfig, *, grading: bool = False)
     the sandbox that grades (the image with the hidden tests, where a family hides them from the agent). A dataset
     row is not a task: `normalise(row)` first."""
     instance = require_task(instance, "open_task")
-    if instance.start_patch and getattr(config.deployment, "pool_size", 0):
+    if instance.start_patch and site_of(config.deployment).pool_size:
         config = config.model_copy(update={"deployment": config.deployment.model_copy(update={"pool_size": 0})})
     episode = await open_workspace(instance, config, grading=grading)
     try:
