@@ -1,7 +1,7 @@
 """What differs between deployments is declared, not found: the container capability once (`deployments/container.py`:
 the docker and ray deployments implement every member of `ContainerSandbox`, the others answer `container is None`,
-no module finds it by duck typing), and where a deployment's images live (`images` of its config), which the layers
-above read instead of its type's name."""
+no module finds it by duck typing), and where a deployment's images live (the site its config names), whose
+primitives the layers above call instead of reading its type's name."""
 
 from __future__ import annotations
 
@@ -71,29 +71,14 @@ def test_a_hosts_container_belongs_to_its_drivers_job_on_a_live_node(labels, sta
 
 
 def test_each_deployment_says_where_its_images_live():
+    """Its config names its site (`deployments/sites.py`), whose primitives the layers above call; the site's own
+    tests are `test_sites.py`, with the check that nothing above asks which place it is on."""
     from uni_agent_gym.config import DockerDeploymentConfig, LocalDeploymentConfig, ModalDeploymentConfig, RayDeploymentConfig
+    from uni_agent_gym.deployments.sites import site_of
 
-    sites = {model().type: model.images for model in (LocalDeploymentConfig, DockerDeploymentConfig, ModalDeploymentConfig, RayDeploymentConfig)}
-    assert sites == {"local": "none", "docker": "here", "modal": "remote", "ray": "nodes"}
-    assert "images" not in DockerDeploymentConfig.model_fields, "a property of the type, not an option"
-
-
-def test_no_layer_branches_on_a_deployment_types_name():
-    """`x.type == "docker"` and kin: the one left is the reward's capture on a local deployment (git on this host's
-    directory), which is the local deployment itself."""
-    names = {"local", "docker", "modal", "ray"}
-    found = []
-    for path in PACKAGE.rglob("*.py"):
-        if path.name == "config.py":
-            continue
-        for node in ast.walk(ast.parse(path.read_text())):
-            if isinstance(node, ast.Compare) and isinstance(node.left, ast.Attribute) and node.left.attr == "type":
-                constants = [c for c in node.comparators if isinstance(c, ast.Constant) and c.value in names]
-                constants += [e for c in node.comparators if isinstance(c, ast.Tuple) for e in c.elts if isinstance(e, ast.Constant) and e.value in names]
-                if constants:
-                    found.append(f"{path.relative_to(PACKAGE)}:{node.lineno}")
-    # the agent's sandbox and the gym's, both local: one comparison of two (its line is not pinned: the module changes)
-    assert len(found) == 2 and len(set(found)) == 1 and found[0].startswith("rewards/swebench.py:"), found
+    sites = {model().type: type(site_of(model())).__name__ for model in (LocalDeploymentConfig, DockerDeploymentConfig, ModalDeploymentConfig, RayDeploymentConfig)}
+    assert sites == {"local": "NoImages", "docker": "HereImages", "modal": "RemoteImages", "ray": "NodeImages"}
+    assert "site" not in DockerDeploymentConfig.model_fields, "a property of the type, not an option"
 
 
 def test_each_config_names_the_deployment_it_makes():

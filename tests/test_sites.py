@@ -1,11 +1,15 @@
 """Where a deployment's images live is one site object per place (`deployments/sites.py`), named by the deployment
-config as it names its implementation. The primitives are checked per site with stand-ins for the engines."""
+config as it names its implementation. The layers above call the site's primitives and never ask which place it
+is: no comparison on `.images` or on a deployment's type, no `getattr` on a deployment or its config to find a
+capability (checked here with `ast`). The primitives are checked per site with stand-ins for the engines."""
 
 from __future__ import annotations
 
+import ast
 import asyncio
 import importlib
 import types
+from pathlib import Path
 
 import pytest
 
@@ -13,7 +17,92 @@ from uni_agent_gym.config import DockerDeploymentConfig, LocalDeploymentConfig, 
 from uni_agent_gym.deployments.sites import Derived, HereImages, NodeImages, NoImages, RemoteImages, Site, site_of
 from uni_agent_gym.errors import ConfigError
 
+PACKAGE = Path(__file__).resolve().parent.parent / "uni_agent_gym"
+SITE_MODULES = {Path("deployments/sites.py")}  # the one place that may tell the places apart
+DEPLOYMENT_TYPES = {"local", "docker", "modal", "ray"}
 MODELS = (LocalDeploymentConfig, DockerDeploymentConfig, ModalDeploymentConfig, RayDeploymentConfig)
+
+
+# ----- no layer asks which place it is on -----
+
+
+def _names(node: ast.AST) -> list[str]:
+    """The names along an expression's chain: `self.gym.deployment.config` -> config, deployment, gym, self."""
+    names = []
+    while isinstance(node, (ast.Attribute, ast.Call, ast.Subscript)):
+        if isinstance(node, ast.Attribute):
+            names.append(node.attr)
+        node = node.func if isinstance(node, ast.Call) else node.value
+    if isinstance(node, ast.Name):
+        names.append(node.id)
+    return names
+
+
+def _of_a_deployment(node: ast.AST) -> bool:
+    """Whether an expression reads as a deployment or a deployment config (`deployment`, `config.deployment`, ...)."""
+    return any("deployment" in name.lower() or name == "config" or name.endswith("_config") for name in _names(node))
+
+
+def branches_on_the_place(source: str) -> list[tuple[int, str]]:
+    """(line, what) of each place in `source` that asks which deployment or image site it runs on."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Compare):
+            operands = [node.left, *node.comparators]
+            constants = {c.value for o in operands for c in ([o] if isinstance(o, ast.Constant) else getattr(o, "elts", [])) if isinstance(c, ast.Constant)}
+            for operand in operands:
+                if isinstance(operand, ast.Attribute) and operand.attr == "images":
+                    found.append((node.lineno, "compares .images"))
+                elif isinstance(operand, ast.Name) and operand.id == "CONTAINER_SITES":
+                    found.append((node.lineno, "compares with CONTAINER_SITES"))
+                elif isinstance(operand, ast.Attribute) and operand.attr == "type" and (_of_a_deployment(operand.value) or constants & DEPLOYMENT_TYPES):
+                    found.append((node.lineno, "compares a deployment's type"))
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in ("getattr", "hasattr"):
+            if len(node.args) >= 2 and isinstance(node.args[1], ast.Constant) and _of_a_deployment(node.args[0]):
+                found.append((node.lineno, f"{node.func.id} on a deployment or its config"))
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in ("isinstance", "issubclass"):
+            if len(node.args) == 2 and any(name.endswith(("Deployment", "DeploymentConfig")) for name in _names(node.args[1])):
+                found.append((node.lineno, f"{node.func.id} on a deployment's class"))
+    return found
+
+
+def test_no_module_outside_the_sites_asks_which_place_it_is_on():
+    found = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        if path.relative_to(PACKAGE) not in SITE_MODULES:
+            found += [f"{path.relative_to(PACKAGE)}:{line}: {what}" for line, what in branches_on_the_place(path.read_text())]
+    assert found == []
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        'if config.deployment.images == "here": pass',
+        "x = deployment_config.images in CONTAINER_SITES",
+        'if self.gym.deployment.type == "local": pass',
+        "same = deployment.config.type == self.gym.deployment.type",
+        'if kind.type in ("docker", "ray"): pass',
+        'size = getattr(config.deployment, "pool_size", 0)',
+        'if hasattr(deployment, "pool"): pass',
+        "if isinstance(config.deployment, DockerDeploymentConfig): pass",
+    ],
+)
+def test_the_check_sees_each_way_of_asking(source):
+    assert branches_on_the_place(source), source
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        'if site_of(config.deployment).runs_images: pass',
+        'if token.type not in (tokenize.COMMENT, tokenize.NL): pass',
+        "found = client.images.get(image)",
+        'value = getattr(self._sandbox(sandbox_id).deployment.container, name)',
+        'deployment = getattr(args, "deployment", None)',
+    ],
+)
+def test_the_check_lets_the_rest_be(source):
+    assert branches_on_the_place(source) == []
 
 
 # ----- each config names its site -----
@@ -24,7 +113,8 @@ def test_each_config_names_its_site_as_it_names_its_implementation():
     for model in MODELS:
         module, name = model.site.split(":")
         assert issubclass(getattr(importlib.import_module(module), name), Site), model
-        assert "site" not in model.model_fields, "a property of the type, not an option"
+        assert "site" not in model.model_fields and "images" not in model.model_fields, "a property of the type, not an option"
+        assert not hasattr(model, "images")
         named[model().type] = type(site_of(model()))
     assert named == {"local": NoImages, "docker": HereImages, "modal": RemoteImages, "ray": NodeImages}
 

@@ -31,7 +31,7 @@ from uni_agent_gym.arguments import (
     positive_int,
     tokenizer_source,
 )
-from uni_agent_gym.config import CONTAINER_SITES, DEPLOYMENT_TYPES, DeploymentConfig, EnvConfig, GymConfig, LocalDeploymentConfig, load_config, read_config_file
+from uni_agent_gym.config import DEPLOYMENT_TYPES, DeploymentConfig, EnvConfig, GymConfig, LocalDeploymentConfig, load_config, read_config_file
 from uni_agent_gym.errors import ConfigError, MissingExtraError, UniAgentGymError
 
 if TYPE_CHECKING:
@@ -307,12 +307,13 @@ def cmd_cleanup(args: argparse.Namespace, console: Console) -> None:
 
 
 def _print_run_id(console: Console, config) -> None:
-    """The run id the containers of this run are labelled with, for `cleanup --run-id` (docker and ray)."""
+    """The run id the containers of this run are labelled with, for `cleanup --run-id` (docker and ray; this
+    process's where there is no config)."""
     from uni_agent_gym.deployments.docker import default_run_id
+    from uni_agent_gym.deployments.sites import site_of
 
-    deployment = getattr(config, "deployment", None)
-    if deployment is None or deployment.images in CONTAINER_SITES:
-        run_id = getattr(deployment, "run_id", None) or default_run_id()
+    run_id = default_run_id() if config is None else site_of(config.deployment).run_id()
+    if run_id:
         console.print(f"run id {run_id} (its containers: uni-agent-gym cleanup --run-id {run_id})", markup=False, highlight=False, soft_wrap=True)
 
 
@@ -485,7 +486,9 @@ def cmd_probe(args: argparse.Namespace, console: Console) -> None:
         said.print("episode sandbox: local (probe's default: nothing to build; --deployment or a config's deployment chooses another)", highlight=False, soft_wrap=True)
     with argument("--tokenizer"):
         tokenizer = load_tokenizer(source)
-    if config.deployment.images == "here":
+    from uni_agent_gym.deployments.sites import site_of
+
+    if site_of(config.deployment).engine_here:
         from uni_agent_gym.demo import prepare_deployment
 
         config = asyncio.run(prepare_deployment(config, said))
@@ -505,7 +508,9 @@ def cmd_probe(args: argparse.Namespace, console: Console) -> None:
 def _validated(instances: list[Task], mode: str, deployment: DeploymentConfig, cache_dir: str, console: Console, validations=None) -> list[Task]:
     """The instances a run takes under `validation: mode` (`workspaces.validated.consult`): images are what validate,
     so only docker and ray sandboxes are checked, unless a validations file gives each row's verdict."""
-    images = deployment.images in CONTAINER_SITES
+    from uni_agent_gym.deployments.sites import site_of
+
+    images = site_of(deployment).containers
     if not images and validations is None:
         if mode == "require":
             raise BadArgument(f"validation: require: only images built here record a validated environment; a {deployment.type} deployment has "

@@ -45,10 +45,6 @@ class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", coerce_numbers_to_str=True)
 
 
-ImageSite = Literal["none", "here", "nodes", "remote"]
-CONTAINER_SITES = ("here", "nodes")  # deployments whose sandboxes are containers the gym labels, pools and diffs
-
-
 class _SandboxOptions(_Strict):
     """Options every deployment has: how its shell session runs commands."""
 
@@ -63,12 +59,6 @@ class _SandboxOptions(_Strict):
     startup_timeout: float = Field(60.0, gt=0, description="Seconds to wait for the sandbox and its shell.")
     env: dict[str, str] = Field(default_factory=dict, description="Environment variables set in the sandbox.")
 
-    # Where this deployment's images live, which is what differs between deployments for everything above them
-    # (workspaces, image derivation, validation, pools, cleanup): "none" (local: a directory, no image); "here" (this
-    # machine's engine: images built, derived and read here; containers labelled with a run id); "nodes" (the engines
-    # of a cluster's nodes: images derived on a node and shared through a registry; containers labelled); "remote" (a
-    # cloud's registry: nothing here reads them).
-    images: ClassVar[ImageSite] = "none"
     # The deployment this config makes (`module:Class`, imported when first made) and the extra that installs its SDK.
     implementation: ClassVar[str] = "uni_agent_gym.deployments.local:LocalDeployment"
     # Where its images live (`module:Class`, `deployments/sites.py`): what differs between deployments for everything
@@ -101,7 +91,6 @@ class DockerDeploymentConfig(_SandboxOptions):
     """A container started with the docker SDK, one per deployment, removed on stop."""
 
     type: Literal["docker"] = "docker"
-    images: ClassVar[ImageSite] = "here"
     implementation: ClassVar[str] = "uni_agent_gym.deployments.docker:DockerDeployment"
     site: ClassVar[str] = "uni_agent_gym.deployments.sites:HereImages"
     extra: ClassVar[str | None] = "docker"
@@ -158,7 +147,6 @@ class ModalDeploymentConfig(_SandboxOptions):
     """A `modal.Sandbox` in Modal's cloud, from an image in a registry."""
 
     type: Literal["modal"] = "modal"
-    images: ClassVar[ImageSite] = "remote"
     implementation: ClassVar[str] = "uni_agent_gym.deployments.modal:ModalDeployment"
     site: ClassVar[str] = "uni_agent_gym.deployments.sites:RemoteImages"
     extra: ClassVar[str | None] = "modal"
@@ -176,7 +164,6 @@ class RayDeploymentConfig(DockerDeploymentConfig):
     node) drives that node's own container engine with every docker option above (the socket never leaves the node)."""
 
     type: Literal["ray"] = "ray"  # type: ignore[assignment]
-    images: ClassVar[ImageSite] = "nodes"
     implementation: ClassVar[str] = "uni_agent_gym.deployments.ray:RayDeployment"
     site: ClassVar[str] = "uni_agent_gym.deployments.sites:NodeImages"
     extra: ClassVar[str | None] = "ray"

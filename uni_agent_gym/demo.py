@@ -18,6 +18,7 @@ from rich.text import Text
 
 from uni_agent_gym import toy
 from uni_agent_gym.config import GymConfig, LocalDeploymentConfig
+from uni_agent_gym.deployments.sites import site_of
 from uni_agent_gym.workspaces.base_images import BootstrapUnavailable, base_image_name, bootstrap_base
 from uni_agent_gym.envs import AsyncSWEEnv
 from uni_agent_gym.errors import DeploymentError
@@ -26,7 +27,7 @@ from uni_agent_gym.errors import DeploymentError
 async def prepare_deployment(config: GymConfig, console: Console) -> GymConfig:
     """Docker needs an engine and the base image, built here if missing: where either cannot be had, the episode runs
     on the local deployment instead, after one line that says why and what would enable docker."""
-    if config.deployment.images != "here":
+    if not site_of(config.deployment).engine_here:
         return config
     from uni_agent_gym.deployments.docker import docker_client
 

@@ -59,6 +59,7 @@ from uni_agent_gym.config import GymConfig, RewardConfig
 from uni_agent_gym.datasets import Task, require_task
 from uni_agent_gym.deployments import Deployment
 from uni_agent_gym.deployments.pool import release
+from uni_agent_gym.deployments.sites import site_of
 from uni_agent_gym.errors import DeploymentError
 from uni_agent_gym.datasets import log_parser, r2e_gym
 from uni_agent_gym.datasets.base import EXPECTED_OUTPUT_GRADING, swebench_parser, swebench_parser_names
@@ -322,10 +323,11 @@ class SWEBenchReward:
         """Whether the patch is the Docker daemon's diff of the agent's container, computed in a fresh one
         (docker diff cannot see into volumes: with read_only_root the workspace is one). On a Ray cluster
         both are containers of the agent's node (`beside`)."""
-        return deployment.container is not None and self.gym.deployment.type == deployment.config.type and not deployment.config.read_only_root
+        return site_of(self.gym.deployment).diffs(deployment)
 
     def _on_local(self, deployment: Deployment) -> bool:
-        return deployment.config.type == "local" and self.gym.deployment.type == "local"
+        """Whether the agent's sandbox is a directory on this host, read by the host's git."""
+        return site_of(self.gym.deployment).on_host(deployment)
 
     async def _capture_with_git(self, episode: Episode, start: str) -> str:
         """Where no daemon's diff is to be had: the host's git with the instance's trusted repository for a
