@@ -277,11 +277,12 @@ def test_remove_at_exit_removes_this_engines_containers_only(monkeypatch):
 
     removed = []
     api = types.SimpleNamespace(remove_container=lambda container_id, **options: removed.append((container_id, options)))
-    monkeypatch.setattr(docker_deployment, "docker_client", lambda: types.SimpleNamespace(api=api))
     idle = [types.SimpleNamespace(container_id="c1"), types.SimpleNamespace(container_id="c2")]
-    site_of(RayDeploymentConfig()).remove_at_exit(idle)  # a node's host removes them once the job ends
-    assert removed == []
-    site_of(DockerDeploymentConfig()).remove_at_exit(idle)
+    with monkeypatch.context() as patched:  # undone before the suite's own fixture lists this engine's containers
+        patched.setattr(docker_deployment, "docker_client", lambda: types.SimpleNamespace(api=api))
+        site_of(RayDeploymentConfig()).remove_at_exit(idle)  # a node's host removes them once the job ends
+        assert removed == []
+        site_of(DockerDeploymentConfig()).remove_at_exit(idle)
     assert removed == [("c1", {"force": True, "v": True}), ("c2", {"force": True, "v": True})]
 
 
