@@ -462,7 +462,7 @@ class SWEBenchReward:
     async def _test(self, episode: Episode, start: str, result: RewardResult, started: float) -> RewardResult:
         """Steps 3-6: runner files and test files back to `start`, the test patch, the tests, the grade."""
         deployment, instance, repo_dir, test_patch = episode.deployment, episode.task, episode.repo_dir, episode.test_patch
-        command = result.test_command = command_of_tests(instance, self.environments, recorded=episode.commands, test_patch=episode.test_patch)
+        command = result.test_command = command_of_tests(instance, self.environments, recorded=episode.commands, test_patch=test_patch)
         result.environment, result.image_id, result.start_commit = episode.environment, episode.image_id, start
         self._validation(instance, result)
         result.network_isolated = False if self.config.network else await deployment.isolate_network()
