@@ -77,7 +77,7 @@ from uni_agent_gym.rewards.runner_files import runner_files_to_restore
 from uni_agent_gym.rewards.runner_modules import runner_modules_touched
 from uni_agent_gym.rewards.runners import Runner, runner_for
 from uni_agent_gym.rewards.runners.outcomes import Parser
-from uni_agent_gym.specs import build_of_tests, load_environments, command_of_tests
+from uni_agent_gym.specs import load_environments
 from uni_agent_gym.workspaces.episode import Episode, require_episode
 from uni_agent_gym.workspaces.validations_file import load as load_validations, task_validation
 from uni_agent_gym.toolchains import language_of
@@ -461,8 +461,9 @@ class SWEBenchReward:
 
     async def _test(self, episode: Episode, start: str, result: RewardResult, started: float) -> RewardResult:
         """Steps 3-6: runner files and test files back to `start`, the test patch, the tests, the grade."""
+        episode = self._with_overrides(episode)
         deployment, instance, repo_dir, test_patch = episode.deployment, episode.task, episode.repo_dir, episode.test_patch
-        command = result.test_command = command_of_tests(instance, self.environments, recorded=episode.commands, test_patch=test_patch)
+        command = result.test_command = episode.test_command
         result.environment, result.image_id, result.start_commit = episode.environment, episode.image_id, start
         self._validation(instance, result)
         result.network_isolated = False if self.config.network else await deployment.isolate_network()
@@ -490,7 +491,7 @@ class SWEBenchReward:
         modules = runner_modules_touched(instance.repo, result.patch)
         if runner is not None and runner[0].configuration_changes is not None:
             modules += await runner[0].configuration_changes(deployment, repo_dir, start, result.patch)
-        result.build_command = build_of_tests(instance, self.environments, recorded=episode.commands)
+        result.build_command = episode.build_command
         if result.build_command and not await self._build(deployment, repo_dir, result):
             return self._finish(result, started)
         await self._run_and_grade(episode, result, runner, canaries)
@@ -508,6 +509,15 @@ class SWEBenchReward:
                 )
                 result.status, result.resolved, result.reward = "unresolved", False, 0.0
         return self._finish(result, started)
+
+    def _with_overrides(self, episode: Episode) -> Episode:
+        """The episode whose commands grading runs: the reward's own `environments` entry for the task where it has one
+        (the differential check's extended command is one), else the one its sandbox was opened with (`env.environments`):
+        a reward made without the file grades with the commands the sandbox was made for."""
+        mine = self.environments.get(episode.task.instance_id)
+        if mine is not None and mine != episode.overrides:
+            return dataclasses.replace(episode, overrides=mine)
+        return episode
 
     async def _plant_canaries(self, episode: Episode, runner: tuple[Runner, Parser] | None, command: str) -> Canaries | None:
         """Tests that must fail, beside the graded ones (`canaries.py`), where `reward.canaries` is on."""

@@ -6,21 +6,30 @@
     episode.test_patch                             # the hidden tests grading applies
     episode.environment, episode.image_id          # what its image records of itself (None: not built here)
     episode.commands                               # the commands grading takes from that image (None: the task's)
+    episode.test_command, episode.build_command    # what grading runs here, resolved once from all of the above
     reward(episode)                                # the env's `Reward`; tools get `episode.deployment`
 
 The task (`datasets.Task`) is the dataset's row, made once where rows come in and never changed: what the run has
 (the sandbox, the commit it started from, a test patch its start state made, the image and what that image records)
 is the episode's. A grading sandbox is an episode too, opened from the same task (`rewards/swebench.py`).
+
+What grading runs (the test command with the test patch's files, the build after the patches) is resolved once per
+episode, from what its opening knew: the task's entry in the environments file it was opened with, the commands its
+image records, the test patch its start state made. Resolved on first read, not at the opening: a task graded by a
+reward of its own may have no test command at all, and opens as it always did.
 """
 
 from __future__ import annotations
 
 import shlex
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Any
 
 from uni_agent_gym.datasets import Task
 from uni_agent_gym.deployments import Deployment
-from uni_agent_gym.specs import Commands
+from uni_agent_gym.specs import Commands, build_of_tests, command_of_tests
 from uni_agent_gym.workspaces.recorded_environment import RecordedImage
 
 
@@ -34,6 +43,8 @@ class Episode:
     start_commit: str | None = None  # the commit the episode started from (None: not read; grading reads HEAD)
     made_test_patch: str | None = None  # the hidden tests its start state took out (SWE-smith), to apply when grading
     image: RecordedImage | None = None  # None: an image not built here (pulled, modal's), or no image (local, a mirror)
+    # its task's entry in the environments file it was opened with (None: none); a reward given an entry of its own grades with that
+    overrides: Mapping[str, Any] | None = field(default=None, compare=False)
 
     @property
     def test_patch(self) -> str:
@@ -53,6 +64,21 @@ class Episode:
     def commands(self) -> Commands | None:
         """The commands its image records for a task that leaves them to the defaults (None: the task's own, or its spec's)."""
         return self.image.commands if self.image is not None else None
+
+    @cached_property
+    def test_command(self) -> str:
+        """The test command grading runs in this sandbox (`specs.command_of_tests`), resolved once; a `SpecError` where
+        the task has none."""
+        return command_of_tests(self.task, self._environments, recorded=self.commands, test_patch=self.test_patch)
+
+    @cached_property
+    def build_command(self) -> str:
+        """What grading builds after the patches and before the tests ("": nothing), resolved once."""
+        return build_of_tests(self.task, self._environments, recorded=self.commands)
+
+    @property
+    def _environments(self) -> dict[str, dict[str, Any]]:
+        return {self.task.instance_id: dict(self.overrides)} if self.overrides else {}
 
     def __repr__(self) -> str:
         return f"Episode({self.task.instance_id!r}, repo_dir={self.repo_dir!r}, start_commit={self.start_commit!r})"

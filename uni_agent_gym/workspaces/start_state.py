@@ -21,6 +21,7 @@ from uni_agent_gym.datasets import Task, require_task
 from uni_agent_gym.deployments import Deployment
 from uni_agent_gym.deployments.pool import release
 from uni_agent_gym.deployments.sites import site_of
+from uni_agent_gym.specs import load_environments
 from uni_agent_gym.workspaces.episode import Episode, head_commit
 from uni_agent_gym.workspaces.host_git import FIXED_IDENTITY, WorkspaceError
 from uni_agent_gym.workspaces.open import open_workspace
@@ -30,7 +31,8 @@ START_MESSAGE = "uni-agent-gym start"
 
 async def open_task(instance: Task, config: GymConfig, *, grading: bool = False) -> Episode:
     """The episode of a started sandbox of the task at its start state: the sandbox, its repository directory, the
-    commit it starts at, what its image records, and the test patch where the start state made it. `grading` opens
+    commit it starts at, what its image records, the test patch where the start state made it, and the task's entry in
+    the environments file (`env.environments`), from which with the rest it resolves what grading runs. `grading` opens
     the sandbox that grades (the image with the hidden tests, where a family hides them from the agent). A dataset
     row is not a task: `normalise(row)` first."""
     instance = require_task(instance, "open_task")
@@ -40,7 +42,8 @@ async def open_task(instance: Task, config: GymConfig, *, grading: bool = False)
     try:
         made = await make_start_state(episode.deployment, episode.repo_dir, instance)
         start = made[0] if made else await head_commit(episode.deployment, episode.repo_dir)
-        return dataclasses.replace(episode, start_commit=start, made_test_patch=made[1] if made else None)
+        overrides = load_environments(config.env.environments).get(instance.instance_id)
+        return dataclasses.replace(episode, start_commit=start, made_test_patch=made[1] if made else None, overrides=overrides)
     except BaseException:
         await release(episode.deployment)
         raise
