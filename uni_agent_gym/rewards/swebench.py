@@ -228,8 +228,9 @@ class SWEBenchReward:
     ) -> None:
         """`gym` is how fresh sandboxes of an instance are opened (deployment and env sections); without
         it episodes are graded in their own sandbox, as with `reward.sandbox: same`. `environments`: entries by
-        instance id that grading runs instead of the one an episode was opened with (`from_config`: the same file). `also_reset`: files returned to the
-        start commit before the tests beside the task's own (the differential check's extra test files)."""
+        instance id that grading runs instead of the one an episode was opened with (`from_config`: the same file).
+        `also_reset`: files returned to the start commit before the tests beside the task's own (the differential
+        check's extra test files)."""
         self.config = config or RewardConfig()
         self.environments = environments or {}
         self.gym = gym
